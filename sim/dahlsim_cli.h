@@ -1,0 +1,34 @@
+/* The dahlsim command line: one user-facing command with subcommands. The same code is built into the
+ * native binary (build/dahlsim, what users run) and the SimGrid binary (build/dahlsim-sim, started by
+ * dahlsim itself with the simulated machine's environment set; users never call it). */
+#ifndef DAHLSIM_CLI_H
+#define DAHLSIM_CLI_H
+
+#include <stdbool.h>
+
+/* Exit codes (STYLE.md): only main exits, with one of these. */
+enum {
+    DAHLSIM_EXIT_OK = 0,
+    DAHLSIM_EXIT_FAILURE = 1, /* runtime or simulation failure */
+    DAHLSIM_EXIT_USAGE = 2,   /* usage or input error, or a subcommand not implemented yet */
+    DAHLSIM_EXIT_SKIP = 77,   /* nothing could run here (no worker, for example) */
+};
+
+/* Runs the command line; returns the process exit code. */
+int dahlsim_cli_main(int argc, char **argv);
+
+/* Prints "dahlsim: error: <message>" on stderr (printf-style). */
+void dahlsim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses text as a base-10 integer in [min, max]; on failure prints an error naming option and returns
+ * false. */
+bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out);
+
+/* Parses text as a finite number in [min, max]; same error convention. */
+bool dahlsim_parse_double(const char *option, const char *text, double min, double max, double *out);
+
+/* Subcommands implemented in their own files. */
+int dahlsim_cmd_doctor(int argc, char **argv);
+int dahlsim_cmd_engine_probe(int argc, char **argv);
+
+#endif /* DAHLSIM_CLI_H */

@@ -1,0 +1,216 @@
+/* `dahlsim doctor`: checks an installation end to end with the probe task graph (independent tasks of a
+ * known duration). Natively it reports how close this machine gets to perfect scheduling; under
+ * StarPU-SimGrid, on the hand-written probe machine (tests/data/probe-machine: 2 CPUs, a "dahl_probe"
+ * model of 5 ms), the simulated makespan must equal what the perf model predicts.
+ * `dahlsim engine-probe` is the hidden half that runs inside either flavour's binary. */
+#include "dahlsim_cli.h"
+#include "dahlsim_spawn.h"
+
+#include "dahl_engine.h"
+#include "dahl_probe.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The hand-written machine the simulated probe runs on, relative to the data directory. */
+#define PROBE_MACHINE_DIR "tests/data/probe-machine"
+#define PROBE_MACHINE_NAME "probe-2cpu"
+#define PROBE_MACHINE_NCPU 2
+#define PROBE_DURATION_US 5000.0
+#define PROBE_TASKS 16
+
+struct probe_request {
+    long tasks;
+    double duration_us;
+    long ncpu;
+    const char *sched;
+};
+
+int dahlsim_cmd_engine_probe(int argc, char **argv)
+{
+    struct probe_request req = {.tasks = PROBE_TASKS, .duration_us = PROBE_DURATION_US, .ncpu = -1,
+                                .sched = "eager"};
+    static const struct option options[] = {
+        {"tasks", required_argument, NULL, 't'},  {"duration-us", required_argument, NULL, 'd'},
+        {"ncpu", required_argument, NULL, 'c'},   {"sched", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (opt) {
+        case 't':
+            if (!dahlsim_parse_int("--tasks", optarg, 1, 1000000, &req.tasks))
+                return DAHLSIM_EXIT_USAGE;
+            break;
+        case 'd':
+            if (!dahlsim_parse_double("--duration-us", optarg, 0, 1e9, &req.duration_us))
+                return DAHLSIM_EXIT_USAGE;
+            break;
+        case 'c':
+            if (!dahlsim_parse_int("--ncpu", optarg, 1, 128, &req.ncpu))
+                return DAHLSIM_EXIT_USAGE;
+            break;
+        case 's':
+            req.sched = optarg;
+            break;
+        case 'h':
+            printf("usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched POLICY]\n"
+                   "Runs N independent probe tasks of D microseconds in this binary's StarPU flavour and\n"
+                   "prints one JSON line with the makespan.\n");
+            return DAHLSIM_EXIT_OK;
+        default:
+            fprintf(stderr, "usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched P]\n");
+            return DAHLSIM_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        dahlsim_error("engine-probe: unexpected argument \"%s\"", argv[optind]);
+        return DAHLSIM_EXIT_USAGE;
+    }
+
+    struct dahl_engine_conf conf = dahl_engine_conf_default();
+    conf.ncpu = (int)req.ncpu;
+    conf.ngpu = 0;
+    conf.sched = req.sched;
+    int ret = dahl_engine_start(&conf);
+    if (ret == -ENODEV) {
+        dahlsim_error("engine-probe: StarPU found no worker to run on");
+        return DAHLSIM_EXIT_SKIP;
+    }
+    if (ret != 0) {
+        dahlsim_error("engine-probe: starpu_init failed: %s", strerror(-ret));
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    double makespan_us = 0;
+    ret = dahl_probe_run((int)req.tasks, req.duration_us, &makespan_us);
+    int ncpu = dahl_engine_ncpu();
+    dahl_engine_stop();
+    if (ret != 0) {
+        dahlsim_error("engine-probe: task submission failed: %s", strerror(-ret));
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    printf("{\"flavour\": \"%s\", \"sched\": \"%s\", \"ncpu\": %d, \"tasks\": %ld, \"duration_us\": %.3f, "
+           "\"makespan_us\": %.3f, \"ideal_us\": %.3f}\n",
+           dahl_engine_flavour(), req.sched, ncpu, req.tasks, req.duration_us, makespan_us,
+           dahl_probe_ideal_us((int)req.tasks, req.duration_us, ncpu));
+    return DAHLSIM_EXIT_OK;
+}
+
+/* Reads "key": number out of one JSON line written by engine-probe. */
+static bool json_number(const char *line, const char *key, double *out)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
+    const char *at = strstr(line, pattern);
+    if (at == NULL)
+        return false;
+    char *end;
+    *out = strtod(at + strlen(pattern), &end);
+    return end != at + strlen(pattern);
+}
+
+/* The directory holding platforms/, calibration/ and tests/data/: $DAHLSIM_HOME, else the source tree
+ * this binary was built from. */
+static const char *data_dir(void)
+{
+    const char *home = getenv("DAHLSIM_HOME");
+    return home != NULL && home[0] != '\0' ? home : DAHLSIM_SOURCE_DIR;
+}
+
+static int doctor_native(void)
+{
+    char exe[4096];
+    if (dahlsim_sibling_path("dahlsim", exe, sizeof(exe)) != 0)
+        return DAHLSIM_EXIT_FAILURE;
+    char scratch[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof(scratch), "%s/dahlsim-doctor-%u", tmp != NULL ? tmp : "/tmp", (unsigned)getuid());
+    if (mkdir(scratch, 0700) != 0 && errno != EEXIST) {
+        dahlsim_error("doctor: cannot create %s: %s", scratch, strerror(errno));
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    /* A scratch STARPU_HOME: the probe's history must not land in the user's ~/.starpu. */
+    const struct dahlsim_env_var vars[] = {{"STARPU_HOME", scratch}, {"STARPU_SILENT", "1"}};
+    char *args[] = {exe, "engine-probe", NULL};
+    char out[4096];
+    int status = dahlsim_spawn(args, vars, sizeof(vars) / sizeof(vars[0]), out, sizeof(out));
+    double makespan, ideal, ncpu;
+    if (status != 0 || !json_number(out, "makespan_us", &makespan) || !json_number(out, "ideal_us", &ideal) ||
+        !json_number(out, "ncpu", &ncpu)) {
+        dahlsim_error("doctor: the native probe failed (exit %d)", status);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    printf("native     %2.0f CPU  %2d tasks x %4.1f ms  makespan %8.3f ms  ideal %8.3f ms  efficiency %5.1f %%\n",
+           ncpu, PROBE_TASKS, PROBE_DURATION_US / 1e3, makespan / 1e3, ideal / 1e3, 100.0 * ideal / makespan);
+    return DAHLSIM_EXIT_OK;
+}
+
+static int doctor_simulated(void)
+{
+    char machine[4096];
+    snprintf(machine, sizeof(machine), "%s/%s", data_dir(), PROBE_MACHINE_DIR);
+    char platform[4200];
+    snprintf(platform, sizeof(platform), "%s/bus/%s.platform.v4.xml", machine, PROBE_MACHINE_NAME);
+    if (access(platform, R_OK) != 0) {
+        dahlsim_error("doctor: %s: %s", platform, strerror(errno));
+        fprintf(stderr, "hint: set DAHLSIM_HOME to the dahlsim source tree\n");
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    /* Overheads off: the makespan must then be exactly what the perf model predicts. */
+    const struct dahlsim_env_var vars[] = {
+        {"STARPU_PERF_MODEL_DIR", machine},         {"STARPU_HOSTNAME", PROBE_MACHINE_NAME},
+        {"STARPU_SIMGRID_TASK_SUBMIT_COST", "0"},   {"STARPU_SIMGRID_FETCHING_INPUT_COST", "0"},
+        {"STARPU_SIMGRID_QUEUE_MALLOC_COST", "0"},  {"STARPU_SIMGRID_SCHED_COST", "0"},
+        {"STARPU_SILENT", "1"},
+    };
+    char ncpu_text[16];
+    snprintf(ncpu_text, sizeof(ncpu_text), "%d", PROBE_MACHINE_NCPU);
+    char *args[] = {"engine-probe", "--ncpu", ncpu_text, NULL};
+    char out[4096];
+    int status = dahlsim_spawn_sim(args, vars, sizeof(vars) / sizeof(vars[0]), out, sizeof(out));
+    double makespan, ideal;
+    if (status != 0 || !json_number(out, "makespan_us", &makespan) || !json_number(out, "ideal_us", &ideal)) {
+        dahlsim_error("doctor: the simulated probe failed (exit %d)", status);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    printf("simulated  %2d CPU  %2d tasks x %4.1f ms  makespan %8.3f ms  model  %8.3f ms  error      %5.2f %%\n",
+           PROBE_MACHINE_NCPU, PROBE_TASKS, PROBE_DURATION_US / 1e3, makespan / 1e3, ideal / 1e3,
+           100.0 * fabs(makespan - ideal) / ideal);
+    if (fabs(makespan - ideal) > 1e-3 * ideal) {
+        dahlsim_error("doctor: the simulated makespan differs from the perf model's prediction");
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    return DAHLSIM_EXIT_OK;
+}
+
+int dahlsim_cmd_doctor(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: dahlsim doctor\n\nChecks the installation: runs %d independent %.0f ms probe tasks\n"
+                   "natively (this machine) and under StarPU-SimGrid (the hand-written %s machine in\n"
+                   "%s), and checks that the simulated makespan is what the perf model predicts.\n",
+                   PROBE_TASKS, PROBE_DURATION_US / 1e3, PROBE_MACHINE_NAME, PROBE_MACHINE_DIR);
+            return DAHLSIM_EXIT_OK;
+        }
+        dahlsim_error("doctor: unexpected argument \"%s\"", argv[i]);
+        fprintf(stderr, "usage: dahlsim doctor\n");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    printf("dahlsim doctor: %d independent probe tasks of %.0f ms, scheduler eager\n", PROBE_TASKS,
+           PROBE_DURATION_US / 1e3);
+    int ret = doctor_native();
+    if (ret != DAHLSIM_EXIT_OK)
+        return ret;
+    ret = doctor_simulated();
+    if (ret == DAHLSIM_EXIT_OK)
+        printf("ok: both StarPU flavours work\n");
+    return ret;
+}

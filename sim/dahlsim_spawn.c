@@ -1,0 +1,175 @@
+/* Starting dahlsim's SimGrid flavour from the native front end: see dahlsim_spawn.h. */
+#include "dahlsim_spawn.h"
+
+#include "dahlsim_cli.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+int dahlsim_sibling_path(const char *name, char *buf, size_t size)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n < 0) {
+        dahlsim_error("cannot find the running executable (/proc/self/exe): %s", strerror(errno));
+        return -1;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    int len = snprintf(buf, size, "%s/%s", self, name);
+    if (len < 0 || (size_t)len >= size) {
+        dahlsim_error("path too long: %s/%s", self, name);
+        return -1;
+    }
+    if (access(buf, X_OK) != 0) {
+        dahlsim_error("%s: %s", buf, strerror(errno));
+        fprintf(stderr, "hint: rebuild dahlsim (cmake --build build); both StarPU flavours are built together\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Builds the child's environment: the parent's, with every variable named in vars replaced. The entries
+ * from *nkept on are the child's own (heap-allocated); the rest are borrowed from environ. */
+static char **child_environment(const struct dahlsim_env_var *vars, size_t nvars, size_t *nkept)
+{
+    size_t nparent = 0;
+    while (environ[nparent] != NULL)
+        nparent++;
+    char **env = calloc(nparent + nvars + 1, sizeof(*env));
+    if (env == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < nparent; i++) {
+        bool replaced = false;
+        for (size_t v = 0; v < nvars; v++) {
+            size_t len = strlen(vars[v].name);
+            if (strncmp(environ[i], vars[v].name, len) == 0 && environ[i][len] == '=')
+                replaced = true;
+        }
+        if (!replaced)
+            env[k++] = environ[i];
+    }
+    *nkept = k;
+    for (size_t v = 0; v < nvars; v++) {
+        size_t len = strlen(vars[v].name) + strlen(vars[v].value) + 2;
+        char *entry = malloc(len);
+        if (entry == NULL)
+            return NULL; /* out of memory: the caller gives up, and so does the process */
+        snprintf(entry, len, "%s=%s", vars[v].name, vars[v].value);
+        env[k++] = entry;
+    }
+    env[k] = NULL;
+    return env;
+}
+
+int dahlsim_spawn(char *const argv[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
+                  size_t out_size)
+{
+    size_t nkept;
+    char **env = child_environment(vars, nvars, &nkept);
+    if (env == NULL) {
+        dahlsim_error("out of memory");
+        return -1;
+    }
+    int pipefd[2] = {-1, -1};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (out != NULL) {
+        if (pipe(pipefd) != 0) {
+            dahlsim_error("pipe: %s", strerror(errno));
+            return -1;
+        }
+        posix_spawn_file_actions_adddup2(&actions, pipefd[1], STDOUT_FILENO);
+        posix_spawn_file_actions_addclose(&actions, pipefd[0]);
+        posix_spawn_file_actions_addclose(&actions, pipefd[1]);
+    }
+    pid_t pid;
+    int err = posix_spawn(&pid, argv[0], &actions, NULL, argv, env);
+    posix_spawn_file_actions_destroy(&actions);
+    for (size_t v = 0; v < nvars; v++)
+        free(env[nkept + v]);
+    free(env);
+    if (err != 0) {
+        dahlsim_error("cannot start %s: %s", argv[0], strerror(err));
+        if (out != NULL) {
+            close(pipefd[0]);
+            close(pipefd[1]);
+        }
+        return -1;
+    }
+    if (out != NULL) {
+        close(pipefd[1]);
+        size_t used = 0;
+        ssize_t n;
+        char sink[4096];
+        while ((n = read(pipefd[0], used + 1 < out_size ? out + used : sink,
+                         used + 1 < out_size ? out_size - 1 - used : sizeof(sink))) > 0) {
+            if (used + 1 < out_size)
+                used += (size_t)n;
+        }
+        out[used] = '\0';
+        close(pipefd[0]);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            dahlsim_error("waitpid: %s", strerror(errno));
+            return -1;
+        }
+    }
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+int dahlsim_spawn_sim(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
+                      size_t out_size)
+{
+    char exe[PATH_MAX];
+    if (dahlsim_sibling_path("dahlsim-sim", exe, sizeof(exe)) != 0)
+        return -1;
+    size_t nargs = 0;
+    while (args[nargs] != NULL)
+        nargs++;
+    char **argv = calloc(nargs + 4, sizeof(*argv));
+    struct dahlsim_env_var *env = calloc(nvars + 1, sizeof(*env));
+    if (argv == NULL || env == NULL) {
+        free(argv);
+        free(env);
+        dahlsim_error("out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    argv[k++] = exe;
+    argv[k++] = "--log=root.thres:warning";
+    if (SANITIZED)
+        argv[k++] = "--cfg=contexts/factory:thread";
+    for (size_t i = 0; i < nargs; i++)
+        argv[k++] = args[i];
+    memcpy(env, vars, nvars * sizeof(*env));
+    size_t nenv = nvars;
+    if (SANITIZED)
+        env[nenv++] = (struct dahlsim_env_var){"ASAN_OPTIONS", "detect_leaks=0"};
+    int status = dahlsim_spawn(argv, env, nenv, out, out_size);
+    free(argv);
+    free(env);
+    return status;
+}

@@ -1,0 +1,54 @@
+/* Running dahlsim's binaries from tests: see dahl_test_util.h. Uses temporary files for stdout/stderr, so
+ * large outputs cannot deadlock a pipe. */
+#include "dahl_test_util.h"
+
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void slurp(FILE *f, char *buf, size_t size)
+{
+    rewind(f);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+void dahl_test_run(struct dahl_test_run *run, char *const argv[], char *const env[])
+{
+    FILE *out = tmpfile();
+    FILE *err = tmpfile();
+    cr_assert_not_null(out);
+    cr_assert_not_null(err);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1, "fork failed");
+    if (pid == 0) {
+        for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+            putenv(env[i]);
+        dup2(fileno(out), STDOUT_FILENO);
+        dup2(fileno(err), STDERR_FILENO);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    run->status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    slurp(out, run->out, sizeof(run->out));
+    slurp(err, run->err, sizeof(run->err));
+}
+
+double dahl_test_json_number(const char *json, const char *key)
+{
+    char pattern[128];
+    snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
+    const char *at = strstr(json, pattern);
+    if (at == NULL)
+        return NAN;
+    return strtod(at + strlen(pattern), NULL);
+}

@@ -1,0 +1,22 @@
+/* Helpers shared by the tests that run dahlsim's binaries as a user (or dahlsim itself) would. */
+#ifndef DAHL_TEST_UTIL_H
+#define DAHL_TEST_UTIL_H
+
+#include <stddef.h>
+
+/* The output of one run of a dahlsim binary. */
+struct dahl_test_run {
+    int status;       /* exit status, 128 + signal when killed */
+    char out[65536];  /* stdout, NUL-terminated */
+    char err[65536];  /* stderr, NUL-terminated */
+};
+
+/* Runs argv (argv[0]: an executable path) with the environment variables given as "NAME=VALUE" strings in
+ * env (NULL-terminated; may be NULL) added, capturing stdout and stderr into *run. Aborts the test when the
+ * process cannot be started. */
+void dahl_test_run(struct dahl_test_run *run, char *const argv[], char *const env[]);
+
+/* The number after "key": in a one-line JSON object, or NAN when absent. */
+double dahl_test_json_number(const char *json, const char *key);
+
+#endif /* DAHL_TEST_UTIL_H */
