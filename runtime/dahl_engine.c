@@ -69,6 +69,14 @@ bool dahl_engine_is_simulated(void)
     return DAHL_SIMULATED;
 }
 
+#define DAHL_STR_(x) #x
+#define DAHL_STR(x) DAHL_STR_(x)
+
+const char *dahl_engine_starpu_version(void)
+{
+    return DAHL_STR(STARPU_MAJOR_VERSION) "." DAHL_STR(STARPU_MINOR_VERSION) "." DAHL_STR(STARPU_RELEASE_VERSION);
+}
+
 const char *dahl_engine_flavour(void)
 {
     return DAHL_FLAVOUR_NAME;

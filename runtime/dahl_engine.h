@@ -31,6 +31,9 @@ int dahl_engine_ngpu(void);
 /* True in the SimGrid build (tasks are simulated from perf models), false in the native build. */
 bool dahl_engine_is_simulated(void);
 
+/* The StarPU version this runtime was built against, e.g. "1.3.10" (static string). */
+const char *dahl_engine_starpu_version(void);
+
 /* The flavour this runtime was built against: "native" or "sim". */
 const char *dahl_engine_flavour(void);
 

@@ -105,7 +105,7 @@ int dahlsim_cli_main(int argc, char **argv)
         return DAHLSIM_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("dahlsim %s (%s StarPU %s)\n", DAHLSIM_VERSION, dahl_engine_flavour(), DAHLSIM_STARPU_VERSION);
+        printf("dahlsim %s (%s StarPU %s)\n", DAHLSIM_VERSION, dahl_engine_flavour(), dahl_engine_starpu_version());
         return DAHLSIM_EXIT_OK;
     }
     for (size_t i = 0; i < nsubcommands; i++) {
