@@ -1,10 +1,159 @@
 /* Pure CPU kernels of the dahl runtime: plain C over raw pointers and dimensions, no StarPU.
- * Every kernel states its tensor shapes and layout; the caller owns every buffer passed in. */
+ * Every kernel states its tensor shapes and layout; the caller owns every buffer passed in.
+ * Kernels work on ONE sample (the runtime submits one task per sample and layer); all tensors are float32,
+ * row-major, densely packed. Scratch memory comes from the caller (a `workspace` of `_workspace_bytes()`):
+ * no kernel allocates. Each kernel says whether it OVERWRITES or ACCUMULATES (+=) into its outputs. */
 #ifndef DAHL_KERNELS_H
 #define DAHL_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Cost helpers, next to every kernel, for perf models and rooflines:
+ * - `_flops()` counts floating-point operations (a multiply-add is 2; max, compare and exp are 1 each),
+ *   returned as double because StarPU's STARPU_FLOPS takes a double (exact up to 2^53).
+ * - `_bytes()` is the compulsory memory traffic: each tensor argument read once and/or written once (an
+ *   accumulated output counts twice: read + write), workspace traffic not counted. */
 
 /* Busy-waits on the calling thread for duration_us microseconds of wall time (not a sleep: the core stays
  * busy, as a compute kernel would keep it). Used by the probe codelet that checks both StarPU flavours. */
 void dahl_spin_us(double duration_us);
+
+/* Makes OpenBLAS single-threaded. Call once, before any kernel runs: each StarPU worker owns one core, and a
+ * multi-threaded BLAS inside a task would fight the other workers for theirs. */
+void dahl_kernels_init(void);
+
+/* ---- conv2d (kernels/cpu/conv2d.c): im2col + single-threaded SGEMM ------------------------------------
+ * x  [C][H][W]      input            w  [F][C][KH][KW]  weights     b [F] bias
+ * y  [F][OH][OW]    output, OH = (H + 2*pad - KH) / stride + 1, OW = (W + 2*pad - KW) / stride + 1
+ * Zero padding of `pad` pixels on every side. The workspace holds one im2col matrix
+ * [C*KH*KW][OH*OW] floats and is the same for the three functions. */
+struct dahl_conv2d_shape {
+    int c, h, w;      /* input channels, height, width */
+    int f, kh, kw;    /* filters (output channels), kernel height, kernel width */
+    int stride, pad;  /* same in both directions */
+};
+/* True when every field is positive (pad >= 0) and the kernel fits in the padded input. */
+bool dahl_conv2d_shape_valid(const struct dahl_conv2d_shape *s);
+int dahl_conv2d_out_h(const struct dahl_conv2d_shape *s);
+int dahl_conv2d_out_w(const struct dahl_conv2d_shape *s);
+size_t dahl_conv2d_workspace_bytes(const struct dahl_conv2d_shape *s);
+
+/* y = conv(x, w) + b. OVERWRITES y. */
+void dahl_conv2d_forward(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
+                         float *y, float *workspace);
+/* dx = dLoss/dx from dy [F][OH][OW]. OVERWRITES dx [C][H][W]. */
+void dahl_conv2d_backward_input(const struct dahl_conv2d_shape *s, const float *dy, const float *w, float *dx,
+                                float *workspace);
+/* dw += dLoss/dw, db += dLoss/db for this sample (x: the forward input). ACCUMULATES into dw [F][C][KH][KW]
+ * and db [F], so per-sample contributions sum up; zero them (dahl_zero) before the first sample. */
+void dahl_conv2d_backward_weights(const struct dahl_conv2d_shape *s, const float *x, const float *dy, float *dw,
+                                  float *db, float *workspace);
+/* forward: 2*C*KH*KW*OH*OW*F (GEMM) + F*OH*OW (bias). */
+double dahl_conv2d_forward_flops(const struct dahl_conv2d_shape *s);
+/* backward_input: 2*C*KH*KW*OH*OW*F (GEMM) + C*KH*KW*OH*OW (col2im additions). */
+double dahl_conv2d_backward_input_flops(const struct dahl_conv2d_shape *s);
+/* backward_weights: 2*C*KH*KW*OH*OW*F (GEMM, += included) + F*OH*OW (bias sums). */
+double dahl_conv2d_backward_weights_flops(const struct dahl_conv2d_shape *s);
+/* forward: 4*(C*H*W + F*C*KH*KW + F + F*OH*OW). */
+size_t dahl_conv2d_forward_bytes(const struct dahl_conv2d_shape *s);
+/* backward_input: 4*(F*OH*OW + F*C*KH*KW + C*H*W). */
+size_t dahl_conv2d_backward_input_bytes(const struct dahl_conv2d_shape *s);
+/* backward_weights: 4*(C*H*W + F*OH*OW + 2*F*C*KH*KW + 2*F). */
+size_t dahl_conv2d_backward_weights_bytes(const struct dahl_conv2d_shape *s);
+
+/* ---- max-pool (kernels/cpu/pool.c) ---------------------------------------------------------------------
+ * x [C][H][W] -> y [C][OH][OW], window K x K, no padding, OH = (H - K) / stride + 1 (same for OW); a
+ * trailing row/column that no window covers is ignored. The backward pass RECOMPUTES each window's argmax
+ * from the forward input x (no index buffer to keep between tasks); ties go to the first maximum in
+ * row-major window order, in both passes. No workspace. */
+struct dahl_maxpool_shape {
+    int c, h, w;  /* channels, input height, input width */
+    int k;        /* window size (K x K) */
+    int stride;
+};
+bool dahl_maxpool_shape_valid(const struct dahl_maxpool_shape *s);
+int dahl_maxpool_out_h(const struct dahl_maxpool_shape *s);
+int dahl_maxpool_out_w(const struct dahl_maxpool_shape *s);
+
+/* y = max over each window of x. OVERWRITES y. */
+void dahl_maxpool_forward(const struct dahl_maxpool_shape *s, const float *x, float *y);
+/* Routes dy [C][OH][OW] to the argmax of each window of x. OVERWRITES dx [C][H][W] (zeros where no window's
+ * max lies; overlapping windows, stride < K, add up). */
+void dahl_maxpool_backward(const struct dahl_maxpool_shape *s, const float *x, const float *dy, float *dx);
+/* forward: C*OH*OW*(K*K - 1) comparisons.  backward: C*OH*OW*(K*K - 1) comparisons + C*OH*OW additions. */
+double dahl_maxpool_forward_flops(const struct dahl_maxpool_shape *s);
+double dahl_maxpool_backward_flops(const struct dahl_maxpool_shape *s);
+/* forward: 4*(C*H*W + C*OH*OW).  backward: 4*(C*H*W + C*OH*OW + C*H*W). */
+size_t dahl_maxpool_forward_bytes(const struct dahl_maxpool_shape *s);
+size_t dahl_maxpool_backward_bytes(const struct dahl_maxpool_shape *s);
+
+/* ---- ReLU (kernels/cpu/relu.c), elementwise over n floats, any layout --------------------------------- */
+/* y = max(x, 0). OVERWRITES y; y == x (in place) is allowed. */
+void dahl_relu_forward(size_t n, const float *x, float *y);
+/* dx = dy where the forward OUTPUT y > 0, else 0 (y > 0 exactly where x > 0, and y survives an in-place
+ * forward). OVERWRITES dx; dx == dy is allowed. */
+void dahl_relu_backward(size_t n, const float *y, const float *dy, float *dx);
+/* forward: n (max).  backward: n (compare). */
+double dahl_relu_forward_flops(size_t n);
+double dahl_relu_backward_flops(size_t n);
+/* forward: 4*2n.  backward: 4*3n. */
+size_t dahl_relu_forward_bytes(size_t n);
+size_t dahl_relu_backward_bytes(size_t n);
+
+/* ---- dense (kernels/cpu/dense.c): fully connected, single-threaded BLAS (one sample: SGEMV / SGER) -----
+ * x [N_in]   w [N_out][N_in]   b [N_out]   y [N_out];  y = w x + b. No workspace. */
+/* OVERWRITES y. */
+void dahl_dense_forward(int n_in, int n_out, const float *x, const float *w, const float *b, float *y);
+/* dx = w^T dy. OVERWRITES dx [N_in]. */
+void dahl_dense_backward_input(int n_in, int n_out, const float *dy, const float *w, float *dx);
+/* dw += dy x^T, db += dy (x: the forward input). ACCUMULATES into dw [N_out][N_in] and db [N_out]. */
+void dahl_dense_backward_weights(int n_in, int n_out, const float *x, const float *dy, float *dw, float *db);
+/* forward: 2*N_in*N_out + N_out.  backward_input: 2*N_in*N_out.  backward_weights: 2*N_in*N_out + N_out. */
+double dahl_dense_forward_flops(int n_in, int n_out);
+double dahl_dense_backward_input_flops(int n_in, int n_out);
+double dahl_dense_backward_weights_flops(int n_in, int n_out);
+/* forward: 4*(N_in + N_in*N_out + 2*N_out).  backward_input: 4*(N_out + N_in*N_out + N_in).
+ * backward_weights: 4*(N_in + N_out + 2*N_in*N_out + 2*N_out). */
+size_t dahl_dense_forward_bytes(int n_in, int n_out);
+size_t dahl_dense_backward_input_bytes(int n_in, int n_out);
+size_t dahl_dense_backward_weights_bytes(int n_in, int n_out);
+
+/* ---- softmax + cross-entropy, fused (kernels/cpu/softmax_xent.c) --------------------------------------
+ * logits [K], label in [0, K). Writes *loss = -log(softmax(logits)[label]), computed as
+ * log(sum(exp(l - max))) - (l[label] - max) so large logits (1000 and more) neither overflow nor lose the
+ * loss, and dlogits [K] = softmax(logits) - onehot(label): the gradient of THIS sample's loss (averaging over
+ * the batch is the caller's, e.g. lr / batch). *correct = 1 when the first argmax of logits is label, else 0.
+ * OVERWRITES loss, dlogits and correct; dlogits == logits (in place) is allowed. */
+void dahl_softmax_xent(int k, const float *logits, int label, float *loss, float *dlogits, int *correct);
+/* K (max and argmax) + 3K (subtract, exp, sum) + K (normalise) + 2 (log, minus onehot) = 5*K + 2. */
+double dahl_softmax_xent_flops(int k);
+/* 4*(2*K + 3): logits in, dlogits out, label in, loss and correct out. */
+size_t dahl_softmax_xent_bytes(int k);
+
+/* ---- SGD (kernels/cpu/sgd.c), elementwise over n parameters -------------------------------------------
+ * Without momentum (velocity == NULL or momentum == 0): param -= lr * grad.
+ * With momentum (PyTorch's convention): velocity = momentum * velocity + grad; param -= lr * velocity.
+ * UPDATES param (and velocity) in place; velocity starts zeroed (dahl_zero) and is owned by the caller. */
+void dahl_sgd_update(size_t n, float *param, const float *grad, float *velocity, float lr, float momentum);
+/* without momentum: 2n.  with: 4n. */
+double dahl_sgd_update_flops(size_t n, bool with_momentum);
+/* without momentum: 4*3n (param read+write, grad read).  with: 4*5n (+ velocity read+write). */
+size_t dahl_sgd_update_bytes(size_t n, bool with_momentum);
+
+/* ---- reductions for gradients (kernels/cpu/reduce.c), elementwise over n floats ----------------------- */
+/* dst += src. ACCUMULATES (the reduction of per-sample gradients). */
+void dahl_accumulate(size_t n, float *dst, const float *src);
+/* dst = 0. OVERWRITES (the neutral element of dahl_accumulate). */
+void dahl_zero(size_t n, float *dst);
+/* dst *= alpha. UPDATES in place (e.g. a gradient sum into a mean). */
+void dahl_scale(size_t n, float *dst, float alpha);
+/* accumulate: n flops, 4*3n bytes.  zero: 0 flops, 4*n bytes.  scale: n flops, 4*2n bytes. */
+double dahl_accumulate_flops(size_t n);
+size_t dahl_accumulate_bytes(size_t n);
+double dahl_zero_flops(size_t n);
+size_t dahl_zero_bytes(size_t n);
+double dahl_scale_flops(size_t n);
+size_t dahl_scale_bytes(size_t n);
 
 #endif /* DAHL_KERNELS_H */

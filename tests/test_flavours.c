@@ -21,7 +21,7 @@
 #define SIM_CONTEXTS "--cfg=contexts/factory:thread"
 #define SIM_ASAN "ASAN_OPTIONS=detect_leaks=0"
 #else
-#define SIM_CONTEXTS "--cfg=contexts/factory:default"
+#define SIM_CONTEXTS "--cfg=contexts/factory:raw" /* SimGrid's default on x86-64 */
 #define SIM_ASAN "DAHL_TEST_UNSANITIZED=1"
 #endif
 
