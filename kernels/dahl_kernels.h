@@ -26,8 +26,9 @@ void dahl_kernels_init(void);
 /* ---- conv2d (kernels/cpu/conv2d.c): im2col + single-threaded SGEMM ------------------------------------
  * x  [C][H][W]      input            w  [F][C][KH][KW]  weights     b [F] bias
  * y  [F][OH][OW]    output, OH = (H + 2*pad - KH) / stride + 1, OW = (W + 2*pad - KW) / stride + 1
- * Zero padding of `pad` pixels on every side. The workspace holds one im2col matrix
- * [C*KH*KW][OH*OW] floats and is the same for the three functions. */
+ * Zero padding of `pad` pixels on every side. The workspace (dahl_conv2d_workspace_bytes, the same for the
+ * three functions, at most about 256 KiB unless one output row needs more) holds the im2col matrix of a band
+ * of output rows; its content is scratch, undefined before and after a call. */
 struct dahl_conv2d_shape {
     int c, h, w;      /* input channels, height, width */
     int f, kh, kw;    /* filters (output channels), kernel height, kernel width */

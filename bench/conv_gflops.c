@@ -1,0 +1,118 @@
+/* Benchmark: how close dahl_conv2d_forward (im2col + SGEMM) gets to the BLAS it runs on, on one core.
+ * Measures conv2d forward GFLOP/s on a small (3x28x28, 6 filters 5x5) and a large (3x512x512, 16 filters 3x3)
+ * sample, and single-threaded cblas_sgemm GFLOP/s at n = 1024, and prints each conv's ratio to SGEMM.
+ * Usage: conv_gflops [--help]. OpenBLAS picks its kernels by CPU; OPENBLAS_CORETYPE overrides that. */
+#include <cblas.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dahl_kernels.h"
+
+/* Each measurement repeats its call until this much time has passed, after one warm-up call. */
+#define MIN_SECONDS 1.0
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static float *random_floats(size_t n)
+{
+    float *v = malloc(n * sizeof(float));
+    if (v == NULL) {
+        return NULL;
+    }
+    unsigned s = 12345;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1103515245u + 12345u;
+        v[i] = (float)((s >> 8) & 0xffff) / 65536.0f - 0.5f;
+    }
+    return v;
+}
+
+/* GFLOP/s of dahl_conv2d_forward on shape s, or a negative value when memory runs out. */
+static double conv_gflops(const struct dahl_conv2d_shape *s)
+{
+    const size_t nx = (size_t)s->c * s->h * s->w, nw = (size_t)s->f * s->c * s->kh * s->kw;
+    const size_t ny = (size_t)s->f * dahl_conv2d_out_h(s) * dahl_conv2d_out_w(s);
+    float *x = random_floats(nx), *w = random_floats(nw), *b = random_floats((size_t)s->f);
+    float *y = malloc(ny * sizeof(float)), *ws = malloc(dahl_conv2d_workspace_bytes(s));
+    double gflops = -1.0;
+    if (x != NULL && w != NULL && b != NULL && y != NULL && ws != NULL) {
+        dahl_conv2d_forward(s, x, w, b, y, ws);
+        long calls = 0;
+        const double start = now_s();
+        double elapsed;
+        do {
+            dahl_conv2d_forward(s, x, w, b, y, ws);
+            calls++;
+            elapsed = now_s() - start;
+        } while (elapsed < MIN_SECONDS);
+        gflops = dahl_conv2d_forward_flops(s) * (double)calls / elapsed / 1e9;
+    }
+    free(x), free(w), free(b), free(y), free(ws);
+    return gflops;
+}
+
+/* GFLOP/s of a square single-precision GEMM of size n (2 n^3 flops), or negative when memory runs out. */
+static double sgemm_gflops(int n)
+{
+    const size_t nn = (size_t)n * n;
+    float *a = random_floats(nn), *b = random_floats(nn), *c = calloc(nn, sizeof(float));
+    double gflops = -1.0;
+    if (a != NULL && b != NULL && c != NULL) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        long calls = 0;
+        const double start = now_s();
+        double elapsed;
+        do {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+            calls++;
+            elapsed = now_s() - start;
+        } while (elapsed < MIN_SECONDS);
+        gflops = 2.0 * (double)n * n * n * (double)calls / elapsed / 1e9;
+    }
+    free(a), free(b), free(c);
+    return gflops;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        const bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+        fprintf(help ? stdout : stderr,
+                "usage: conv_gflops\n"
+                "Single-core GFLOP/s of dahl_conv2d_forward (3x28x28 and 3x512x512 inputs) next to cblas_sgemm\n"
+                "(n = 1024). Set OPENBLAS_CORETYPE (e.g. Haswell, SkylakeX) to override OpenBLAS's CPU choice.\n");
+        return help ? 0 : 2;
+    }
+    openblas_set_num_threads(1);
+    dahl_kernels_init();
+
+    const struct dahl_conv2d_shape small = {.c = 3, .h = 28, .w = 28, .f = 6, .kh = 5, .kw = 5, .stride = 1,
+                                            .pad = 2};
+    const struct dahl_conv2d_shape large = {.c = 3, .h = 512, .w = 512, .f = 16, .kh = 3, .kw = 3,
+                                            .stride = 1, .pad = 1};
+    const int n = 1024;
+    const double gemm = sgemm_gflops(n);
+    const double conv_small = conv_gflops(&small);
+    const double conv_large = conv_gflops(&large);
+    if (gemm < 0 || conv_small < 0 || conv_large < 0) {
+        fprintf(stderr, "conv_gflops: error: out of memory\n");
+        return 1;
+    }
+    const char *coretype = getenv("OPENBLAS_CORETYPE");
+    printf("openblas core: %s (OPENBLAS_CORETYPE=%s), 1 thread\n", openblas_get_corename(),
+           coretype != NULL ? coretype : "unset");
+    printf("%-48s %8s %8s\n", "kernel", "GFLOP/s", "of sgemm");
+    printf("%-48s %8.2f %8.2f\n", "cblas_sgemm n=1024", gemm, 1.0);
+    printf("%-48s %8.2f %8.2f\n", "conv2d_forward 3x28x28, 6 filters 5x5 pad 2", conv_small, conv_small / gemm);
+    printf("%-48s %8.2f %8.2f\n", "conv2d_forward 3x512x512, 16 filters 3x3 pad 1", conv_large,
+           conv_large / gemm);
+    return 0;
+}

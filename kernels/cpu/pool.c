@@ -1,0 +1,94 @@
+/* Max-pool forward and backward for one sample: x [C][H][W] -> y [C][OH][OW], K x K windows, no padding.
+ * The backward pass recomputes each window's argmax from x instead of keeping indices from the forward pass,
+ * so no index tensor has to live between the two tasks. */
+#include "dahl_kernels.h"
+
+#include <string.h>
+
+bool dahl_maxpool_shape_valid(const struct dahl_maxpool_shape *s)
+{
+    return s->c > 0 && s->h > 0 && s->w > 0 && s->k > 0 && s->stride > 0 && s->h >= s->k && s->w >= s->k;
+}
+
+int dahl_maxpool_out_h(const struct dahl_maxpool_shape *s)
+{
+    return (s->h - s->k) / s->stride + 1;
+}
+
+int dahl_maxpool_out_w(const struct dahl_maxpool_shape *s)
+{
+    return (s->w - s->k) / s->stride + 1;
+}
+
+/* Offset inside xc of the first maximum, in row-major order, of the window whose top-left is (i0, j0). */
+static size_t window_argmax(const struct dahl_maxpool_shape *s, const float *xc, int i0, int j0)
+{
+    size_t best = (size_t)i0 * s->w + j0;
+    float best_v = xc[best];
+    for (int i = i0; i < i0 + s->k; i++) {
+        for (int j = j0; j < j0 + s->k; j++) {
+            const size_t at = (size_t)i * s->w + j;
+            if (xc[at] > best_v) {
+                best_v = xc[at];
+                best = at;
+            }
+        }
+    }
+    return best;
+}
+
+void dahl_maxpool_forward(const struct dahl_maxpool_shape *s, const float *x, float *y)
+{
+    const int oh_n = dahl_maxpool_out_h(s), ow_n = dahl_maxpool_out_w(s);
+    for (int c = 0; c < s->c; c++) {
+        const float *xc = x + (size_t)c * s->h * s->w;
+        for (int oh = 0; oh < oh_n; oh++) {
+            for (int ow = 0; ow < ow_n; ow++) {
+                *y++ = xc[window_argmax(s, xc, oh * s->stride, ow * s->stride)];
+            }
+        }
+    }
+}
+
+void dahl_maxpool_backward(const struct dahl_maxpool_shape *s, const float *x, const float *dy, float *dx)
+{
+    const int oh_n = dahl_maxpool_out_h(s), ow_n = dahl_maxpool_out_w(s);
+    memset(dx, 0, (size_t)s->c * s->h * s->w * sizeof(float));
+    for (int c = 0; c < s->c; c++) {
+        const size_t plane = (size_t)c * s->h * s->w;
+        for (int oh = 0; oh < oh_n; oh++) {
+            for (int ow = 0; ow < ow_n; ow++) {
+                dx[plane + window_argmax(s, x + plane, oh * s->stride, ow * s->stride)] += *dy++;
+            }
+        }
+    }
+}
+
+static double windows(const struct dahl_maxpool_shape *s)
+{
+    return (double)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
+}
+
+double dahl_maxpool_forward_flops(const struct dahl_maxpool_shape *s)
+{
+    return windows(s) * ((double)s->k * s->k - 1.0);
+}
+
+double dahl_maxpool_backward_flops(const struct dahl_maxpool_shape *s)
+{
+    return windows(s) * ((double)s->k * s->k - 1.0) + windows(s);
+}
+
+size_t dahl_maxpool_forward_bytes(const struct dahl_maxpool_shape *s)
+{
+    const size_t in = (size_t)s->c * s->h * s->w;
+    const size_t out = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
+    return sizeof(float) * (in + out);
+}
+
+size_t dahl_maxpool_backward_bytes(const struct dahl_maxpool_shape *s)
+{
+    const size_t in = (size_t)s->c * s->h * s->w;
+    const size_t out = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
+    return sizeof(float) * (2 * in + out);
+}

@@ -1,0 +1,725 @@
+/* Tests of the CPU kernels (kernels/): each forward against a naive loop written here, each backward against
+ * central finite differences of that naive forward computed in double (so the differences are exact to
+ * ~1e-9 and the tolerance only has to absorb the kernel's float rounding), plus the accumulate/overwrite
+ * contracts, SGD on hand-computed numbers and the cost helpers on known shapes. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dahl_kernels.h"
+
+/* Relative tolerance of a float kernel against a double reference; absolute floor for values near 0. */
+#define REL_TOL 1e-4
+#define ABS_TOL 1e-5
+/* Central difference step; the references are linear or piecewise linear in what is perturbed. */
+#define FD_EPS 1e-3
+
+/* ---- helpers ------------------------------------------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t seed)
+{
+    rng_state = seed;
+}
+
+/* Uniform in [-1, 1), deterministic across runs and machines. */
+static float rng_uniform(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((double)(rng_state >> 40) / (double)(1ULL << 24) * 2.0 - 1.0);
+}
+
+static float *random_floats(size_t n)
+{
+    float *v = malloc(n * sizeof(float));
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = rng_uniform();
+    }
+    return v;
+}
+
+static double *to_double(const float *v, size_t n)
+{
+    double *d = malloc(n * sizeof(double));
+    cr_assert_not_null(d);
+    for (size_t i = 0; i < n; i++) {
+        d[i] = v[i];
+    }
+    return d;
+}
+
+static void *alloc_or_fail(size_t bytes)
+{
+    void *p = malloc(bytes > 0 ? bytes : 1);
+    cr_assert_not_null(p);
+    return p;
+}
+
+static void expect_close(const char *what, size_t i, double got, double want)
+{
+    const double tol = ABS_TOL + REL_TOL * fabs(want);
+    cr_expect_leq(fabs(got - want), tol, "%s[%zu]: got %.9g, want %.9g (tolerance %.3g)", what, i, got, want,
+                  tol);
+}
+
+static void expect_all_close(const char *what, const float *got, const double *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        expect_close(what, i, got[i], want[i]);
+    }
+}
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        s += a[i] * b[i];
+    }
+    return s;
+}
+
+/* ---- conv2d ---------------------------------------------------------------------------------------------- */
+
+/* The textbook seven-loop convolution, in double. */
+static void ref_conv2d(const struct dahl_conv2d_shape *s, const double *x, const double *w, const double *b,
+                       double *y)
+{
+    const int oh_n = dahl_conv2d_out_h(s), ow_n = dahl_conv2d_out_w(s);
+    for (int f = 0; f < s->f; f++) {
+        for (int oh = 0; oh < oh_n; oh++) {
+            for (int ow = 0; ow < ow_n; ow++) {
+                double acc = b[f];
+                for (int c = 0; c < s->c; c++) {
+                    for (int ki = 0; ki < s->kh; ki++) {
+                        for (int kj = 0; kj < s->kw; kj++) {
+                            const int ih = oh * s->stride - s->pad + ki, iw = ow * s->stride - s->pad + kj;
+                            if (ih < 0 || ih >= s->h || iw < 0 || iw >= s->w) {
+                                continue;
+                            }
+                            acc += x[((size_t)c * s->h + ih) * s->w + iw] *
+                                   w[(((size_t)f * s->c + c) * s->kh + ki) * s->kw + kj];
+                        }
+                    }
+                }
+                y[((size_t)f * oh_n + oh) * ow_n + ow] = acc;
+            }
+        }
+    }
+}
+
+/* Stride 1 and 2, padding 0 and 1, non-square inputs and kernels, a kernel as wide as the padded input. */
+static const struct dahl_conv2d_shape conv_shapes[] = {
+    {.c = 1, .h = 5, .w = 5, .f = 1, .kh = 3, .kw = 3, .stride = 1, .pad = 0},
+    {.c = 3, .h = 7, .w = 5, .f = 4, .kh = 3, .kw = 2, .stride = 1, .pad = 0},
+    {.c = 3, .h = 7, .w = 5, .f = 4, .kh = 3, .kw = 2, .stride = 1, .pad = 1},
+    {.c = 2, .h = 6, .w = 9, .f = 3, .kh = 2, .kw = 3, .stride = 2, .pad = 0},
+    {.c = 2, .h = 9, .w = 6, .f = 5, .kh = 3, .kw = 3, .stride = 2, .pad = 1},
+    {.c = 2, .h = 4, .w = 3, .f = 2, .kh = 4, .kw = 5, .stride = 1, .pad = 1},
+};
+#define N_CONV_SHAPES (sizeof conv_shapes / sizeof conv_shapes[0])
+
+/* Tensors of one conv test case, float for the kernel and double for the reference. */
+struct conv_case {
+    struct dahl_conv2d_shape s;
+    size_t nx, nw, ny;
+    float *x, *w, *b, *y, *ws;
+    double *xd, *wd, *bd, *yd;
+};
+
+static void conv_case_init(struct conv_case *t, const struct dahl_conv2d_shape *s)
+{
+    cr_assert(dahl_conv2d_shape_valid(s));
+    t->s = *s;
+    t->nx = (size_t)s->c * s->h * s->w;
+    t->nw = (size_t)s->f * s->c * s->kh * s->kw;
+    t->ny = (size_t)s->f * dahl_conv2d_out_h(s) * dahl_conv2d_out_w(s);
+    t->x = random_floats(t->nx);
+    t->w = random_floats(t->nw);
+    t->b = random_floats((size_t)s->f);
+    t->y = alloc_or_fail(t->ny * sizeof(float));
+    t->ws = alloc_or_fail(dahl_conv2d_workspace_bytes(s));
+    t->xd = to_double(t->x, t->nx);
+    t->wd = to_double(t->w, t->nw);
+    t->bd = to_double(t->b, (size_t)s->f);
+    t->yd = alloc_or_fail(t->ny * sizeof(double));
+}
+
+static void conv_case_fini(struct conv_case *t)
+{
+    free(t->x), free(t->w), free(t->b), free(t->y), free(t->ws);
+    free(t->xd), free(t->wd), free(t->bd), free(t->yd);
+}
+
+/* The scalar loss sum(r * conv(x, w, b)) whose gradient with respect to y is r. */
+static double conv_loss(struct conv_case *t, const double *r)
+{
+    ref_conv2d(&t->s, t->xd, t->wd, t->bd, t->yd);
+    return dot(r, t->yd, t->ny);
+}
+
+/* d loss / d v[i] by central differences, v being one of t's double tensors. */
+static double conv_fd(struct conv_case *t, const double *r, double *v, size_t i)
+{
+    const double keep = v[i];
+    v[i] = keep + FD_EPS;
+    const double up = conv_loss(t, r);
+    v[i] = keep - FD_EPS;
+    const double down = conv_loss(t, r);
+    v[i] = keep;
+    return (up - down) / (2.0 * FD_EPS);
+}
+
+Test(kernels, conv2d_forward_matches_naive_loops)
+{
+    rng_seed(1);
+    for (size_t k = 0; k < N_CONV_SHAPES; k++) {
+        struct conv_case t;
+        conv_case_init(&t, &conv_shapes[k]);
+        memset(t.y, 0xff, t.ny * sizeof(float)); /* NaN garbage: the forward must overwrite every element */
+        dahl_conv2d_forward(&t.s, t.x, t.w, t.b, t.y, t.ws);
+        ref_conv2d(&t.s, t.xd, t.wd, t.bd, t.yd);
+        expect_all_close("conv y", t.y, t.yd, t.ny);
+        conv_case_fini(&t);
+    }
+}
+
+Test(kernels, conv2d_backward_input_matches_finite_differences)
+{
+    rng_seed(2);
+    for (size_t k = 0; k < N_CONV_SHAPES; k++) {
+        struct conv_case t;
+        conv_case_init(&t, &conv_shapes[k]);
+        float *dy = random_floats(t.ny);
+        double *r = to_double(dy, t.ny);
+        float *dx = alloc_or_fail(t.nx * sizeof(float));
+        memset(dx, 0xff, t.nx * sizeof(float)); /* overwritten, not accumulated */
+        dahl_conv2d_backward_input(&t.s, dy, t.w, dx, t.ws);
+        for (size_t i = 0; i < t.nx; i++) {
+            expect_close("conv dx", i, dx[i], conv_fd(&t, r, t.xd, i));
+        }
+        free(dy), free(r), free(dx);
+        conv_case_fini(&t);
+    }
+}
+
+Test(kernels, conv2d_backward_weights_matches_finite_differences_and_accumulates)
+{
+    rng_seed(3);
+    for (size_t k = 0; k < N_CONV_SHAPES; k++) {
+        struct conv_case t;
+        conv_case_init(&t, &conv_shapes[k]);
+        float *dy = random_floats(t.ny);
+        double *r = to_double(dy, t.ny);
+        /* Start from known non-zero gradients and add two samples' worth (the same sample twice). */
+        float *dw = alloc_or_fail(t.nw * sizeof(float));
+        float *db = alloc_or_fail((size_t)t.s.f * sizeof(float));
+        for (size_t i = 0; i < t.nw; i++) {
+            dw[i] = 0.5f;
+        }
+        for (int i = 0; i < t.s.f; i++) {
+            db[i] = -0.25f;
+        }
+        dahl_conv2d_backward_weights(&t.s, t.x, dy, dw, db, t.ws);
+        dahl_conv2d_backward_weights(&t.s, t.x, dy, dw, db, t.ws);
+        for (size_t i = 0; i < t.nw; i++) {
+            expect_close("conv dw", i, dw[i], 0.5 + 2.0 * conv_fd(&t, r, t.wd, i));
+        }
+        for (int i = 0; i < t.s.f; i++) {
+            expect_close("conv db", (size_t)i, db[i], -0.25 + 2.0 * conv_fd(&t, r, t.bd, (size_t)i));
+        }
+        free(dy), free(r), free(dw), free(db);
+        conv_case_fini(&t);
+    }
+}
+
+/* Shapes big enough that the im2col matrix is built in several bands of output rows (the last one partial):
+ * the forward against the naive loops, and both backward passes through the adjoint identities of a map
+ * linear in x and in w: with loss = <dy, conv(x, w, 0)>, <dx, x> = <dw, w> = loss, and db = sum(dy). */
+Test(kernels, conv2d_multi_band_shapes_match_naive_loops_and_adjoints)
+{
+    static const struct dahl_conv2d_shape shapes[] = {
+        {.c = 16, .h = 40, .w = 50, .f = 3, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
+        {.c = 8, .h = 61, .w = 70, .f = 2, .kh = 5, .kw = 4, .stride = 2, .pad = 2},
+    };
+    rng_seed(10);
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        struct conv_case t;
+        conv_case_init(&t, &shapes[k]);
+        const size_t full_col = t.nw / (size_t)t.s.f * (t.ny / (size_t)t.s.f) * sizeof(float);
+        cr_assert_lt(dahl_conv2d_workspace_bytes(&t.s), full_col / 2, "shape %zu is not banded", k);
+        dahl_conv2d_forward(&t.s, t.x, t.w, t.b, t.y, t.ws);
+        ref_conv2d(&t.s, t.xd, t.wd, t.bd, t.yd);
+        expect_all_close("banded conv y", t.y, t.yd, t.ny);
+
+        float *dy = random_floats(t.ny), *dx = alloc_or_fail(t.nx * sizeof(float));
+        float *dw = calloc(t.nw, sizeof(float)), *db = calloc((size_t)t.s.f, sizeof(float));
+        cr_assert(dw != NULL && db != NULL);
+        double *r = to_double(dy, t.ny);
+        for (int f = 0; f < t.s.f; f++) {
+            t.bd[f] = 0.0;
+        }
+        const double loss = conv_loss(&t, r);
+        dahl_conv2d_backward_input(&t.s, dy, t.w, dx, t.ws);
+        dahl_conv2d_backward_weights(&t.s, t.x, dy, dw, db, t.ws);
+        double dx_x = 0.0, dw_w = 0.0;
+        for (size_t i = 0; i < t.nx; i++) {
+            dx_x += (double)dx[i] * t.xd[i];
+        }
+        for (size_t i = 0; i < t.nw; i++) {
+            dw_w += (double)dw[i] * t.wd[i];
+        }
+        /* Sums of ~1e5 float products of O(1) terms: a relative 1e-4 of the loss's own scale. */
+        const double scale = sqrt((double)t.ny * (double)(t.nw / (size_t)t.s.f));
+        cr_expect_leq(fabs(dx_x - loss), 1e-4 * scale, "shape %zu: <dx, x> = %.9g, loss %.9g", k, dx_x, loss);
+        cr_expect_leq(fabs(dw_w - loss), 1e-4 * scale, "shape %zu: <dw, w> = %.9g, loss %.9g", k, dw_w, loss);
+        const size_t per_f = t.ny / (size_t)t.s.f;
+        for (int f = 0; f < t.s.f; f++) {
+            double sum = 0.0;
+            for (size_t i = 0; i < per_f; i++) {
+                sum += r[(size_t)f * per_f + i];
+            }
+            expect_close("banded conv db", (size_t)f, db[f], sum);
+        }
+        free(dy), free(dx), free(dw), free(db), free(r);
+        conv_case_fini(&t);
+    }
+}
+
+Test(kernels, conv2d_workspace_stays_small_on_large_images)
+{
+    const struct dahl_conv2d_shape s = {.c = 3, .h = 512, .w = 512, .f = 16, .kh = 3, .kw = 3, .stride = 1,
+                                        .pad = 1};
+    cr_expect_leq(dahl_conv2d_workspace_bytes(&s), (size_t)256 * 1024);
+    cr_expect_geq(dahl_conv2d_workspace_bytes(&s), (size_t)27 * 512 * sizeof(float)); /* one output row */
+}
+
+Test(kernels, conv2d_shape_helpers)
+{
+    const struct dahl_conv2d_shape s = {.c = 3, .h = 28, .w = 20, .f = 6, .kh = 5, .kw = 3, .stride = 2,
+                                        .pad = 1};
+    cr_expect_eq(dahl_conv2d_out_h(&s), 13); /* (28 + 2 - 5) / 2 + 1 */
+    cr_expect_eq(dahl_conv2d_out_w(&s), 10); /* (20 + 2 - 3) / 2 + 1 */
+    cr_expect_eq(dahl_conv2d_workspace_bytes(&s), (size_t)3 * 5 * 3 * 13 * 10 * sizeof(float));
+    cr_expect(dahl_conv2d_shape_valid(&s));
+    const struct dahl_conv2d_shape too_big = {.c = 1, .h = 2, .w = 2, .f = 1, .kh = 5, .kw = 1, .stride = 1,
+                                              .pad = 1};
+    cr_expect_not(dahl_conv2d_shape_valid(&too_big));
+    const struct dahl_conv2d_shape no_stride = {.c = 1, .h = 4, .w = 4, .f = 1, .kh = 1, .kw = 1, .stride = 0,
+                                                .pad = 0};
+    cr_expect_not(dahl_conv2d_shape_valid(&no_stride));
+}
+
+Test(kernels, conv2d_cost_helpers_on_a_known_shape)
+{
+    /* LeNet's first layer: 3x28x28, 6 filters 5x5, pad 2 -> 6x28x28. */
+    const struct dahl_conv2d_shape s = {.c = 3, .h = 28, .w = 28, .f = 6, .kh = 5, .kw = 5, .stride = 1,
+                                        .pad = 2};
+    const double gemm = 2.0 * 3 * 5 * 5 * 28 * 28 * 6;
+    cr_expect_eq(dahl_conv2d_forward_flops(&s), gemm + 6 * 28 * 28);
+    cr_expect_eq(dahl_conv2d_backward_input_flops(&s), gemm + 3 * 5 * 5 * 28 * 28);
+    cr_expect_eq(dahl_conv2d_backward_weights_flops(&s), gemm + 6 * 28 * 28);
+    cr_expect_eq(dahl_conv2d_forward_bytes(&s), 4 * (3 * 28 * 28 + 6 * 3 * 5 * 5 + 6 + 6 * 28 * 28));
+    cr_expect_eq(dahl_conv2d_backward_input_bytes(&s), 4 * (6 * 28 * 28 + 6 * 3 * 5 * 5 + 3 * 28 * 28));
+    cr_expect_eq(dahl_conv2d_backward_weights_bytes(&s),
+                 4 * (3 * 28 * 28 + 6 * 28 * 28 + 2 * 6 * 3 * 5 * 5 + 2 * 6));
+}
+
+/* ---- max-pool ------------------------------------------------------------------------------------------ */
+
+static void ref_maxpool(const struct dahl_maxpool_shape *s, const double *x, double *y)
+{
+    const int oh_n = dahl_maxpool_out_h(s), ow_n = dahl_maxpool_out_w(s);
+    for (int c = 0; c < s->c; c++) {
+        for (int oh = 0; oh < oh_n; oh++) {
+            for (int ow = 0; ow < ow_n; ow++) {
+                double m = -INFINITY;
+                for (int i = 0; i < s->k; i++) {
+                    for (int j = 0; j < s->k; j++) {
+                        const double v = x[((size_t)c * s->h + oh * s->stride + i) * s->w + ow * s->stride + j];
+                        m = v > m ? v : m;
+                    }
+                }
+                y[((size_t)c * oh_n + oh) * ow_n + ow] = m;
+            }
+        }
+    }
+}
+
+/* 2x2 stride 2 (odd sizes: the last row/column is in no window) and overlapping 3x3 stride 2. */
+static const struct dahl_maxpool_shape pool_shapes[] = {
+    {.c = 2, .h = 4, .w = 6, .k = 2, .stride = 2},
+    {.c = 3, .h = 5, .w = 7, .k = 2, .stride = 2},
+    {.c = 2, .h = 7, .w = 5, .k = 3, .stride = 2},
+};
+#define N_POOL_SHAPES (sizeof pool_shapes / sizeof pool_shapes[0])
+
+/* Distinct values at least 0.01 apart, shuffled, so no window has a tie and FD_EPS never crosses a max. */
+static float *distinct_floats(size_t n)
+{
+    float *v = alloc_or_fail(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        v[i] = 0.01f * (float)i - 0.5f;
+    }
+    for (size_t i = n - 1; i > 0; i--) {
+        const size_t j = (size_t)((rng_uniform() + 1.0f) * 0.5f * (float)(i + 1)) % (i + 1);
+        const float tmp = v[i];
+        v[i] = v[j];
+        v[j] = tmp;
+    }
+    return v;
+}
+
+Test(kernels, maxpool_forward_matches_naive_loops)
+{
+    rng_seed(4);
+    for (size_t k = 0; k < N_POOL_SHAPES; k++) {
+        const struct dahl_maxpool_shape *s = &pool_shapes[k];
+        cr_assert(dahl_maxpool_shape_valid(s));
+        const size_t nx = (size_t)s->c * s->h * s->w;
+        const size_t ny = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
+        float *x = random_floats(nx), *y = alloc_or_fail(ny * sizeof(float));
+        double *xd = to_double(x, nx), *yd = alloc_or_fail(ny * sizeof(double));
+        dahl_maxpool_forward(s, x, y);
+        ref_maxpool(s, xd, yd);
+        for (size_t i = 0; i < ny; i++) {
+            cr_expect_eq(y[i], (float)yd[i], "pool y[%zu]: got %g, want %g", i, y[i], yd[i]);
+        }
+        free(x), free(y), free(xd), free(yd);
+    }
+}
+
+Test(kernels, maxpool_backward_matches_finite_differences)
+{
+    rng_seed(5);
+    for (size_t k = 0; k < N_POOL_SHAPES; k++) {
+        const struct dahl_maxpool_shape *s = &pool_shapes[k];
+        const size_t nx = (size_t)s->c * s->h * s->w;
+        const size_t ny = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
+        float *x = distinct_floats(nx), *dy = random_floats(ny), *dx = alloc_or_fail(nx * sizeof(float));
+        double *xd = to_double(x, nx), *r = to_double(dy, ny), *yd = alloc_or_fail(ny * sizeof(double));
+        memset(dx, 0xff, nx * sizeof(float));
+        dahl_maxpool_backward(s, x, dy, dx);
+        for (size_t i = 0; i < nx; i++) {
+            const double keep = xd[i];
+            xd[i] = keep + FD_EPS;
+            ref_maxpool(s, xd, yd);
+            const double up = dot(r, yd, ny);
+            xd[i] = keep - FD_EPS;
+            ref_maxpool(s, xd, yd);
+            const double down = dot(r, yd, ny);
+            xd[i] = keep;
+            expect_close("pool dx", i, dx[i], (up - down) / (2.0 * FD_EPS));
+        }
+        free(x), free(dy), free(dx), free(xd), free(r), free(yd);
+    }
+}
+
+Test(kernels, maxpool_ties_go_to_the_first_maximum)
+{
+    const struct dahl_maxpool_shape s = {.c = 1, .h = 2, .w = 2, .k = 2, .stride = 2};
+    const float x[4] = {1.0f, 3.0f, 3.0f, 3.0f};
+    const float dy[1] = {7.0f};
+    float y[1], dx[4];
+    dahl_maxpool_forward(&s, x, y);
+    dahl_maxpool_backward(&s, x, dy, dx);
+    cr_expect_eq(y[0], 3.0f);
+    cr_expect_eq(dx[0], 0.0f);
+    cr_expect_eq(dx[1], 7.0f);
+    cr_expect_eq(dx[2], 0.0f);
+    cr_expect_eq(dx[3], 0.0f);
+}
+
+Test(kernels, maxpool_cost_helpers_on_a_known_shape)
+{
+    const struct dahl_maxpool_shape s = {.c = 6, .h = 28, .w = 28, .k = 2, .stride = 2};
+    cr_expect_eq(dahl_maxpool_out_h(&s), 14);
+    cr_expect_eq(dahl_maxpool_forward_flops(&s), 6.0 * 14 * 14 * 3);
+    cr_expect_eq(dahl_maxpool_backward_flops(&s), 6.0 * 14 * 14 * 4);
+    cr_expect_eq(dahl_maxpool_forward_bytes(&s), 4 * (6 * 28 * 28 + 6 * 14 * 14));
+    cr_expect_eq(dahl_maxpool_backward_bytes(&s), 4 * (2 * 6 * 28 * 28 + 6 * 14 * 14));
+}
+
+/* ---- ReLU ---------------------------------------------------------------------------------------------- */
+
+Test(kernels, relu_forward_and_backward)
+{
+    enum { N = 64 };
+    rng_seed(6);
+    float x[N], y[N], dy[N], dx[N];
+    for (size_t i = 0; i < N; i++) {
+        const float v = rng_uniform();
+        x[i] = v + (v >= 0.0f ? 0.1f : -0.1f); /* away from the kink, so FD_EPS never crosses it */
+        dy[i] = rng_uniform();
+    }
+    dahl_relu_forward(N, x, y);
+    dahl_relu_backward(N, y, dy, dx);
+    for (size_t i = 0; i < N; i++) {
+        cr_expect_eq(y[i], x[i] > 0.0f ? x[i] : 0.0f, "relu y[%zu]", i);
+        /* d/dx of dy * relu(x), by central differences. */
+        const double fd = dy[i] * (fmax(x[i] + FD_EPS, 0.0) - fmax(x[i] - FD_EPS, 0.0)) / (2.0 * FD_EPS);
+        expect_close("relu dx", i, dx[i], fd);
+    }
+    /* In place, as a layer that does not keep its pre-activation would run it. */
+    float z[N];
+    memcpy(z, x, sizeof z);
+    dahl_relu_forward(N, z, z);
+    cr_expect_arr_eq(z, y, sizeof z);
+    dahl_relu_backward(N, z, dy, dy);
+    cr_expect_arr_eq(dy, dx, sizeof dx);
+    cr_expect_eq(dahl_relu_forward_flops(10), 10.0);
+    cr_expect_eq(dahl_relu_backward_bytes(10), 120);
+}
+
+/* ---- dense --------------------------------------------------------------------------------------------- */
+
+static void ref_dense(int n_in, int n_out, const double *x, const double *w, const double *b, double *y)
+{
+    for (int o = 0; o < n_out; o++) {
+        y[o] = b[o];
+        for (int i = 0; i < n_in; i++) {
+            y[o] += w[(size_t)o * n_in + i] * x[i];
+        }
+    }
+}
+
+Test(kernels, dense_forward_matches_naive_loops)
+{
+    rng_seed(7);
+    const int n_in = 37, n_out = 11;
+    float *x = random_floats(n_in), *w = random_floats((size_t)n_in * n_out), *b = random_floats(n_out);
+    float *y = alloc_or_fail(n_out * sizeof(float));
+    double *xd = to_double(x, n_in), *wd = to_double(w, (size_t)n_in * n_out), *bd = to_double(b, n_out);
+    double *yd = alloc_or_fail(n_out * sizeof(double));
+    memset(y, 0xff, n_out * sizeof(float));
+    dahl_dense_forward(n_in, n_out, x, w, b, y);
+    ref_dense(n_in, n_out, xd, wd, bd, yd);
+    expect_all_close("dense y", y, yd, n_out);
+    free(x), free(w), free(b), free(y), free(xd), free(wd), free(bd), free(yd);
+}
+
+Test(kernels, dense_backward_matches_finite_differences_and_accumulates)
+{
+    rng_seed(8);
+    const int n_in = 7, n_out = 5;
+    const size_t nw = (size_t)n_in * n_out;
+    float *x = random_floats(n_in), *w = random_floats(nw), *dy = random_floats(n_out);
+    double *xd = to_double(x, n_in), *wd = to_double(w, nw), *r = to_double(dy, n_out);
+    double bd[5] = {0}, yd[5];
+    float dx[7], dw[35], db[5];
+    memset(dx, 0xff, sizeof dx);
+    for (size_t i = 0; i < nw; i++) {
+        dw[i] = 1.0f;
+    }
+    for (int i = 0; i < n_out; i++) {
+        db[i] = 2.0f;
+    }
+    dahl_dense_backward_input(n_in, n_out, dy, w, dx);
+    dahl_dense_backward_weights(n_in, n_out, x, dy, dw, db);
+    dahl_dense_backward_weights(n_in, n_out, x, dy, dw, db);
+
+    /* Each tensor perturbed in turn; loss = r . dense(x, w, b). */
+    double *tensors[3] = {xd, wd, bd};
+    const size_t sizes[3] = {(size_t)n_in, nw, (size_t)n_out};
+    for (int t = 0; t < 3; t++) {
+        for (size_t i = 0; i < sizes[t]; i++) {
+            const double keep = tensors[t][i];
+            tensors[t][i] = keep + FD_EPS;
+            ref_dense(n_in, n_out, xd, wd, bd, yd);
+            const double up = dot(r, yd, n_out);
+            tensors[t][i] = keep - FD_EPS;
+            ref_dense(n_in, n_out, xd, wd, bd, yd);
+            const double down = dot(r, yd, n_out);
+            tensors[t][i] = keep;
+            const double fd = (up - down) / (2.0 * FD_EPS);
+            if (t == 0) {
+                expect_close("dense dx", i, dx[i], fd);
+            } else if (t == 1) {
+                expect_close("dense dw", i, dw[i], 1.0 + 2.0 * fd);
+            } else {
+                expect_close("dense db", i, db[i], 2.0 + 2.0 * fd);
+            }
+        }
+    }
+    free(x), free(w), free(dy), free(xd), free(wd), free(r);
+}
+
+Test(kernels, dense_cost_helpers_on_a_known_shape)
+{
+    cr_expect_eq(dahl_dense_forward_flops(100, 10), 2.0 * 100 * 10 + 10);
+    cr_expect_eq(dahl_dense_backward_input_flops(100, 10), 2.0 * 100 * 10);
+    cr_expect_eq(dahl_dense_backward_weights_flops(100, 10), 2.0 * 100 * 10 + 10);
+    cr_expect_eq(dahl_dense_forward_bytes(100, 10), 4 * (100 + 1000 + 20));
+    cr_expect_eq(dahl_dense_backward_input_bytes(100, 10), 4 * (10 + 1000 + 100));
+    cr_expect_eq(dahl_dense_backward_weights_bytes(100, 10), 4 * (100 + 10 + 2000 + 20));
+}
+
+/* ---- softmax + cross-entropy --------------------------------------------------------------------------- */
+
+/* -log softmax(l)[label], the naive way, in long double (exp(1000) still fits there). */
+static double ref_xent(int k, const double *l, int label)
+{
+    long double sum = 0.0L;
+    for (int i = 0; i < k; i++) {
+        sum += expl((long double)l[i]);
+    }
+    return (double)(logl(sum) - (long double)l[label]);
+}
+
+Test(kernels, softmax_xent_loss_gradient_and_prediction)
+{
+    rng_seed(9);
+    enum { K = 10 };
+    float l[K], dl[K];
+    for (int i = 0; i < K; i++) {
+        l[i] = 3.0f * rng_uniform();
+    }
+    for (int label = 0; label < K; label++) {
+        float loss;
+        int correct = -1;
+        dahl_softmax_xent(K, l, label, &loss, dl, &correct);
+        double ld[K];
+        for (int i = 0; i < K; i++) {
+            ld[i] = l[i];
+        }
+        expect_close("xent loss", (size_t)label, loss, ref_xent(K, ld, label));
+        for (int i = 0; i < K; i++) {
+            const double keep = ld[i];
+            ld[i] = keep + FD_EPS;
+            const double up = ref_xent(K, ld, label);
+            ld[i] = keep - FD_EPS;
+            const double down = ref_xent(K, ld, label);
+            ld[i] = keep;
+            /* The loss is curved here: the central difference is exact to O(eps^2) ~ 1e-7. */
+            cr_expect_leq(fabs(dl[i] - (up - down) / (2.0 * FD_EPS)), 1e-5, "xent dlogits[%d], label %d", i,
+                          label);
+        }
+        int argmax = 0;
+        for (int i = 1; i < K; i++) {
+            argmax = l[i] > l[argmax] ? i : argmax;
+        }
+        cr_expect_eq(correct, argmax == label, "label %d, argmax %d", label, argmax);
+    }
+}
+
+Test(kernels, softmax_xent_is_stable_for_large_logits)
+{
+    /* Shifting every logit changes neither the loss nor the gradient; 1000 overflows a naive float exp. */
+    const float big[3] = {1000.0f, 1001.0f, 999.0f}, small[3] = {0.0f, 1.0f, -1.0f};
+    float loss_big, loss_small, d_big[3], d_small[3];
+    int c_big, c_small;
+    dahl_softmax_xent(3, big, 0, &loss_big, d_big, &c_big);
+    dahl_softmax_xent(3, small, 0, &loss_small, d_small, &c_small);
+    cr_assert(isfinite(loss_big));
+    const double want = log(exp(0.0) + exp(1.0) + exp(-1.0)); /* -log softmax[0] = 1.4076 */
+    cr_expect_float_eq(loss_big, want, 1e-5);
+    cr_expect_float_eq(loss_small, want, 1e-5);
+    for (int i = 0; i < 3; i++) {
+        cr_expect(isfinite(d_big[i]));
+        cr_expect_float_eq(d_big[i], d_small[i], 1e-6, "dlogits[%d]", i);
+    }
+    cr_expect_eq(c_big, 0);
+    /* A confidently right prediction: loss ~ 0, not NaN; a confidently wrong one: loss ~ 1000, not inf. */
+    const float sure[2] = {1000.0f, -1000.0f};
+    float loss, d[2];
+    int correct;
+    dahl_softmax_xent(2, sure, 0, &loss, d, &correct);
+    cr_expect_float_eq(loss, 0.0f, 1e-6);
+    cr_expect_eq(correct, 1);
+    dahl_softmax_xent(2, sure, 1, &loss, d, &correct);
+    cr_expect_float_eq(loss, 2000.0f, 1e-2);
+    cr_expect_float_eq(d[0], 1.0f, 1e-6);
+    cr_expect_float_eq(d[1], -1.0f, 1e-6);
+    cr_expect_eq(correct, 0);
+}
+
+Test(kernels, softmax_xent_in_place)
+{
+    float l[4] = {0.5f, -1.0f, 2.0f, 0.0f}, copy[4], d[4], loss_a, loss_b;
+    int ca, cb;
+    memcpy(copy, l, sizeof l);
+    dahl_softmax_xent(4, copy, 2, &loss_a, d, &ca);
+    dahl_softmax_xent(4, l, 2, &loss_b, l, &cb);
+    cr_expect_eq(loss_a, loss_b);
+    cr_expect_arr_eq(l, d, sizeof d);
+    cr_expect_eq(ca, 1);
+    cr_expect_eq(cb, 1);
+    cr_expect_eq(dahl_softmax_xent_flops(10), 52.0);
+    cr_expect_eq(dahl_softmax_xent_bytes(10), 4 * 23);
+}
+
+/* ---- SGD ----------------------------------------------------------------------------------------------- */
+
+Test(kernels, sgd_without_momentum)
+{
+    float p[3] = {1.0f, -2.0f, 0.5f};
+    const float g[3] = {0.5f, -1.0f, 0.0f};
+    dahl_sgd_update(3, p, g, NULL, 0.1f, 0.9f); /* no velocity buffer: plain SGD whatever the momentum */
+    cr_expect_float_eq(p[0], 0.95f, 1e-7);
+    cr_expect_float_eq(p[1], -1.9f, 1e-7);
+    cr_expect_float_eq(p[2], 0.5f, 1e-7);
+    float v[3] = {9.0f, 9.0f, 9.0f};
+    dahl_sgd_update(3, p, g, v, 0.1f, 0.0f); /* momentum 0: plain SGD, velocity untouched */
+    cr_expect_float_eq(p[0], 0.9f, 1e-7);
+    cr_expect_float_eq(p[1], -1.8f, 1e-7);
+    cr_expect_eq(v[0], 9.0f);
+    cr_expect_eq(dahl_sgd_update_flops(10, false), 20.0);
+    cr_expect_eq(dahl_sgd_update_bytes(10, false), 120);
+}
+
+Test(kernels, sgd_with_momentum)
+{
+    float p[2] = {1.0f, 1.0f}, v[2] = {0.0f, 0.0f};
+    const float g[2] = {1.0f, -2.0f};
+    /* step 1: v = g = (1, -2); p = 1 - 0.1 v = (0.9, 1.2) */
+    dahl_sgd_update(2, p, g, v, 0.1f, 0.5f);
+    cr_expect_float_eq(v[0], 1.0f, 1e-7);
+    cr_expect_float_eq(v[1], -2.0f, 1e-7);
+    cr_expect_float_eq(p[0], 0.9f, 1e-6);
+    cr_expect_float_eq(p[1], 1.2f, 1e-6);
+    /* step 2: v = 0.5 v + g = (1.5, -3); p = p - 0.1 v = (0.75, 1.5) */
+    dahl_sgd_update(2, p, g, v, 0.1f, 0.5f);
+    cr_expect_float_eq(v[0], 1.5f, 1e-7);
+    cr_expect_float_eq(v[1], -3.0f, 1e-7);
+    cr_expect_float_eq(p[0], 0.75f, 1e-6);
+    cr_expect_float_eq(p[1], 1.5f, 1e-6);
+    cr_expect_eq(dahl_sgd_update_flops(10, true), 40.0);
+    cr_expect_eq(dahl_sgd_update_bytes(10, true), 200);
+}
+
+/* ---- reductions ---------------------------------------------------------------------------------------- */
+
+Test(kernels, accumulate_zero_and_scale)
+{
+    float dst[5] = {1, 2, 3, 4, 5};
+    const float src[5] = {0.5f, -2, 0, 1, 10};
+    dahl_accumulate(5, dst, src);
+    const float want[5] = {1.5f, 0, 3, 5, 15};
+    cr_expect_arr_eq(dst, want, sizeof dst);
+    dahl_scale(5, dst, 2.0f);
+    const float doubled[5] = {3, 0, 6, 10, 30};
+    cr_expect_arr_eq(dst, doubled, sizeof dst);
+    dahl_zero(5, dst);
+    const float zeros[5] = {0};
+    cr_expect_arr_eq(dst, zeros, sizeof dst);
+    cr_expect_eq(dahl_accumulate_flops(8), 8.0);
+    cr_expect_eq(dahl_accumulate_bytes(8), 96);
+    cr_expect_eq(dahl_zero_flops(8), 0.0);
+    cr_expect_eq(dahl_zero_bytes(8), 32);
+    cr_expect_eq(dahl_scale_flops(8), 8.0);
+    cr_expect_eq(dahl_scale_bytes(8), 64);
+}
+
+/* dahl_kernels_init pins OpenBLAS to one thread; a kernel still works after it. */
+Test(kernels, kernels_work_after_init)
+{
+    dahl_kernels_init();
+    const float x[2] = {1.0f, 2.0f}, w[2] = {3.0f, 4.0f}, b[1] = {0.5f};
+    float y[1];
+    dahl_dense_forward(2, 1, x, w, b, y);
+    cr_expect_float_eq(y[0], 11.5f, 1e-6);
+}
