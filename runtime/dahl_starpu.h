@@ -6,10 +6,12 @@
 #include <starpu.h>
 
 #ifdef STARPU_SIMGRID
-/* Simulated: kernels never run, data is never really allocated. */
+/* Simulated: kernels never run, data is never really allocated (folded pages: shapes without memory). */
 #define DAHL_SIMULATED 1
+#define DAHL_MALLOC_FLAGS STARPU_MALLOC_SIMULATION_FOLDED
 #else
 #define DAHL_SIMULATED 0
+#define DAHL_MALLOC_FLAGS 0
 #endif
 
 /* Checks a StarPU return code inside the runtime: returns it (negative) from the calling function. */

@@ -1,0 +1,141 @@
+/* dahl tensors on StarPU: see dahl_tensor.h. A tensor is one StarPU vector of floats; the batch split is
+ * StarPU's vector block filter with one part per sample, so sample i covers elements
+ * [i * sample_count, (i + 1) * sample_count). */
+#include "dahl_tensor_starpu.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dahl_tensor {
+    int ndim;
+    int dims[DAHL_TENSOR_MAX_DIMS];
+    size_t count;
+    float *data; /* allocated with DAHL_MALLOC_FLAGS: folded (no real memory) in the SimGrid build */
+    starpu_data_handle_t handle;
+    bool split;
+};
+
+struct dahl_tensor *dahl_tensor_create(int ndim, const int dims[])
+{
+    if (ndim < 1 || ndim > DAHL_TENSOR_MAX_DIMS)
+        return NULL;
+    struct dahl_tensor *t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return NULL;
+    t->ndim = ndim;
+    t->count = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] < 1) {
+            free(t);
+            return NULL;
+        }
+        t->dims[i] = dims[i];
+        t->count *= (size_t)dims[i];
+    }
+    void *data = NULL;
+    if (starpu_malloc_flags(&data, t->count * sizeof(float), DAHL_MALLOC_FLAGS) != 0 || data == NULL) {
+        free(t);
+        return NULL;
+    }
+    t->data = data;
+    if (!DAHL_SIMULATED)
+        memset(t->data, 0, t->count * sizeof(float));
+    starpu_vector_data_register(&t->handle, STARPU_MAIN_RAM, (uintptr_t)t->data, (uint32_t)t->count,
+                                sizeof(float));
+    return t;
+}
+
+void dahl_tensor_destroy(struct dahl_tensor *t)
+{
+    if (t == NULL)
+        return;
+    dahl_tensor_unsplit(t);
+    starpu_data_unregister(t->handle);
+    starpu_free_flags(t->data, t->count * sizeof(float), DAHL_MALLOC_FLAGS);
+    free(t);
+}
+
+int dahl_tensor_ndim(const struct dahl_tensor *t)
+{
+    return t->ndim;
+}
+
+int dahl_tensor_dim(const struct dahl_tensor *t, int axis)
+{
+    return axis >= 0 && axis < t->ndim ? t->dims[axis] : 1;
+}
+
+size_t dahl_tensor_count(const struct dahl_tensor *t)
+{
+    return t->count;
+}
+
+size_t dahl_tensor_sample_count(const struct dahl_tensor *t)
+{
+    return t->count / (size_t)t->dims[0];
+}
+
+int dahl_tensor_split_batch(struct dahl_tensor *t)
+{
+    if (t->split)
+        return -EALREADY;
+    struct starpu_data_filter filter = {
+        .filter_func = starpu_vector_filter_block,
+        .nchildren = (unsigned)t->dims[0],
+    };
+    starpu_data_partition(t->handle, &filter);
+    t->split = true;
+    return 0;
+}
+
+void dahl_tensor_unsplit(struct dahl_tensor *t)
+{
+    if (!t->split)
+        return;
+    starpu_data_unpartition(t->handle, STARPU_MAIN_RAM);
+    t->split = false;
+}
+
+bool dahl_tensor_is_split(const struct dahl_tensor *t)
+{
+    return t->split;
+}
+
+starpu_data_handle_t dahl_tensor_handle(const struct dahl_tensor *t)
+{
+    return t->split ? NULL : t->handle;
+}
+
+starpu_data_handle_t dahl_tensor_sample(const struct dahl_tensor *t, int i)
+{
+    if (!t->split || i < 0 || i >= t->dims[0])
+        return NULL;
+    return starpu_data_get_sub_data(t->handle, 1, (unsigned)i);
+}
+
+/* Copies between the tensor's home copy and the application, under StarPU's acquire protocol. */
+static int tensor_copy(struct dahl_tensor *t, float *app, size_t count, bool to_app)
+{
+    if (DAHL_SIMULATED)
+        return -ENODATA;
+    if (t->split || count != t->count)
+        return -EINVAL;
+    DAHL_CHECK_STARPU(starpu_data_acquire(t->handle, to_app ? STARPU_R : STARPU_W));
+    if (to_app)
+        memcpy(app, t->data, count * sizeof(float));
+    else
+        memcpy(t->data, app, count * sizeof(float));
+    starpu_data_release(t->handle);
+    return 0;
+}
+
+int dahl_tensor_read(struct dahl_tensor *t, float *dst, size_t count)
+{
+    return tensor_copy(t, dst, count, true);
+}
+
+int dahl_tensor_write(struct dahl_tensor *t, const float *src, size_t count)
+{
+    return tensor_copy(t, (float *)src, count, false);
+}
