@@ -1,0 +1,38 @@
+/* Training data for the dahl runtime: Fashion-MNIST read from Debian's dataset-fashion-mnist package (IDX
+ * files, gzip), and synthetic images of any size H x W x C, deterministic from a seed, with labels a CNN
+ * can learn (each class has its own prototype image; samples are noisy copies). No StarPU here.
+ * Images are float32 in [0, 1], laid out [N][C][H][W] row-major; labels are in [0, nclasses).
+ * Ownership: a dataset owns its arrays; dahl_dataset_fini() frees them. */
+#ifndef DAHL_DATASET_H
+#define DAHL_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where Debian's dataset-fashion-mnist package puts the files. */
+#define DAHL_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+struct dahl_dataset {
+    int n;           /* samples */
+    int c, h, w;     /* channels, height, width */
+    int nclasses;
+    float *images;   /* n * c * h * w values; NULL for a shape-only dataset (simulation needs no pixels) */
+    uint8_t *labels; /* n labels */
+};
+
+/* Loads the train (60000) or test (10000) split from dir (DAHL_FASHION_MNIST_DIR when NULL), keeping the
+ * first max_samples (all when max_samples <= 0). Returns 0, or a negative errno with a one-line message in
+ * err naming the file (and a hint when the package is missing): -ENOENT missing file, -EINVAL bad file. */
+int dahl_dataset_load_fashion_mnist(const char *dir, int train, int max_samples, struct dahl_dataset *out,
+                                    char *err, size_t err_size);
+
+/* Makes n synthetic samples of c x h x w with nclasses classes, deterministic from seed (same arguments,
+ * same bytes). With pixels == 0 only labels are made (images stays NULL), for simulated runs.
+ * Returns 0, -EINVAL for a non-positive size or nclasses outside [2, 256], or -ENOMEM. */
+int dahl_dataset_synthetic(int n, int c, int h, int w, int nclasses, uint64_t seed, int pixels,
+                           struct dahl_dataset *out);
+
+/* Frees the arrays and zeroes *d. Safe on a zeroed dataset. */
+void dahl_dataset_fini(struct dahl_dataset *d);
+
+#endif /* DAHL_DATASET_H */
