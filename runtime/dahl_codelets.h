@@ -1,11 +1,40 @@
-/* Task insertion helpers, one per codelet: dahl_insert_<op>() submits one task asynchronously and returns 0
- * or a negative StarPU error code. Perf-model symbols are a contract with calibration/: renaming one means
- * recalibrating every machine. */
+/* dahl codelets, the StarPU-free part: the probe task, the perf-model kind every dahl codelet is built with
+ * and the list of perf-model symbols. Perf-model symbols are a contract with calibration/: renaming one
+ * means recalibrating every machine. The task insertion helpers, which take StarPU handles, are in
+ * dahl_codelets_starpu.h (runtime code only). */
 #ifndef DAHL_CODELETS_H
 #define DAHL_CODELETS_H
 
+#include <stddef.h>
+
 /* Perf-model symbol "dahl_probe": a data-less task busy on one CPU for duration_us (footprint: the
- * duration rounded to whole microseconds). */
+ * duration rounded to whole microseconds). Submits one task; returns 0 or a negative StarPU error. The
+ * probe is always history-based and is not in dahl_codelet_symbols() (its models are written by hand). */
 int dahl_insert_probe(double duration_us);
+
+/* How StarPU models the cost of every dahl codelet: a table of measured times per footprint (history, the
+ * default), or a fit of time against work (the task's flops) that extrapolates to unmeasured shapes:
+ * a * size^b (regression) or a * size^b + c (nl-regression). */
+enum dahl_perfmodel_kind {
+    DAHL_PERFMODEL_HISTORY,
+    DAHL_PERFMODEL_REGRESSION,
+    DAHL_PERFMODEL_NL_REGRESSION,
+};
+
+/* Parses "history", "regression" or "nl-regression" into *out. Returns 0, or -EINVAL (out untouched). */
+int dahl_perfmodel_kind_parse(const char *name, enum dahl_perfmodel_kind *out);
+/* The name dahl_perfmodel_kind_parse() accepts for kind (static string), or NULL for an unknown kind. */
+const char *dahl_perfmodel_kind_name(enum dahl_perfmodel_kind kind);
+
+/* Builds every dahl codelet's perf model (all of dahl_codelet_symbols()) as kind. Only before the first
+ * dahl task is submitted in this process: returns 0, -EBUSY once a task was submitted (StarPU has then
+ * loaded the models), or -EINVAL for an unknown kind. */
+int dahl_codelets_set_perfmodel(enum dahl_perfmodel_kind kind);
+/* The kind the perf models are built as now. */
+enum dahl_perfmodel_kind dahl_codelets_perfmodel(void);
+
+/* The perf-model symbols of every dahl codelet, e.g. "dahl_conv2d_forward" (static, *n entries): what a
+ * calibration must measure and what a simulated machine's codelets/45/ directory must hold. */
+const char *const *dahl_codelet_symbols(size_t *n);
 
 #endif /* DAHL_CODELETS_H */

@@ -1,0 +1,122 @@
+/* Max-pool codelets: forward and backward of one sample (kernels/cpu/pool.c), perf models keyed by the
+ * shape. The backward pass reads the forward input x again (it recomputes each window's argmax), so no
+ * index buffer travels between the two tasks. */
+#include "dahl_codelets_internal.h"
+
+#include <errno.h>
+
+struct maxpool_args {
+    struct dahl_maxpool_shape shape;
+};
+
+static struct dahl_maxpool_shape maxpool_task_shape(struct starpu_task *task)
+{
+    struct maxpool_args args;
+    starpu_codelet_unpack_args(task->cl_arg, &args);
+    return args.shape;
+}
+
+static uint32_t maxpool_footprint(struct starpu_task *task)
+{
+    struct dahl_maxpool_shape s = maxpool_task_shape(task);
+    return starpu_hash_crc32c_be_n(&s, sizeof(s), 0);
+}
+
+static size_t maxpool_forward_size(struct starpu_task *task, unsigned nimpl)
+{
+    (void)nimpl;
+    struct dahl_maxpool_shape s = maxpool_task_shape(task);
+    return dahl_size_of_flops(dahl_maxpool_forward_flops(&s));
+}
+
+static size_t maxpool_backward_size(struct starpu_task *task, unsigned nimpl)
+{
+    (void)nimpl;
+    struct dahl_maxpool_shape s = maxpool_task_shape(task);
+    return dahl_size_of_flops(dahl_maxpool_backward_flops(&s));
+}
+
+/* buffers: x (R), y (W) */
+static void maxpool_forward_cpu(void *buffers[], void *cl_arg)
+{
+    struct maxpool_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_maxpool_forward(&args.shape, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                         (float *)STARPU_VECTOR_GET_PTR(buffers[1]));
+}
+
+/* buffers: x (R), dy (R), dx (W) */
+static void maxpool_backward_cpu(void *buffers[], void *cl_arg)
+{
+    struct maxpool_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_maxpool_backward(&args.shape, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                          (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                          (float *)STARPU_VECTOR_GET_PTR(buffers[2]));
+}
+
+struct starpu_perfmodel dahl_maxpool_forward_model = {
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "dahl_maxpool_forward",
+    .footprint = maxpool_footprint,
+    .size_base = maxpool_forward_size,
+};
+
+struct starpu_perfmodel dahl_maxpool_backward_model = {
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "dahl_maxpool_backward",
+    .footprint = maxpool_footprint,
+    .size_base = maxpool_backward_size,
+};
+
+static struct starpu_codelet maxpool_forward_cl = {
+    .cpu_funcs = {maxpool_forward_cpu},
+    .cpu_funcs_name = {"maxpool_forward_cpu"},
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &dahl_maxpool_forward_model,
+    .name = "dahl_maxpool_forward",
+};
+
+static struct starpu_codelet maxpool_backward_cl = {
+    .cpu_funcs = {maxpool_backward_cpu},
+    .cpu_funcs_name = {"maxpool_backward_cpu"},
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_W},
+    .model = &dahl_maxpool_backward_model,
+    .name = "dahl_maxpool_backward",
+};
+
+static size_t maxpool_x_count(const struct dahl_maxpool_shape *s)
+{
+    return (size_t)s->c * (size_t)s->h * (size_t)s->w;
+}
+
+static size_t maxpool_y_count(const struct dahl_maxpool_shape *s)
+{
+    return (size_t)s->c * (size_t)dahl_maxpool_out_h(s) * (size_t)dahl_maxpool_out_w(s);
+}
+
+int dahl_insert_maxpool_forward(const struct dahl_maxpool_shape *s, starpu_data_handle_t x, starpu_data_handle_t y)
+{
+    if (s == NULL || !dahl_maxpool_shape_valid(s) || !dahl_vector_is(x, maxpool_x_count(s)) ||
+        !dahl_vector_is(y, maxpool_y_count(s)))
+        return -EINVAL;
+    struct maxpool_args args = {.shape = *s};
+    dahl_codelets_note_submit();
+    return starpu_task_insert(&maxpool_forward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_W, y,
+                              STARPU_FLOPS, dahl_maxpool_forward_flops(s), STARPU_NAME, "dahl_maxpool_forward", 0);
+}
+
+int dahl_insert_maxpool_backward(const struct dahl_maxpool_shape *s, starpu_data_handle_t x,
+                                 starpu_data_handle_t dy, starpu_data_handle_t dx)
+{
+    if (s == NULL || !dahl_maxpool_shape_valid(s) || !dahl_vector_is(x, maxpool_x_count(s)) ||
+        !dahl_vector_is(dy, maxpool_y_count(s)) || !dahl_vector_is(dx, maxpool_x_count(s)))
+        return -EINVAL;
+    struct maxpool_args args = {.shape = *s};
+    dahl_codelets_note_submit();
+    return starpu_task_insert(&maxpool_backward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_R, dy,
+                              STARPU_W, dx, STARPU_FLOPS, dahl_maxpool_backward_flops(s), STARPU_NAME,
+                              "dahl_maxpool_backward", 0);
+}

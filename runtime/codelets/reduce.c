@@ -1,0 +1,107 @@
+/* Gradient reduction codelets (kernels/cpu/reduce.c): dahl_accumulate (dst += src) and dahl_zero (dst = 0).
+ * They serve twice: as StarPU's reduction methods for STARPU_REDUX gradient handles (StarPU then runs them
+ * with no cl_arg, and calls zero's CPU function directly to initialise per-worker copies), and as ordinary
+ * tasks for the manual reduction of per-sample gradients. So they take n from the buffers, never from an
+ * argument, and their perf models are keyed by the handle's element count. */
+#include "dahl_codelets_internal.h"
+
+#include <errno.h>
+
+static size_t reduce_task_n(struct starpu_task *task)
+{
+    return starpu_vector_get_nx(STARPU_TASK_GET_HANDLE(task, 0));
+}
+
+static uint32_t reduce_footprint(struct starpu_task *task)
+{
+    const uint64_t n = reduce_task_n(task);
+    return starpu_hash_crc32c_be_n(&n, sizeof(n), 0);
+}
+
+static size_t accumulate_size(struct starpu_task *task, unsigned nimpl)
+{
+    (void)nimpl;
+    return dahl_size_of_flops(dahl_accumulate_flops(reduce_task_n(task)));
+}
+
+/* zero does no arithmetic: its size is the element count it writes. */
+static size_t zero_size(struct starpu_task *task, unsigned nimpl)
+{
+    (void)nimpl;
+    return dahl_size_of_flops((double)reduce_task_n(task));
+}
+
+/* buffers: dst (RW), src (R) */
+static void accumulate_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    dahl_accumulate(STARPU_VECTOR_GET_NX(buffers[0]), (float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                    (const float *)STARPU_VECTOR_GET_PTR(buffers[1]));
+}
+
+/* buffers: dst (W) */
+static void zero_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    dahl_zero(STARPU_VECTOR_GET_NX(buffers[0]), (float *)STARPU_VECTOR_GET_PTR(buffers[0]));
+}
+
+struct starpu_perfmodel dahl_accumulate_model = {
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "dahl_accumulate",
+    .footprint = reduce_footprint,
+    .size_base = accumulate_size,
+};
+
+struct starpu_perfmodel dahl_zero_model = {
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "dahl_zero",
+    .footprint = reduce_footprint,
+    .size_base = zero_size,
+};
+
+static struct starpu_codelet accumulate_cl = {
+    .cpu_funcs = {accumulate_cpu},
+    .cpu_funcs_name = {"accumulate_cpu"},
+    .nbuffers = 2,
+    .modes = {STARPU_RW, STARPU_R},
+    .model = &dahl_accumulate_model,
+    .name = "dahl_accumulate",
+};
+
+static struct starpu_codelet zero_cl = {
+    .cpu_funcs = {zero_cpu},
+    .cpu_funcs_name = {"zero_cpu"},
+    .nbuffers = 1,
+    .modes = {STARPU_W},
+    .model = &dahl_zero_model,
+    .name = "dahl_zero",
+};
+
+int dahl_insert_accumulate(starpu_data_handle_t dst, starpu_data_handle_t src)
+{
+    if (dst == NULL || dst == src)
+        return -EINVAL;
+    const size_t n = starpu_vector_get_nx(dst);
+    if (!dahl_vector_is(dst, n) || !dahl_vector_is(src, n))
+        return -EINVAL;
+    dahl_codelets_note_submit();
+    return starpu_task_insert(&accumulate_cl, STARPU_RW, dst, STARPU_R, src, STARPU_FLOPS, dahl_accumulate_flops(n),
+                              STARPU_NAME, "dahl_accumulate", 0);
+}
+
+int dahl_insert_zero(starpu_data_handle_t dst)
+{
+    if (dst == NULL)
+        return -EINVAL;
+    const size_t n = starpu_vector_get_nx(dst);
+    if (!dahl_vector_is(dst, n))
+        return -EINVAL;
+    dahl_codelets_note_submit();
+    return starpu_task_insert(&zero_cl, STARPU_W, dst, STARPU_FLOPS, dahl_zero_flops(n), STARPU_NAME, "dahl_zero", 0);
+}
+
+void dahl_gradient_enable_redux(starpu_data_handle_t h)
+{
+    starpu_data_set_reduction_methods(h, &accumulate_cl, &zero_cl);
+}

@@ -1,0 +1,110 @@
+/* ReLU codelets: elementwise forward and backward (kernels/cpu/relu.c) over one handle's n floats, perf
+ * models keyed by n. The backward pass reads the forward OUTPUT y (y > 0 exactly where x > 0). */
+#include "dahl_codelets_internal.h"
+
+#include <errno.h>
+
+struct relu_args {
+    size_t n;
+};
+
+static size_t relu_task_n(struct starpu_task *task)
+{
+    struct relu_args args;
+    starpu_codelet_unpack_args(task->cl_arg, &args);
+    return args.n;
+}
+
+static uint32_t relu_footprint(struct starpu_task *task)
+{
+    const uint64_t n = relu_task_n(task);
+    return starpu_hash_crc32c_be_n(&n, sizeof(n), 0);
+}
+
+static size_t relu_forward_size(struct starpu_task *task, unsigned nimpl)
+{
+    (void)nimpl;
+    return dahl_size_of_flops(dahl_relu_forward_flops(relu_task_n(task)));
+}
+
+static size_t relu_backward_size(struct starpu_task *task, unsigned nimpl)
+{
+    (void)nimpl;
+    return dahl_size_of_flops(dahl_relu_backward_flops(relu_task_n(task)));
+}
+
+/* buffers: x (R), y (W) */
+static void relu_forward_cpu(void *buffers[], void *cl_arg)
+{
+    struct relu_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_relu_forward(args.n, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                      (float *)STARPU_VECTOR_GET_PTR(buffers[1]));
+}
+
+/* buffers: y (R), dy (R), dx (W) */
+static void relu_backward_cpu(void *buffers[], void *cl_arg)
+{
+    struct relu_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_relu_backward(args.n, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                       (const float *)STARPU_VECTOR_GET_PTR(buffers[1]), (float *)STARPU_VECTOR_GET_PTR(buffers[2]));
+}
+
+struct starpu_perfmodel dahl_relu_forward_model = {
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "dahl_relu_forward",
+    .footprint = relu_footprint,
+    .size_base = relu_forward_size,
+};
+
+struct starpu_perfmodel dahl_relu_backward_model = {
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "dahl_relu_backward",
+    .footprint = relu_footprint,
+    .size_base = relu_backward_size,
+};
+
+static struct starpu_codelet relu_forward_cl = {
+    .cpu_funcs = {relu_forward_cpu},
+    .cpu_funcs_name = {"relu_forward_cpu"},
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &dahl_relu_forward_model,
+    .name = "dahl_relu_forward",
+};
+
+static struct starpu_codelet relu_backward_cl = {
+    .cpu_funcs = {relu_backward_cpu},
+    .cpu_funcs_name = {"relu_backward_cpu"},
+    .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_W},
+    .model = &dahl_relu_backward_model,
+    .name = "dahl_relu_backward",
+};
+
+int dahl_insert_relu_forward(starpu_data_handle_t x, starpu_data_handle_t y)
+{
+    if (x == NULL)
+        return -EINVAL;
+    struct relu_args args = {.n = starpu_vector_get_nx(x)};
+    if (!dahl_vector_is(x, args.n) || !dahl_vector_is(y, args.n) || x == y)
+        return -EINVAL;
+    dahl_codelets_note_submit();
+    return starpu_task_insert(&relu_forward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_W, y,
+                              STARPU_FLOPS, dahl_relu_forward_flops(args.n), STARPU_NAME, "dahl_relu_forward", 0);
+}
+
+int dahl_insert_relu_backward(starpu_data_handle_t y, starpu_data_handle_t dy, starpu_data_handle_t dx)
+{
+    if (y == NULL)
+        return -EINVAL;
+    struct relu_args args = {.n = starpu_vector_get_nx(y)};
+    if (!dahl_vector_is(y, args.n) || !dahl_vector_is(dy, args.n) || !dahl_vector_is(dx, args.n) || dx == y ||
+        dx == dy)
+        return -EINVAL;
+    dahl_codelets_note_submit();
+    return starpu_task_insert(&relu_backward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, y, STARPU_R, dy,
+                              STARPU_W, dx, STARPU_FLOPS, dahl_relu_backward_flops(args.n), STARPU_NAME,
+                              "dahl_relu_backward", 0);
+}

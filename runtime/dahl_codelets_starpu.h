@@ -1,0 +1,77 @@
+/* Task insertion helpers, one per operation and direction, for runtime code only (they take StarPU handles;
+ * sim/ uses the StarPU-free dahl_codelets.h). Each dahl_insert_*() submits one task asynchronously, with
+ * STARPU_NAME set to its perf-model symbol and STARPU_FLOPS to the kernel's flop count, and returns 0,
+ * -EINVAL when a shape is invalid or a handle is not a float vector of the size the shape implies, or a
+ * negative StarPU error. Every handle is a StarPU vector of floats (dahl_tensor_handle/_sample) holding ONE
+ * sample laid out as dahl_kernels.h says; the caller keeps owning every handle. */
+#ifndef DAHL_CODELETS_STARPU_H
+#define DAHL_CODELETS_STARPU_H
+
+#include "dahl_codelets.h"
+#include "dahl_kernels.h"
+#include "dahl_starpu.h"
+
+/* ---- workspaces: scratch memory for kernels that need it (conv2d) --------------------------------------
+ * A vector handle with no home (StarPU allocates it per worker on first use), to pass to the insert helpers
+ * that take a `workspace`; StarPU accesses it as STARPU_SCRATCH, so one handle serves concurrent tasks.
+ * Returns NULL when bytes == 0 or is too large for a StarPU vector. The caller destroys it (after or even
+ * before its tasks complete: the unregistration is submitted); destroy(NULL) is a no-op. */
+starpu_data_handle_t dahl_workspace_create(size_t bytes);
+void dahl_workspace_destroy(starpu_data_handle_t workspace);
+
+/* ---- conv2d: perf models "dahl_conv2d_forward", "dahl_conv2d_backward_input",
+ * "dahl_conv2d_backward_weights"; footprint: the shape. workspace: at least dahl_conv2d_workspace_bytes(s).
+ * x [C*H*W], w [F*C*KH*KW], b [F], y/dy [F*OH*OW], dx [C*H*W], dw [F*C*KH*KW], db [F]. */
+int dahl_insert_conv2d_forward(const struct dahl_conv2d_shape *s, starpu_data_handle_t x, starpu_data_handle_t w,
+                               starpu_data_handle_t b, starpu_data_handle_t y, starpu_data_handle_t workspace);
+int dahl_insert_conv2d_backward_input(const struct dahl_conv2d_shape *s, starpu_data_handle_t dy,
+                                      starpu_data_handle_t w, starpu_data_handle_t dx,
+                                      starpu_data_handle_t workspace);
+/* ACCUMULATES into dw and db, accessed with grad_mode: STARPU_REDUX (dw and db must have had
+ * dahl_gradient_enable_redux()) or STARPU_RW (a private buffer, e.g. per sample, summed later with
+ * dahl_insert_accumulate()). Any other mode: -EINVAL. */
+int dahl_insert_conv2d_backward_weights(const struct dahl_conv2d_shape *s, starpu_data_handle_t x,
+                                        starpu_data_handle_t dy, starpu_data_handle_t dw,
+                                        starpu_data_handle_t db, enum starpu_data_access_mode grad_mode,
+                                        starpu_data_handle_t workspace);
+
+/* ---- max-pool: "dahl_maxpool_forward", "dahl_maxpool_backward"; footprint: the shape.
+ * x/dx [C*H*W], y/dy [C*OH*OW]. */
+int dahl_insert_maxpool_forward(const struct dahl_maxpool_shape *s, starpu_data_handle_t x, starpu_data_handle_t y);
+int dahl_insert_maxpool_backward(const struct dahl_maxpool_shape *s, starpu_data_handle_t x,
+                                 starpu_data_handle_t dy, starpu_data_handle_t dx);
+
+/* ---- ReLU: "dahl_relu_forward", "dahl_relu_backward"; footprint: n, the elements of x (all handles the
+ * same size; y is the forward OUTPUT). Distinct handles (no in-place task). */
+int dahl_insert_relu_forward(starpu_data_handle_t x, starpu_data_handle_t y);
+int dahl_insert_relu_backward(starpu_data_handle_t y, starpu_data_handle_t dy, starpu_data_handle_t dx);
+
+/* ---- dense: "dahl_dense_forward", "dahl_dense_backward_input", "dahl_dense_backward_weights"; footprint:
+ * (n_in, n_out). x/dx [N_in], w/dw [N_out*N_in], b/db [N_out], y/dy [N_out]. grad_mode as for conv2d. */
+int dahl_insert_dense_forward(int n_in, int n_out, starpu_data_handle_t x, starpu_data_handle_t w,
+                              starpu_data_handle_t b, starpu_data_handle_t y);
+int dahl_insert_dense_backward_input(int n_in, int n_out, starpu_data_handle_t dy, starpu_data_handle_t w,
+                                     starpu_data_handle_t dx);
+int dahl_insert_dense_backward_weights(int n_in, int n_out, starpu_data_handle_t x, starpu_data_handle_t dy,
+                                       starpu_data_handle_t dw, starpu_data_handle_t db,
+                                       enum starpu_data_access_mode grad_mode);
+
+/* ---- fused softmax + cross-entropy: "dahl_softmax_xent"; footprint: k (not the label).
+ * logits [K] (R), label in [0, K), dlogits [K] (W), metrics [2] (W): metrics[0] = the loss,
+ * metrics[1] = 1 when the first argmax is the label, else 0. */
+int dahl_insert_softmax_xent(int k, int label, starpu_data_handle_t logits, starpu_data_handle_t dlogits,
+                             starpu_data_handle_t metrics);
+
+/* ---- SGD: "dahl_sgd_update"; footprint: (n, with momentum). param (RW) -= lr * grad (R); with velocity
+ * non-NULL (RW, same size) and momentum != 0, PyTorch's momentum (see dahl_sgd_update). */
+int dahl_insert_sgd_update(starpu_data_handle_t param, starpu_data_handle_t grad, starpu_data_handle_t velocity,
+                           float lr, float momentum);
+
+/* ---- reductions: "dahl_accumulate" (dst += src) and "dahl_zero" (dst = 0); footprint: n. */
+int dahl_insert_accumulate(starpu_data_handle_t dst, starpu_data_handle_t src);
+int dahl_insert_zero(starpu_data_handle_t dst);
+/* Makes h reducible with STARPU_REDUX: per-worker copies start at zero (dahl_zero) and are summed into h
+ * (dahl_accumulate), h's own value included. Call once per gradient handle, before the first REDUX task. */
+void dahl_gradient_enable_redux(starpu_data_handle_t h);
+
+#endif /* DAHL_CODELETS_STARPU_H */
