@@ -1,0 +1,648 @@
+/* The CNN task graph: see dahl_network.h. Tensors: act[i] is the input of layer i ([batch][...], split per
+ * sample; act[L] holds the logits), grad[i] = dLoss/dact[i] (i >= 1), and each layer with parameters has
+ * w, b, their gradients (REDUX: one dw/db; manual: one per sample, summed by a binary tree) and, with
+ * momentum, velocities. Metrics come back through starpu_data_acquire_cb, so reading them never blocks
+ * the submitting thread. */
+#include "dahl_network.h"
+
+#include "dahl_codelets_starpu.h"
+#include "dahl_tensor_starpu.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct layer {
+    struct dahl_layer_desc desc;
+    int in_c, in_h, in_w, out_c, out_h, out_w;
+    struct dahl_conv2d_shape conv;
+    struct dahl_maxpool_shape pool;
+    size_t nw, nb;                 /* parameter counts, 0 for layers without parameters */
+    struct dahl_tensor *w, *b;     /* parameters */
+    struct dahl_tensor *dw, *db;   /* REDUX gradients (whole) or per-sample gradients (split, manual) */
+    struct dahl_tensor *vw, *vb;   /* momentum velocities, NULL without momentum */
+    starpu_data_handle_t workspace;
+};
+
+struct metric_slot {
+    struct dahl_network *net;
+    starpu_data_handle_t handle;
+};
+
+struct dahl_network {
+    struct dahl_network_desc desc;
+    struct dahl_train_conf conf;
+    struct layer layers[DAHL_NETWORK_MAX_LAYERS];
+    struct dahl_tensor *act[DAHL_NETWORK_MAX_LAYERS + 1];
+    struct dahl_tensor *grad[DAHL_NETWORK_MAX_LAYERS + 1];
+    struct dahl_tensor *metrics; /* [batch][2]: loss, correct */
+    struct metric_slot *slots;   /* one per sample */
+    pthread_mutex_t lock;        /* guards the totals below, updated from StarPU callbacks */
+    int64_t loss_fixed;          /* summed loss in units of 2^-32: integer sums do not depend on the order
+                                    in which the callbacks run, so the totals are reproducible */
+    long correct, samples;
+    const char *const *symbols;
+    size_t nsymbols;
+    long *task_counts;
+};
+
+/* ---- descriptions -------------------------------------------------------------------------------------- */
+
+static struct dahl_layer_desc conv(int filters, int kernel, int stride, int pad)
+{
+    return (struct dahl_layer_desc){.kind = DAHL_LAYER_CONV, .filters = filters, .kernel = kernel,
+                                    .stride = stride, .pad = pad};
+}
+
+static struct dahl_layer_desc relu(void)
+{
+    return (struct dahl_layer_desc){.kind = DAHL_LAYER_RELU};
+}
+
+static struct dahl_layer_desc maxpool(int kernel, int stride)
+{
+    return (struct dahl_layer_desc){.kind = DAHL_LAYER_MAXPOOL, .kernel = kernel, .stride = stride};
+}
+
+static struct dahl_layer_desc dense(int units)
+{
+    return (struct dahl_layer_desc){.kind = DAHL_LAYER_DENSE, .units = units};
+}
+
+static int desc_init(int c, int h, int w, int nclasses, struct dahl_network_desc *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (c < 1 || h < 1 || w < 1 || nclasses < 2)
+        return -EINVAL;
+    out->c = c;
+    out->h = h;
+    out->w = w;
+    out->nclasses = nclasses;
+    return 0;
+}
+
+static void desc_add(struct dahl_network_desc *d, struct dahl_layer_desc l)
+{
+    if (d->nlayers < DAHL_NETWORK_MAX_LAYERS)
+        d->layers[d->nlayers++] = l;
+}
+
+int dahl_network_desc_lenet(int c, int h, int w, int nclasses, struct dahl_network_desc *out)
+{
+    if (desc_init(c, h, w, nclasses, out) != 0)
+        return -EINVAL;
+    int hh = h, ww = w;
+    desc_add(out, conv(6, 5, 1, 2));
+    desc_add(out, relu());
+    if (hh >= 2 && ww >= 2) {
+        desc_add(out, maxpool(2, 2));
+        hh /= 2;
+        ww /= 2;
+    }
+    if (hh < 5 || ww < 5)
+        return -EINVAL;
+    desc_add(out, conv(16, 5, 1, 0));
+    desc_add(out, relu());
+    hh -= 4;
+    ww -= 4;
+    if (hh >= 2 && ww >= 2)
+        desc_add(out, maxpool(2, 2));
+    desc_add(out, dense(120));
+    desc_add(out, relu());
+    desc_add(out, dense(nclasses));
+    return 0;
+}
+
+int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int width, struct dahl_network_desc *out)
+{
+    if (desc_init(c, h, w, nclasses, out) != 0 || blocks < 1 || width < 1 || 3 * blocks + 3 > DAHL_NETWORK_MAX_LAYERS)
+        return -EINVAL;
+    int hh = h, ww = w, f = width;
+    for (int i = 0; i < blocks; i++) {
+        desc_add(out, conv(f, 3, 1, 1));
+        desc_add(out, relu());
+        if (hh >= 4 && ww >= 4) {
+            desc_add(out, maxpool(2, 2));
+            hh /= 2;
+            ww /= 2;
+        }
+        f *= 2;
+    }
+    desc_add(out, dense(128));
+    desc_add(out, relu());
+    desc_add(out, dense(nclasses));
+    return 0;
+}
+
+/* Fills in the shapes of every layer from the description; the error names the layer. */
+static int layers_plan(const struct dahl_network_desc *d, struct layer *layers, char *err, size_t err_size)
+{
+    if (d->c < 1 || d->h < 1 || d->w < 1) {
+        snprintf(err, err_size, "input shape %dx%dx%d: every dimension must be positive", d->c, d->h, d->w);
+        return -EINVAL;
+    }
+    if (d->nlayers < 1 || d->nlayers > DAHL_NETWORK_MAX_LAYERS) {
+        snprintf(err, err_size, "%d layers: expected 1 to %d", d->nlayers, DAHL_NETWORK_MAX_LAYERS);
+        return -EINVAL;
+    }
+    int c = d->c, h = d->h, w = d->w;
+    for (int i = 0; i < d->nlayers; i++) {
+        struct layer *l = &layers[i];
+        memset(l, 0, sizeof(*l));
+        l->desc = d->layers[i];
+        l->in_c = c;
+        l->in_h = h;
+        l->in_w = w;
+        switch (l->desc.kind) {
+        case DAHL_LAYER_CONV:
+            l->conv = (struct dahl_conv2d_shape){.c = c, .h = h, .w = w, .f = l->desc.filters, .kh = l->desc.kernel,
+                                                 .kw = l->desc.kernel, .stride = l->desc.stride, .pad = l->desc.pad};
+            if (!dahl_conv2d_shape_valid(&l->conv)) {
+                snprintf(err, err_size, "layer %d (conv %d filters %dx%d stride %d pad %d) does not fit its %dx%dx%d input",
+                         i, l->desc.filters, l->desc.kernel, l->desc.kernel, l->desc.stride, l->desc.pad, c, h, w);
+                return -EINVAL;
+            }
+            c = l->desc.filters;
+            h = dahl_conv2d_out_h(&l->conv);
+            w = dahl_conv2d_out_w(&l->conv);
+            l->nw = (size_t)l->conv.f * l->conv.c * l->conv.kh * l->conv.kw;
+            l->nb = (size_t)l->conv.f;
+            break;
+        case DAHL_LAYER_MAXPOOL:
+            l->pool = (struct dahl_maxpool_shape){.c = c, .h = h, .w = w, .k = l->desc.kernel, .stride = l->desc.stride};
+            if (!dahl_maxpool_shape_valid(&l->pool)) {
+                snprintf(err, err_size, "layer %d (maxpool %d stride %d) does not fit its %dx%dx%d input", i,
+                         l->desc.kernel, l->desc.stride, c, h, w);
+                return -EINVAL;
+            }
+            h = dahl_maxpool_out_h(&l->pool);
+            w = dahl_maxpool_out_w(&l->pool);
+            break;
+        case DAHL_LAYER_RELU:
+            break;
+        case DAHL_LAYER_DENSE:
+            if (l->desc.units < 1) {
+                snprintf(err, err_size, "layer %d (dense): units must be positive, got %d", i, l->desc.units);
+                return -EINVAL;
+            }
+            l->nw = (size_t)l->desc.units * c * h * w;
+            l->nb = (size_t)l->desc.units;
+            c = l->desc.units;
+            h = 1;
+            w = 1;
+            break;
+        default:
+            snprintf(err, err_size, "layer %d: unknown kind %d", i, (int)l->desc.kind);
+            return -EINVAL;
+        }
+        l->out_c = c;
+        l->out_h = h;
+        l->out_w = w;
+    }
+    if (c * h * w != d->nclasses) {
+        snprintf(err, err_size, "the last layer gives %d outputs, expected %d classes (end with dense %d)", c * h * w,
+                 d->nclasses, d->nclasses);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int dahl_network_desc_check(const struct dahl_network_desc *d, char *err, size_t err_size)
+{
+    struct layer layers[DAHL_NETWORK_MAX_LAYERS];
+    return layers_plan(d, layers, err, err_size);
+}
+
+size_t dahl_network_desc_params(const struct dahl_network_desc *d)
+{
+    struct layer layers[DAHL_NETWORK_MAX_LAYERS];
+    char err[256];
+    if (layers_plan(d, layers, err, sizeof(err)) != 0)
+        return 0;
+    size_t n = 0;
+    for (int i = 0; i < d->nlayers; i++)
+        n += layers[i].nw + layers[i].nb;
+    return n;
+}
+
+/* ---- creation ---------------------------------------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* He-normal initial weights: N(0, 2 / fan_in), by Box-Muller from the seed. */
+static int init_weights(struct layer *l, uint64_t *state)
+{
+    if (DAHL_SIMULATED)
+        return 0;
+    size_t fan_in = l->nw / l->nb;
+    float *v = malloc(l->nw * sizeof(float));
+    if (v == NULL)
+        return -ENOMEM;
+    double sigma = sqrt(2.0 / (double)fan_in);
+    for (size_t i = 0; i < l->nw; i++) {
+        double u1 = ((double)(splitmix64(state) >> 11) + 1.0) / 9007199254740993.0;
+        double u2 = (double)(splitmix64(state) >> 11) / 9007199254740992.0;
+        v[i] = (float)(sigma * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+    }
+    int ret = dahl_tensor_write(l->w, v, l->nw);
+    free(v);
+    return ret;
+}
+
+/* A [batch][...] tensor split per sample, or a single whole tensor when batch is 0. */
+static struct dahl_tensor *tensor(int batch, size_t per_sample)
+{
+    if (per_sample > (size_t)0x7fffffff)
+        return NULL;
+    struct dahl_tensor *t = batch > 0 ? dahl_tensor_create(2, (int[]){batch, (int)per_sample})
+                                      : dahl_tensor_create(1, (int[]){(int)per_sample});
+    if (t != NULL && batch > 0)
+        dahl_tensor_split_batch(t);
+    return t;
+}
+
+static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *state)
+{
+    int batch = net->conf.batch;
+    if (l->nw == 0)
+        return 0;
+    l->w = tensor(0, l->nw);
+    l->b = tensor(0, l->nb);
+    int grad_batch = net->conf.reduction == DAHL_REDUCTION_MANUAL ? batch : 0;
+    l->dw = tensor(grad_batch, l->nw);
+    l->db = tensor(grad_batch, l->nb);
+    if (l->w == NULL || l->b == NULL || l->dw == NULL || l->db == NULL)
+        return -ENOMEM;
+    if (net->conf.momentum != 0.0f) {
+        l->vw = tensor(0, l->nw);
+        l->vb = tensor(0, l->nb);
+        if (l->vw == NULL || l->vb == NULL)
+            return -ENOMEM;
+    }
+    if (net->conf.reduction == DAHL_REDUCTION_REDUX) {
+        dahl_gradient_enable_redux(dahl_tensor_handle(l->dw));
+        dahl_gradient_enable_redux(dahl_tensor_handle(l->db));
+    }
+    if (l->desc.kind == DAHL_LAYER_CONV) {
+        l->workspace = dahl_workspace_create(dahl_conv2d_workspace_bytes(&l->conv));
+        if (l->workspace == NULL)
+            return -ENOMEM;
+    }
+    return init_weights(l, state);
+}
+
+struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, const struct dahl_train_conf *conf,
+                                         char *err, size_t err_size)
+{
+    if (conf->batch < 1 || !(conf->lr > 0.0f) || conf->momentum < 0.0f || conf->momentum >= 1.0f) {
+        snprintf(err, err_size, "training configuration: batch >= 1, lr > 0 and momentum in [0, 1) expected");
+        return NULL;
+    }
+    struct dahl_network *net = calloc(1, sizeof(*net));
+    if (net == NULL) {
+        snprintf(err, err_size, "out of memory");
+        return NULL;
+    }
+    net->desc = *d;
+    net->conf = *conf;
+    pthread_mutex_init(&net->lock, NULL);
+    net->symbols = dahl_codelet_symbols(&net->nsymbols);
+    net->task_counts = calloc(net->nsymbols, sizeof(long));
+    net->slots = calloc((size_t)conf->batch, sizeof(*net->slots));
+    if (net->task_counts == NULL || net->slots == NULL) {
+        snprintf(err, err_size, "out of memory");
+        dahl_network_destroy(net);
+        return NULL;
+    }
+    if (layers_plan(d, net->layers, err, err_size) != 0) {
+        net->desc.nlayers = 0; /* nothing was created */
+        dahl_network_destroy(net);
+        return NULL;
+    }
+    uint64_t state = conf->seed;
+    int L = d->nlayers;
+    net->act[0] = tensor(conf->batch, (size_t)d->c * d->h * d->w);
+    int ret = net->act[0] == NULL ? -ENOMEM : 0;
+    for (int i = 0; i < L && ret == 0; i++) {
+        struct layer *l = &net->layers[i];
+        size_t out = (size_t)l->out_c * l->out_h * l->out_w;
+        net->act[i + 1] = tensor(conf->batch, out);
+        net->grad[i + 1] = tensor(conf->batch, out);
+        ret = net->act[i + 1] == NULL || net->grad[i + 1] == NULL ? -ENOMEM : layer_create(net, l, &state);
+    }
+    if (ret == 0) {
+        net->metrics = tensor(conf->batch, 2);
+        ret = net->metrics == NULL ? -ENOMEM : 0;
+    }
+    if (ret != 0) {
+        snprintf(err, err_size, "cannot create the network's tensors: %s", strerror(-ret));
+        dahl_network_destroy(net);
+        return NULL;
+    }
+    for (int s = 0; s < conf->batch; s++)
+        net->slots[s] = (struct metric_slot){.net = net, .handle = dahl_tensor_sample(net->metrics, s)};
+    return net;
+}
+
+void dahl_network_destroy(struct dahl_network *net)
+{
+    if (net == NULL)
+        return;
+    starpu_task_wait_for_all();
+    for (int i = 0; i < net->desc.nlayers; i++) {
+        struct layer *l = &net->layers[i];
+        dahl_workspace_destroy(l->workspace);
+        dahl_tensor_destroy(l->w);
+        dahl_tensor_destroy(l->b);
+        dahl_tensor_destroy(l->dw);
+        dahl_tensor_destroy(l->db);
+        dahl_tensor_destroy(l->vw);
+        dahl_tensor_destroy(l->vb);
+    }
+    for (int i = 0; i <= net->desc.nlayers; i++) {
+        dahl_tensor_destroy(net->act[i]);
+        dahl_tensor_destroy(net->grad[i]);
+    }
+    dahl_tensor_destroy(net->metrics);
+    pthread_mutex_destroy(&net->lock);
+    free(net->slots);
+    free(net->task_counts);
+    free(net);
+}
+
+/* ---- one step ---------------------------------------------------------------------------------------------- */
+
+static void count(struct dahl_network *net, const char *symbol)
+{
+    for (size_t i = 0; i < net->nsymbols; i++) {
+        if (strcmp(net->symbols[i], symbol) == 0) {
+            net->task_counts[i]++;
+            return;
+        }
+    }
+}
+
+long dahl_network_task_count(const struct dahl_network *net, const char *symbol)
+{
+    for (size_t i = 0; i < net->nsymbols; i++)
+        if (strcmp(net->symbols[i], symbol) == 0)
+            return net->task_counts[i];
+    return 0;
+}
+
+/* Submits and counts one task. */
+#define SUBMIT(net, symbol, call)                                                                                \
+    do {                                                                                                         \
+        int submit_ret_ = (call);                                                                                \
+        if (submit_ret_ != 0)                                                                                    \
+            return submit_ret_;                                                                                  \
+        count((net), (symbol));                                                                                  \
+    } while (0)
+
+static starpu_data_handle_t sample(struct dahl_tensor *t, int s)
+{
+    return dahl_tensor_sample(t, s);
+}
+
+/* Copies one image into its sample of the input tensor (native build; waits for that slice's readers). */
+static int load_input(struct dahl_network *net, int s, const float *images)
+{
+    if (DAHL_SIMULATED || images == NULL)
+        return 0;
+    size_t n = dahl_tensor_sample_count(net->act[0]);
+    starpu_data_handle_t h = sample(net->act[0], s);
+    DAHL_CHECK_STARPU(starpu_data_acquire(h, STARPU_W));
+    memcpy((void *)starpu_vector_get_local_ptr(h), images + (size_t)s * n, n * sizeof(float));
+    starpu_data_release(h);
+    return 0;
+}
+
+static int forward_sample(struct dahl_network *net, int s, int label)
+{
+    for (int i = 0; i < net->desc.nlayers; i++) {
+        struct layer *l = &net->layers[i];
+        starpu_data_handle_t x = sample(net->act[i], s), y = sample(net->act[i + 1], s);
+        switch (l->desc.kind) {
+        case DAHL_LAYER_CONV:
+            SUBMIT(net, "dahl_conv2d_forward",
+                   dahl_insert_conv2d_forward(&l->conv, x, dahl_tensor_handle(l->w), dahl_tensor_handle(l->b), y,
+                                              l->workspace));
+            break;
+        case DAHL_LAYER_RELU:
+            SUBMIT(net, "dahl_relu_forward", dahl_insert_relu_forward(x, y));
+            break;
+        case DAHL_LAYER_MAXPOOL:
+            SUBMIT(net, "dahl_maxpool_forward", dahl_insert_maxpool_forward(&l->pool, x, y));
+            break;
+        case DAHL_LAYER_DENSE:
+            SUBMIT(net, "dahl_dense_forward",
+                   dahl_insert_dense_forward(l->in_c * l->in_h * l->in_w, l->desc.units, x, dahl_tensor_handle(l->w),
+                                             dahl_tensor_handle(l->b), y));
+            break;
+        }
+    }
+    int L = net->desc.nlayers;
+    SUBMIT(net, "dahl_softmax_xent",
+           dahl_insert_softmax_xent(net->desc.nclasses, label, sample(net->act[L], s), sample(net->grad[L], s),
+                                    sample(net->metrics, s)));
+    return 0;
+}
+
+/* The gradient buffers sample s's backward tasks accumulate into, and the access mode. */
+static starpu_data_handle_t grad_handle(struct dahl_network *net, struct dahl_tensor *g, int s)
+{
+    return net->conf.reduction == DAHL_REDUCTION_MANUAL ? sample(g, s) : dahl_tensor_handle(g);
+}
+
+static int backward_sample(struct dahl_network *net, int s)
+{
+    enum starpu_data_access_mode mode = net->conf.reduction == DAHL_REDUCTION_MANUAL ? STARPU_RW : STARPU_REDUX;
+    for (int i = net->desc.nlayers - 1; i >= 0; i--) {
+        struct layer *l = &net->layers[i];
+        starpu_data_handle_t x = sample(net->act[i], s), y = sample(net->act[i + 1], s);
+        starpu_data_handle_t dy = sample(net->grad[i + 1], s);
+        starpu_data_handle_t dx = i > 0 ? sample(net->grad[i], s) : NULL;
+        switch (l->desc.kind) {
+        case DAHL_LAYER_CONV:
+            SUBMIT(net, "dahl_conv2d_backward_weights",
+                   dahl_insert_conv2d_backward_weights(&l->conv, x, dy, grad_handle(net, l->dw, s),
+                                                       grad_handle(net, l->db, s), mode, l->workspace));
+            if (dx != NULL)
+                SUBMIT(net, "dahl_conv2d_backward_input",
+                       dahl_insert_conv2d_backward_input(&l->conv, dy, dahl_tensor_handle(l->w), dx, l->workspace));
+            break;
+        case DAHL_LAYER_RELU:
+            if (dx != NULL)
+                SUBMIT(net, "dahl_relu_backward", dahl_insert_relu_backward(y, dy, dx));
+            break;
+        case DAHL_LAYER_MAXPOOL:
+            if (dx != NULL)
+                SUBMIT(net, "dahl_maxpool_backward", dahl_insert_maxpool_backward(&l->pool, x, dy, dx));
+            break;
+        case DAHL_LAYER_DENSE: {
+            int n_in = l->in_c * l->in_h * l->in_w;
+            SUBMIT(net, "dahl_dense_backward_weights",
+                   dahl_insert_dense_backward_weights(n_in, l->desc.units, x, dy, grad_handle(net, l->dw, s),
+                                                      grad_handle(net, l->db, s), mode));
+            if (dx != NULL)
+                SUBMIT(net, "dahl_dense_backward_input",
+                       dahl_insert_dense_backward_input(n_in, l->desc.units, dy, dahl_tensor_handle(l->w), dx));
+            break;
+        }
+        }
+    }
+    return 0;
+}
+
+/* Manual reduction: sums the per-sample gradients into sample 0's buffer by a binary tree
+ * (depth ceil(log2(batch))), and returns that handle. */
+static int tree_sum(struct dahl_network *net, struct dahl_tensor *g, starpu_data_handle_t *sum)
+{
+    int batch = net->conf.batch;
+    for (int stride = 1; stride < batch; stride *= 2)
+        for (int s = 0; s + stride < batch; s += 2 * stride)
+            SUBMIT(net, "dahl_accumulate", dahl_insert_accumulate(sample(g, s), sample(g, s + stride)));
+    *sum = sample(g, 0);
+    return 0;
+}
+
+static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct dahl_tensor *g, struct dahl_tensor *v)
+{
+    float lr = net->conf.lr / (float)net->conf.batch; /* the mean of the per-sample gradients */
+    starpu_data_handle_t grad;
+    if (net->conf.reduction == DAHL_REDUCTION_MANUAL) {
+        int ret = tree_sum(net, g, &grad);
+        if (ret != 0)
+            return ret;
+    } else {
+        grad = dahl_tensor_handle(g);
+    }
+    SUBMIT(net, "dahl_sgd_update",
+           dahl_insert_sgd_update(dahl_tensor_handle(p), grad, v != NULL ? dahl_tensor_handle(v) : NULL, lr,
+                                  net->conf.momentum));
+    /* The next step's gradients start from zero. */
+    if (net->conf.reduction == DAHL_REDUCTION_MANUAL) {
+        for (int s = 0; s < net->conf.batch; s++)
+            SUBMIT(net, "dahl_zero", dahl_insert_zero(sample(g, s)));
+    } else {
+        SUBMIT(net, "dahl_zero", dahl_insert_zero(grad));
+    }
+    return 0;
+}
+
+#define LOSS_SCALE 4294967296.0 /* 2^32 */
+
+/* StarPU callback: the sample's metrics are readable; add them to the totals and let the graph go on. */
+static void metrics_ready(void *arg)
+{
+    struct metric_slot *slot = arg;
+    const float *m = (const float *)starpu_vector_get_local_ptr(slot->handle);
+    pthread_mutex_lock(&slot->net->lock);
+    slot->net->loss_fixed += llround((double)m[0] * LOSS_SCALE);
+    slot->net->correct += m[1] > 0.5f;
+    slot->net->samples++;
+    pthread_mutex_unlock(&slot->net->lock);
+    starpu_data_release(slot->handle);
+}
+
+static int track(struct dahl_network *net, int s)
+{
+    if (DAHL_SIMULATED) {
+        pthread_mutex_lock(&net->lock);
+        net->samples++;
+        pthread_mutex_unlock(&net->lock);
+        return 0;
+    }
+    return starpu_data_acquire_cb(net->slots[s].handle, STARPU_R, metrics_ready, &net->slots[s]);
+}
+
+int dahl_network_train_step(struct dahl_network *net, const float *images, const uint8_t *labels, bool track_metrics)
+{
+    int batch = net->conf.batch;
+    for (int s = 0; s < batch; s++) {
+        if (labels[s] >= net->desc.nclasses)
+            return -EINVAL;
+        DAHL_CHECK_STARPU(load_input(net, s, images));
+        DAHL_CHECK_STARPU(forward_sample(net, s, labels[s]));
+        if (track_metrics)
+            DAHL_CHECK_STARPU(track(net, s));
+        DAHL_CHECK_STARPU(backward_sample(net, s));
+    }
+    for (int i = 0; i < net->desc.nlayers; i++) {
+        struct layer *l = &net->layers[i];
+        if (l->nw == 0)
+            continue;
+        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw, l->vw));
+        DAHL_CHECK_STARPU(update_params(net, l->b, l->db, l->vb));
+    }
+    return 0;
+}
+
+int dahl_network_eval_step(struct dahl_network *net, const float *images, const uint8_t *labels, int n)
+{
+    if (n < 1 || n > net->conf.batch)
+        return -EINVAL;
+    for (int s = 0; s < n; s++) {
+        if (labels[s] >= net->desc.nclasses)
+            return -EINVAL;
+        DAHL_CHECK_STARPU(load_input(net, s, images));
+        DAHL_CHECK_STARPU(forward_sample(net, s, labels[s]));
+        DAHL_CHECK_STARPU(track(net, s));
+    }
+    return 0;
+}
+
+/* Waits for the tasks, then for the metric callbacks still pending (a write acquire of each slot is granted
+ * only after the callbacks' read acquires are released). */
+static void wait_metrics(struct dahl_network *net)
+{
+    starpu_task_wait_for_all();
+    if (DAHL_SIMULATED)
+        return;
+    for (int s = 0; s < net->conf.batch; s++) {
+        if (starpu_data_acquire(net->slots[s].handle, STARPU_RW) == 0)
+            starpu_data_release(net->slots[s].handle);
+    }
+}
+
+void dahl_network_metrics(struct dahl_network *net, double *loss_sum, long *correct, long *samples)
+{
+    wait_metrics(net);
+    pthread_mutex_lock(&net->lock);
+    *loss_sum = (double)net->loss_fixed / LOSS_SCALE;
+    *correct = net->correct;
+    *samples = net->samples;
+    pthread_mutex_unlock(&net->lock);
+}
+
+void dahl_network_metrics_reset(struct dahl_network *net)
+{
+    wait_metrics(net);
+    pthread_mutex_lock(&net->lock);
+    net->loss_fixed = 0;
+    net->correct = 0;
+    net->samples = 0;
+    pthread_mutex_unlock(&net->lock);
+}
+
+int dahl_network_read_params(struct dahl_network *net, int layer, float *dst, size_t count)
+{
+    if (DAHL_SIMULATED)
+        return -ENODATA;
+    if (layer < 0 || layer >= net->desc.nlayers)
+        return -EINVAL;
+    struct layer *l = &net->layers[layer];
+    if (l->nw == 0 || count != l->nw + l->nb)
+        return -EINVAL;
+    DAHL_CHECK_STARPU(dahl_tensor_read(l->w, dst, l->nw));
+    return dahl_tensor_read(l->b, dst + l->nw, l->nb);
+}

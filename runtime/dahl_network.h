@@ -1,0 +1,97 @@
+/* A CNN as a StarPU task graph: the network description (layers and shapes), and the network itself with
+ * its weights, per-sample activations and gradients as dahl tensors. One training step submits, for every
+ * sample of the batch and every layer, a forward task, then the fused softmax + cross-entropy, then the
+ * backward tasks, the reduction of weight gradients over the batch (StarPU's REDUX, or a manual tree of
+ * additions) and the SGD updates. Submission is asynchronous: nothing waits for the graph unless metrics
+ * are read. This header is StarPU-free. Ownership: the network owns every tensor it creates. */
+#ifndef DAHL_NETWORK_H
+#define DAHL_NETWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DAHL_NETWORK_MAX_LAYERS 32
+
+enum dahl_layer_kind {
+    DAHL_LAYER_CONV,    /* conv2d + bias: filters, kernel, stride, pad */
+    DAHL_LAYER_RELU,
+    DAHL_LAYER_MAXPOOL, /* kernel (window), stride */
+    DAHL_LAYER_DENSE,   /* units (outputs) */
+};
+
+struct dahl_layer_desc {
+    enum dahl_layer_kind kind;
+    int filters, kernel, stride, pad; /* conv: all; maxpool: kernel and stride */
+    int units;                        /* dense */
+};
+
+/* Layers from an input of c x h x w to nclasses logits (the softmax + cross-entropy is implied). */
+struct dahl_network_desc {
+    int c, h, w;
+    int nclasses;
+    int nlayers;
+    struct dahl_layer_desc layers[DAHL_NETWORK_MAX_LAYERS];
+};
+
+/* LeNet-5-like: conv 5x5 (6, pad 2) - relu - pool 2 - conv 5x5 (16) - relu - pool 2 - dense 120 - relu -
+ * dense nclasses. Pools are skipped where the image has become too small. Returns 0 or -EINVAL. */
+int dahl_network_desc_lenet(int c, int h, int w, int nclasses, struct dahl_network_desc *out);
+
+/* A deeper variant: `blocks` times (conv 3x3 pad 1 with `width` filters, doubling each block - relu -
+ * pool 2 while the image is >= 4 pixels), then dense 128 - relu - dense nclasses. Returns 0 or -EINVAL. */
+int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int width, struct dahl_network_desc *out);
+
+/* Checks every layer's shape against its input; on failure returns -EINVAL and writes the reason, naming
+ * the layer, into err. */
+int dahl_network_desc_check(const struct dahl_network_desc *d, char *err, size_t err_size);
+
+/* Number of trainable parameters. */
+size_t dahl_network_desc_params(const struct dahl_network_desc *d);
+
+enum dahl_reduction {
+    DAHL_REDUCTION_REDUX,  /* gradients accumulated through StarPU's STARPU_REDUX */
+    DAHL_REDUCTION_MANUAL, /* per-sample gradients, summed by a tree of accumulate tasks at batch end */
+};
+
+struct dahl_train_conf {
+    int batch;       /* samples per step (>= 1) */
+    float lr;        /* learning rate; the gradient is the batch mean */
+    float momentum;  /* 0 for plain SGD */
+    enum dahl_reduction reduction;
+    uint64_t seed;   /* weight initialisation */
+};
+
+struct dahl_network;
+
+/* Creates the network's tensors and initialises the weights (He-normal from seed; in the SimGrid build
+ * there are no values). StarPU must be running. Returns NULL on a bad description or configuration
+ * (err says why) or when memory runs out. */
+struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, const struct dahl_train_conf *conf,
+                                         char *err, size_t err_size);
+/* Waits for the network's tasks and frees everything. NULL is a no-op. */
+void dahl_network_destroy(struct dahl_network *net);
+
+/* Submits one training step on `batch` samples: images [batch][C][H][W] (may be NULL in the SimGrid build,
+ * where there is nothing to copy) and labels [batch]. With track_metrics, the loss and correctness of each
+ * sample are added to the running totals (read with dahl_network_metrics) as the tasks finish, without
+ * blocking submission. Returns 0 or a negative error. */
+int dahl_network_train_step(struct dahl_network *net, const float *images, const uint8_t *labels, bool track_metrics);
+
+/* Submits forward passes only (evaluation) on n <= batch samples, with metrics tracked. */
+int dahl_network_eval_step(struct dahl_network *net, const float *images, const uint8_t *labels, int n);
+
+/* Waits for every submitted task, then reports the metrics accumulated since the last reset: the summed
+ * loss, the number of correct predictions, and the number of samples counted. */
+void dahl_network_metrics(struct dahl_network *net, double *loss_sum, long *correct, long *samples);
+void dahl_network_metrics_reset(struct dahl_network *net);
+
+/* Tasks the network submitted so far, per perf-model symbol (e.g. "dahl_conv2d_forward"), counted at
+ * submission. StarPU's own REDUX init/reduction tasks are not submitted by dahl and are not counted. */
+long dahl_network_task_count(const struct dahl_network *net, const char *symbol);
+
+/* Copies the parameters of layer `layer` (weights then bias) into dst (count values). Native build only:
+ * returns -ENODATA in the SimGrid build, -EINVAL for a layer without parameters or a wrong count. */
+int dahl_network_read_params(struct dahl_network *net, int layer, float *dst, size_t count);
+
+#endif /* DAHL_NETWORK_H */
