@@ -23,6 +23,10 @@ void dahl_spin_us(double duration_us);
  * multi-threaded BLAS inside a task would fight the other workers for theirs. */
 void dahl_kernels_init(void);
 
+/* The BLAS the kernels run on, for result files: e.g. "OpenBLAS Zen, 1 thread" (static buffer, overwritten
+ * by the next call). */
+const char *dahl_kernels_blas_info(void);
+
 /* ---- conv2d (kernels/cpu/conv2d.c): im2col + single-threaded SGEMM ------------------------------------
  * x  [C][H][W]      input            w  [F][C][KH][KW]  weights     b [F] bias
  * y  [F][OH][OW]    output, OH = (H + 2*pad - KH) / stride + 1, OW = (W + 2*pad - KW) / stride + 1

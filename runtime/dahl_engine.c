@@ -5,13 +5,23 @@
 #include "dahl_starpu.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#ifdef STARPU_SIMGRID
+#include <simgrid/version.h>
+#endif
+
+#define DAHL_STR_(x) #x
+#define DAHL_STR(x) DAHL_STR_(x)
 
 static bool engine_started;
+static bool engine_profiling;
 
 struct dahl_engine_conf dahl_engine_conf_default(void)
 {
-    return (struct dahl_engine_conf){.ncpu = -1, .ngpu = -1, .sched = NULL};
+    return (struct dahl_engine_conf){.ncpu = -1, .ngpu = -1, .sched = NULL, .profiling = false};
 }
 
 int dahl_engine_start(const struct dahl_engine_conf *conf)
@@ -33,10 +43,16 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
         sconf.sched_policy_name = conf->sched;
     }
     sconf.nopencl = 0;
+    /* StarPU is built with FxT, which traces every task by default (STARPU_FXT_TRACE=1): gigabytes of
+     * /tmp/prof_file_* per training epoch, and slower runs. Off unless the environment asks for it. */
+    setenv("STARPU_FXT_TRACE", "0", 0);
     int ret = starpu_init(&sconf);
     if (ret != 0)
         return ret < 0 ? ret : -ENODEV;
     engine_started = true;
+    engine_profiling = conf->profiling;
+    if (conf->profiling)
+        starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
     return 0;
 }
 
@@ -47,6 +63,7 @@ void dahl_engine_stop(void)
     starpu_task_wait_for_all();
     starpu_shutdown();
     engine_started = false;
+    engine_profiling = false;
 }
 
 double dahl_engine_now_us(void)
@@ -64,13 +81,102 @@ int dahl_engine_ngpu(void)
     return (int)starpu_cuda_worker_get_count();
 }
 
+bool dahl_engine_has_cuda(void)
+{
+#ifdef STARPU_USE_CUDA
+    return true;
+#else
+    return false;
+#endif
+}
+
+bool dahl_engine_sched_known(const char *name)
+{
+    struct starpu_sched_policy **policies = starpu_sched_get_predefined_policies();
+    for (size_t i = 0; name != NULL && policies[i] != NULL; i++)
+        if (strcmp(policies[i]->policy_name, name) == 0)
+            return true;
+    return false;
+}
+
+void dahl_engine_sched_list(char *buf, size_t size)
+{
+    struct starpu_sched_policy **policies = starpu_sched_get_predefined_policies();
+    size_t used = 0;
+    if (size > 0)
+        buf[0] = '\0';
+    for (size_t i = 0; policies[i] != NULL && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "", policies[i]->policy_name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+int dahl_engine_worker_count(void)
+{
+    return engine_started ? (int)starpu_worker_get_count() : 0;
+}
+
+void dahl_engine_worker_stats_reset(void)
+{
+    if (!engine_profiling)
+        return;
+    for (int id = 0; id < dahl_engine_worker_count(); id++)
+        starpu_profiling_worker_get_info(id, NULL);
+}
+
+static double timespec_s(const struct timespec *t)
+{
+    return (double)t->tv_sec + 1e-9 * (double)t->tv_nsec;
+}
+
+int dahl_engine_worker_stats(struct dahl_worker_stats *out, int n)
+{
+    if (!engine_profiling)
+        return -EPERM;
+    int count = dahl_engine_worker_count();
+    if (n > count)
+        n = count;
+    for (int id = 0; id < n; id++) {
+        struct starpu_profiling_worker_info info;
+        DAHL_CHECK_STARPU(starpu_profiling_worker_get_info(id, &info));
+        struct dahl_worker_stats *w = &out[id];
+        memset(w, 0, sizeof(*w));
+        w->id = id;
+        starpu_worker_get_name(id, w->name, sizeof(w->name));
+        switch (starpu_worker_get_type(id)) {
+        case STARPU_CPU_WORKER:
+            w->arch = "cpu";
+            break;
+        case STARPU_CUDA_WORKER:
+            w->arch = "cuda";
+            break;
+        default:
+            w->arch = "other";
+            break;
+        }
+        w->tasks = info.executed_tasks;
+        w->busy_s = timespec_s(&info.executing_time);
+        w->sleeping_s = timespec_s(&info.sleeping_time);
+        w->total_s = timespec_s(&info.total_time);
+    }
+    return n;
+}
+
+const char *dahl_engine_simgrid_version(void)
+{
+#ifdef STARPU_SIMGRID
+    return DAHL_STR(SIMGRID_VERSION_MAJOR) "." DAHL_STR(SIMGRID_VERSION_MINOR);
+#else
+    return NULL;
+#endif
+}
+
 bool dahl_engine_is_simulated(void)
 {
     return DAHL_SIMULATED;
 }
-
-#define DAHL_STR_(x) #x
-#define DAHL_STR(x) DAHL_STR_(x)
 
 const char *dahl_engine_starpu_version(void)
 {

@@ -4,11 +4,13 @@
 #define DAHL_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct dahl_engine_conf {
     int ncpu;          /* CPU workers; -1 for StarPU's default (all cores, or the platform's CPU hosts) */
     int ngpu;          /* CUDA workers; -1 for StarPU's default, 0 for none */
     const char *sched; /* scheduling policy name ("eager", "dmda", ...); NULL for StarPU's default */
+    bool profiling;    /* per-worker busy/idle accounting (dahl_engine_worker_stats); off by default */
 };
 
 /* Returns the configuration meaning "StarPU's defaults". */
@@ -27,6 +29,37 @@ double dahl_engine_now_us(void);
 /* Number of workers of each kind the running engine has. */
 int dahl_engine_ncpu(void);
 int dahl_engine_ngpu(void);
+
+/* True when this build's StarPU can drive CUDA devices (--ngpu > 0 makes sense). */
+bool dahl_engine_has_cuda(void);
+
+/* True when name is one of StarPU's predefined scheduling policies ("eager", "lws", "dmda", ...). Can be
+ * called before the engine starts. */
+bool dahl_engine_sched_known(const char *name);
+/* Writes the predefined policy names, comma-separated, into buf (for error messages). */
+void dahl_engine_sched_list(char *buf, size_t size);
+
+/* One worker's activity since the last reset (engine started with conf.profiling). */
+struct dahl_worker_stats {
+    int id;            /* StarPU worker id */
+    char name[64];     /* e.g. "CPU 0" */
+    const char *arch;  /* "cpu", "cuda" or "other" (static string) */
+    long tasks;        /* tasks executed, StarPU's own (REDUX init/reduction) included */
+    double busy_s;     /* executing tasks */
+    double sleeping_s; /* asleep, waiting for work */
+    double total_s;    /* since the last reset; total_s - busy_s is the idle time */
+};
+
+/* Number of workers of the running engine. */
+int dahl_engine_worker_count(void);
+/* Restarts every worker's counters from zero. */
+void dahl_engine_worker_stats_reset(void);
+/* Reads (and restarts) the counters of the first n workers into out (caller-owned, n entries). Returns the
+ * number written, or -EPERM when the engine was not started with profiling. */
+int dahl_engine_worker_stats(struct dahl_worker_stats *out, int n);
+
+/* The SimGrid version this runtime was built against, e.g. "3.32" (static), or NULL in the native build. */
+const char *dahl_engine_simgrid_version(void);
 
 /* True in the SimGrid build (tasks are simulated from perf models), false in the native build. */
 bool dahl_engine_is_simulated(void);

@@ -2,7 +2,8 @@
  * sample; act[L] holds the logits), grad[i] = dLoss/dact[i] (i >= 1), and each layer with parameters has
  * w, b, their gradients (REDUX: one dw/db; manual: one per sample, summed by a binary tree) and, with
  * momentum, velocities. Metrics come back through starpu_data_acquire_cb, so reading them never blocks
- * the submitting thread. */
+ * the submitting thread; so do the times at which each step's SGD updates complete (a read acquire of every
+ * parameter tensor after the updates, counted down per step). */
 #include "dahl_network.h"
 
 #include "dahl_codelets_starpu.h"
@@ -47,6 +48,24 @@ struct dahl_network {
     const char *const *symbols;
     size_t nsymbols;
     long *task_counts;
+    /* Step completion times (guarded by lock): end_us[i] is when step i's updates had all completed. */
+    double *end_us;
+    size_t steps_submitted, steps_capacity, steps_done;
+};
+
+/* One training step's countdown: one reference per parameter tensor, whose read acquire is granted once the
+ * step's SGD update of that tensor has run. Heap-allocated per step, freed by the last callback. */
+struct step_mark;
+struct step_ref {
+    struct step_mark *mark;
+    starpu_data_handle_t handle;
+};
+struct step_mark {
+    struct dahl_network *net;
+    size_t index;
+    int remaining; /* guarded by net->lock */
+    int n;
+    struct step_ref refs[];
 };
 
 /* ---- descriptions -------------------------------------------------------------------------------------- */
@@ -353,11 +372,13 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
     return net;
 }
 
+static void wait_step_marks(struct dahl_network *net);
+
 void dahl_network_destroy(struct dahl_network *net)
 {
     if (net == NULL)
         return;
-    starpu_task_wait_for_all();
+    wait_step_marks(net);
     for (int i = 0; i < net->desc.nlayers; i++) {
         struct layer *l = &net->layers[i];
         dahl_workspace_destroy(l->workspace);
@@ -374,6 +395,7 @@ void dahl_network_destroy(struct dahl_network *net)
     }
     dahl_tensor_destroy(net->metrics);
     pthread_mutex_destroy(&net->lock);
+    free(net->end_us);
     free(net->slots);
     free(net->task_counts);
     free(net);
@@ -565,6 +587,107 @@ static int track(struct dahl_network *net, int s)
     return starpu_data_acquire_cb(net->slots[s].handle, STARPU_R, metrics_ready, &net->slots[s]);
 }
 
+/* StarPU callback: this parameter tensor's update of the step has run. The last one of the step records
+ * the time. Every access to the network happens before the release: once a write acquire of every
+ * parameter is granted (wait_step_marks), no callback touches the network any more. */
+static void step_param_updated(void *arg)
+{
+    struct step_ref *ref = arg;
+    struct step_mark *mark = ref->mark;
+    struct dahl_network *net = mark->net;
+    double now = starpu_timing_now();
+    pthread_mutex_lock(&net->lock);
+    bool last = --mark->remaining == 0;
+    if (last) {
+        net->end_us[mark->index] = now;
+        net->steps_done++;
+    }
+    pthread_mutex_unlock(&net->lock);
+    starpu_data_release_on_node(ref->handle, STARPU_ACQUIRE_NO_NODE);
+    if (last)
+        free(mark);
+}
+
+/* The parameter tensors, in a fixed order: w and b of every layer that has them. */
+static int param_handles(struct dahl_network *net, starpu_data_handle_t *out)
+{
+    int n = 0;
+    for (int i = 0; i < net->desc.nlayers; i++) {
+        if (net->layers[i].nw == 0 || net->layers[i].w == NULL || net->layers[i].b == NULL)
+            continue; /* no parameters, or a network whose creation failed half way */
+        out[n++] = dahl_tensor_handle(net->layers[i].w);
+        out[n++] = dahl_tensor_handle(net->layers[i].b);
+    }
+    return n;
+}
+
+/* Asks to be told, without blocking, when the step just submitted has updated every parameter. */
+static int mark_step_end(struct dahl_network *net)
+{
+    starpu_data_handle_t handles[2 * DAHL_NETWORK_MAX_LAYERS];
+    int n = param_handles(net, handles);
+    if (n == 0)
+        return 0;
+    pthread_mutex_lock(&net->lock);
+    if (net->steps_submitted == net->steps_capacity) {
+        size_t cap = net->steps_capacity > 0 ? 2 * net->steps_capacity : 256;
+        double *grown = realloc(net->end_us, cap * sizeof(double));
+        if (grown == NULL) {
+            pthread_mutex_unlock(&net->lock);
+            return -ENOMEM;
+        }
+        net->end_us = grown;
+        net->steps_capacity = cap;
+    }
+    size_t index = net->steps_submitted++;
+    net->end_us[index] = 0.0;
+    pthread_mutex_unlock(&net->lock);
+    struct step_mark *mark = malloc(sizeof(*mark) + (size_t)n * sizeof(struct step_ref));
+    if (mark == NULL)
+        return -ENOMEM;
+    *mark = (struct step_mark){.net = net, .index = index, .remaining = n, .n = n};
+    for (int i = 0; i < n; i++)
+        mark->refs[i] = (struct step_ref){.mark = mark, .handle = handles[i]};
+    for (int i = 0; i < n; i++) {
+        /* NO_NODE: the callback needs no copy of the data, so a parameter living on a GPU is not fetched. */
+        int ret = starpu_data_acquire_on_node_cb(handles[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, step_param_updated,
+                                                 &mark->refs[i]);
+        if (ret != 0)
+            return ret; /* the step never completes its countdown; its mark leaks with it */
+    }
+    return 0;
+}
+
+/* Waits for the tasks, then for the step callbacks still pending (see step_param_updated). */
+static void wait_step_marks(struct dahl_network *net)
+{
+    starpu_task_wait_for_all();
+    starpu_data_handle_t handles[2 * DAHL_NETWORK_MAX_LAYERS];
+    int n = param_handles(net, handles);
+    for (int i = 0; i < n; i++) {
+        if (starpu_data_acquire_on_node(handles[i], STARPU_ACQUIRE_NO_NODE, STARPU_RW) == 0)
+            starpu_data_release_on_node(handles[i], STARPU_ACQUIRE_NO_NODE);
+    }
+}
+
+size_t dahl_network_step_end_times(struct dahl_network *net, const double **times_us)
+{
+    wait_step_marks(net);
+    pthread_mutex_lock(&net->lock);
+    size_t n = net->steps_submitted;
+    *times_us = net->end_us;
+    pthread_mutex_unlock(&net->lock);
+    return n;
+}
+
+size_t dahl_network_steps_done(struct dahl_network *net)
+{
+    pthread_mutex_lock(&net->lock);
+    size_t n = net->steps_done;
+    pthread_mutex_unlock(&net->lock);
+    return n;
+}
+
 int dahl_network_train_step(struct dahl_network *net, const float *images, const uint8_t *labels, bool track_metrics)
 {
     int batch = net->conf.batch;
@@ -584,7 +707,7 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
         DAHL_CHECK_STARPU(update_params(net, l->w, l->dw, l->vw));
         DAHL_CHECK_STARPU(update_params(net, l->b, l->db, l->vb));
     }
-    return 0;
+    return mark_step_end(net);
 }
 
 int dahl_network_eval_step(struct dahl_network *net, const float *images, const uint8_t *labels, int n)

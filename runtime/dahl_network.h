@@ -86,6 +86,14 @@ int dahl_network_eval_step(struct dahl_network *net, const float *images, const 
 void dahl_network_metrics(struct dahl_network *net, double *loss_sum, long *correct, long *samples);
 void dahl_network_metrics_reset(struct dahl_network *net);
 
+/* When each training step submitted so far finished: times_us[i] (StarPU clock, dahl_engine_now_us()) is
+ * when step i's last SGD update completed, recorded from a StarPU callback without serialising the graph.
+ * Waits for every submitted task and pending callback first; returns the number of steps. The array stays
+ * owned by the network and valid until the next train step or destroy. */
+size_t dahl_network_step_end_times(struct dahl_network *net, const double **times_us);
+/* Training steps completed so far (non-blocking, for progress reports). */
+size_t dahl_network_steps_done(struct dahl_network *net);
+
 /* Tasks the network submitted so far, per perf-model symbol (e.g. "dahl_conv2d_forward"), counted at
  * submission. StarPU's own REDUX init/reduction tasks are not submitted by dahl and are not counted. */
 long dahl_network_task_count(const struct dahl_network *net, const char *symbol);

@@ -19,7 +19,7 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-    {"train", "train a CNN natively through StarPU tasks (real kernels)", NULL, false},
+    {"train", "train a CNN natively through StarPU tasks (real kernels)", dahlsim_cmd_train, false},
     {"calibrate", "measure perf models and the bus of this machine into calibration/NAME/", NULL, false},
     {"run", "simulate one scenario with StarPU-SimGrid and write results.json", NULL, false},
     {"sweep", "simulate every point of a scenario's sweep grid", NULL, false},

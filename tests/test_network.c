@@ -161,3 +161,24 @@ Test(network, one_worker_manual_reduction_is_bit_reproducible)
     dahl_dataset_fini(&data);
     dahl_engine_stop();
 }
+
+/* Every training step's completion time is recorded without waiting: one per step, increasing. */
+Test(network, step_end_times_are_recorded_per_step)
+{
+    start(2);
+    struct dahl_dataset data;
+    cr_assert_eq(dahl_dataset_synthetic(32, 1, 12, 12, 4, 7, 1, &data), 0);
+    struct dahl_network *net = lenet(8, DAHL_REDUCTION_REDUX);
+    double before = dahl_engine_now_us();
+    train(net, &data, 8, 2, &(double){0}, &(double){0});
+    const double *end_us;
+    size_t n = dahl_network_step_end_times(net, &end_us);
+    cr_assert_eq(n, 8, "2 epochs of 4 steps");
+    cr_assert_eq(dahl_network_steps_done(net), 8);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_gt(end_us[i], i == 0 ? before : end_us[i - 1], "step %zu", i);
+    cr_assert_leq(end_us[n - 1], dahl_engine_now_us());
+    dahl_network_destroy(net);
+    dahl_dataset_fini(&data);
+    dahl_engine_stop();
+}

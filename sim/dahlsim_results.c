@@ -1,0 +1,196 @@
+/* Writing results.json, the one record of a training run, native or simulated. Keys come out in the order
+ * below; numbers with full precision (cJSON writes the shortest form that reads back exactly).
+ *
+ *   schema            1 (bumped on any incompatible change)
+ *   mode              "native" | "simulated"
+ *   scenario          scenario file, or null (native runs)
+ *   model             "lenet" | "deep" | "deep:BLOCKS" | model file
+ *   dataset           "fashion-mnist" | "synthetic:HxWxC"
+ *   scheduler         StarPU policy name
+ *   batch             samples per training step
+ *   image             {"c", "h", "w"}
+ *   workers           {"cpu": n, "cuda": n}
+ *   reduction         "redux" | "manual"
+ *   perfmodel         "history" | "regression" | "nl-regression"
+ *   epochs, iterations (training steps, all epochs), samples (training samples per epoch)
+ *   makespan_s        training time of all epochs, evaluation excluded, on StarPU's clock (simulated
+ *                     time in simulated runs)
+ *   iteration_times_s one per step: the time between the completion of its SGD updates and the previous
+ *                     step's (the first step of an epoch: since the epoch's start)
+ *   samples_per_s     iterations * batch / makespan_s
+ *   epochs_detail     [{"epoch", "loss", "train_accuracy", "test_accuracy", "time_s", "eval_s"}], accuracies
+ *                     as fractions in [0, 1]
+ *   tasks             {"per_codelet": {symbol: n}, "per_arch": {"cpu": n, "cuda": n}}: training tasks only;
+ *                     per_codelet counts dahl's tasks at submission, per_arch the tasks workers executed
+ *                     (StarPU's own REDUX init/reduction tasks included)
+ *   workers_detail    [{"id", "name", "arch", "tasks", "busy_s", "idle_s", "sleeping_s", "total_s"}] over
+ *                     the training phases; idle_s = total_s - busy_s
+ *   seed
+ *   versions          {"dahlsim", "starpu", "simgrid" (SimGrid builds only), "compiler", "commit", "openblas"}
+ *   wall_s            the whole process; peak_rss_kib: getrusage's maximum resident set size */
+#include "dahlsim_results.h"
+
+#include "dahl_kernels.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef DAHLSIM_COMMIT
+#define DAHLSIM_COMMIT "unknown"
+#endif
+
+/* Every cJSON_Add* returns NULL (or false) when memory runs out: CHK makes that a NULL document. */
+#define CHK(call)                                                                                            \
+    do {                                                                                                     \
+        if (!(call))                                                                                         \
+            goto nomem;                                                                                      \
+    } while (0)
+
+/* Builds the document; NULL when memory runs out. */
+static cJSON *results_json(const struct dahlsim_results *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (root == NULL)
+        return NULL;
+    CHK(cJSON_AddNumberToObject(root, "schema", 1));
+    CHK(cJSON_AddStringToObject(root, "mode", r->mode));
+    if (r->scenario != NULL)
+        CHK(cJSON_AddStringToObject(root, "scenario", r->scenario));
+    else
+        CHK(cJSON_AddNullToObject(root, "scenario"));
+    CHK(cJSON_AddStringToObject(root, "model", r->model));
+    CHK(cJSON_AddStringToObject(root, "dataset", r->dataset));
+    CHK(cJSON_AddStringToObject(root, "scheduler", r->scheduler));
+    CHK(cJSON_AddNumberToObject(root, "batch", r->batch));
+    cJSON *image;
+    CHK(image = cJSON_AddObjectToObject(root, "image"));
+    CHK(cJSON_AddNumberToObject(image, "c", r->c));
+    CHK(cJSON_AddNumberToObject(image, "h", r->h));
+    CHK(cJSON_AddNumberToObject(image, "w", r->w));
+    cJSON *workers;
+    CHK(workers = cJSON_AddObjectToObject(root, "workers"));
+    CHK(cJSON_AddNumberToObject(workers, "cpu", r->ncpu));
+    CHK(cJSON_AddNumberToObject(workers, "cuda", r->ncuda));
+    CHK(cJSON_AddStringToObject(root, "reduction", r->reduction));
+    CHK(cJSON_AddStringToObject(root, "perfmodel", r->perfmodel));
+    CHK(cJSON_AddNumberToObject(root, "epochs", r->epochs));
+    CHK(cJSON_AddNumberToObject(root, "iterations", (double)r->iterations));
+    CHK(cJSON_AddNumberToObject(root, "samples", (double)r->samples));
+    CHK(cJSON_AddNumberToObject(root, "makespan_s", r->makespan_s));
+    cJSON *times;
+    CHK(times = cJSON_AddArrayToObject(root, "iteration_times_s"));
+    for (size_t i = 0; i < r->niteration_times; i++)
+        CHK(cJSON_AddItemToArray(times, cJSON_CreateNumber(r->iteration_times_s[i])));
+    CHK(cJSON_AddNumberToObject(root, "samples_per_s", r->samples_per_s));
+    cJSON *epochs;
+    CHK(epochs = cJSON_AddArrayToObject(root, "epochs_detail"));
+    for (size_t i = 0; i < r->nepochs_detail; i++) {
+        const struct dahlsim_results_epoch *e = &r->epochs_detail[i];
+        cJSON *o = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(epochs, o));
+        CHK(cJSON_AddNumberToObject(o, "epoch", e->epoch));
+        CHK(cJSON_AddNumberToObject(o, "loss", e->loss));
+        CHK(cJSON_AddNumberToObject(o, "train_accuracy", e->train_accuracy));
+        CHK(cJSON_AddNumberToObject(o, "test_accuracy", e->test_accuracy));
+        CHK(cJSON_AddNumberToObject(o, "time_s", e->time_s));
+        CHK(cJSON_AddNumberToObject(o, "eval_s", e->eval_s));
+    }
+    cJSON *tasks;
+    CHK(tasks = cJSON_AddObjectToObject(root, "tasks"));
+    cJSON *per_codelet;
+    CHK(per_codelet = cJSON_AddObjectToObject(tasks, "per_codelet"));
+    for (size_t i = 0; i < r->ncodelets; i++)
+        CHK(cJSON_AddNumberToObject(per_codelet, r->per_codelet[i].name, (double)r->per_codelet[i].tasks));
+    cJSON *per_arch;
+    CHK(per_arch = cJSON_AddObjectToObject(tasks, "per_arch"));
+    CHK(cJSON_AddNumberToObject(per_arch, "cpu", (double)r->tasks_cpu));
+    CHK(cJSON_AddNumberToObject(per_arch, "cuda", (double)r->tasks_cuda));
+    cJSON *wd;
+    CHK(wd = cJSON_AddArrayToObject(root, "workers_detail"));
+    for (size_t i = 0; i < r->nworkers; i++) {
+        const struct dahl_worker_stats *w = &r->workers[i];
+        cJSON *o = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(wd, o));
+        CHK(cJSON_AddNumberToObject(o, "id", w->id));
+        CHK(cJSON_AddStringToObject(o, "name", w->name));
+        CHK(cJSON_AddStringToObject(o, "arch", w->arch));
+        CHK(cJSON_AddNumberToObject(o, "tasks", (double)w->tasks));
+        CHK(cJSON_AddNumberToObject(o, "busy_s", w->busy_s));
+        CHK(cJSON_AddNumberToObject(o, "idle_s", w->total_s - w->busy_s));
+        CHK(cJSON_AddNumberToObject(o, "sleeping_s", w->sleeping_s));
+        CHK(cJSON_AddNumberToObject(o, "total_s", w->total_s));
+    }
+    CHK(cJSON_AddNumberToObject(root, "seed", (double)r->seed));
+    cJSON *versions;
+    CHK(versions = cJSON_AddObjectToObject(root, "versions"));
+    CHK(cJSON_AddStringToObject(versions, "dahlsim", DAHLSIM_VERSION));
+    CHK(cJSON_AddStringToObject(versions, "starpu", dahl_engine_starpu_version()));
+    if (dahl_engine_simgrid_version() != NULL)
+        CHK(cJSON_AddStringToObject(versions, "simgrid", dahl_engine_simgrid_version()));
+#ifdef __VERSION__
+    CHK(cJSON_AddStringToObject(versions, "compiler", __VERSION__));
+#else
+    CHK(cJSON_AddStringToObject(versions, "compiler", "unknown"));
+#endif
+    CHK(cJSON_AddStringToObject(versions, "commit", DAHLSIM_COMMIT));
+    CHK(cJSON_AddStringToObject(versions, "openblas", dahl_kernels_blas_info()));
+    CHK(cJSON_AddNumberToObject(root, "wall_s", r->wall_s));
+    CHK(cJSON_AddNumberToObject(root, "peak_rss_kib", (double)r->peak_rss_kib));
+    return root;
+nomem:
+    cJSON_Delete(root);
+    return NULL;
+}
+
+int dahlsim_results_save(const struct dahlsim_results *r, const char *dir, char *err, size_t err_size)
+{
+    char tmp[4096], path[4096];
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.results.json.tmp", dir) >= sizeof(tmp) ||
+        (size_t)snprintf(path, sizeof(path), "%s/results.json", dir) >= sizeof(path)) {
+        snprintf(err, err_size, "%s: path too long", dir);
+        return -ENAMETOOLONG;
+    }
+    cJSON *root = results_json(r);
+    char *text = root != NULL ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (text == NULL) {
+        snprintf(err, err_size, "%s: out of memory while writing the results", path);
+        return -ENOMEM;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        int e = errno;
+        snprintf(err, err_size, "%s: %s", tmp, strerror(e));
+        free(text);
+        return -e;
+    }
+    size_t len = strlen(text);
+    bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
+    int e = errno;
+    free(text);
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        ok = false;
+        e = errno;
+    }
+    if (fclose(f) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
+        snprintf(err, err_size, "%s: %s", tmp, strerror(e));
+        unlink(tmp);
+        return -e;
+    }
+    if (rename(tmp, path) != 0) {
+        e = errno;
+        snprintf(err, err_size, "%s: %s", path, strerror(e));
+        unlink(tmp);
+        return -e;
+    }
+    return 0;
+}

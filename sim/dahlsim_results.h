@@ -1,0 +1,60 @@
+/* results.json: what one training run (native `dahlsim train`, later simulated `dahlsim run`) measured,
+ * in one schema for both modes so native and simulated runs compare field by field. The schema is
+ * documented at the top of dahlsim_results.c. StarPU-free; the caller owns every array it points to. */
+#ifndef DAHLSIM_RESULTS_H
+#define DAHLSIM_RESULTS_H
+
+#include "dahl_engine.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dahlsim_results_epoch {
+    int epoch;             /* 1-based */
+    double loss;           /* mean training loss over the epoch */
+    double train_accuracy; /* fraction in [0, 1] */
+    double test_accuracy;  /* fraction in [0, 1] */
+    double time_s;         /* training time of the epoch (evaluation excluded) */
+    double eval_s;         /* evaluation time on the test set */
+};
+
+struct dahlsim_results_count {
+    const char *name; /* codelet perf-model symbol */
+    long tasks;
+};
+
+struct dahlsim_results {
+    const char *mode;      /* "native" or "simulated" */
+    const char *scenario;  /* scenario file, or NULL (written as null) */
+    const char *model;     /* "lenet", "deep:3", or a model file */
+    const char *dataset;   /* "fashion-mnist", "synthetic:HxWxC" */
+    const char *scheduler;
+    int batch;
+    int c, h, w;           /* image shape */
+    int ncpu, ncuda;       /* workers */
+    const char *reduction; /* "redux" or "manual" */
+    const char *perfmodel; /* "history", "regression" or "nl-regression" */
+    int epochs;
+    long iterations;       /* training steps, all epochs */
+    long samples;          /* training samples per epoch */
+    double makespan_s;     /* training time, all epochs (evaluation excluded), StarPU clock */
+    const double *iteration_times_s;
+    size_t niteration_times;
+    double samples_per_s;  /* iterations * batch / makespan_s */
+    const struct dahlsim_results_epoch *epochs_detail;
+    size_t nepochs_detail;
+    const struct dahlsim_results_count *per_codelet;
+    size_t ncodelets;
+    long tasks_cpu, tasks_cuda; /* tasks executed per worker architecture (training only) */
+    const struct dahl_worker_stats *workers;
+    size_t nworkers;
+    uint64_t seed;
+    double wall_s;         /* the whole process, loading and evaluation included */
+    long peak_rss_kib;
+};
+
+/* Writes dir/results.json atomically (dir/.results.json.tmp, then renamed). Returns 0, or -errno with a
+ * one-line message naming the file in err. */
+int dahlsim_results_save(const struct dahlsim_results *r, const char *dir, char *err, size_t err_size);
+
+#endif /* DAHLSIM_RESULTS_H */

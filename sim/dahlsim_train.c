@@ -1,0 +1,868 @@
+/* `dahlsim train`: trains a CNN natively, every layer of every sample a StarPU task, and reports per-epoch
+ * loss and accuracy on stdout and, with --out DIR, DIR/results.json (the schema simulated runs share, see
+ * dahlsim_results.c). Models: LeNet-5-like, a deeper variant, or layers described in a JSON file.
+ * Native only: the SimGrid binary refuses it. */
+#include "dahlsim_cli.h"
+#include "dahlsim_results.h"
+
+#include "dahl_codelets.h"
+#include "dahl_dataset.h"
+#include "dahl_engine.h"
+#include "dahl_kernels.h"
+#include "dahl_network.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NCLASSES 10
+#define DEEP_BLOCKS 3 /* --model deep */
+#define DEEP_WIDTH 8  /* filters of the first deep block, doubled at each block */
+#define SEED_MAX 9007199254740992L /* 2^53: results.json stores the seed as a JSON number */
+
+struct train_opts {
+    const char *dataset;
+    int syn_h, syn_w, syn_c; /* synthetic:HxWxC; 0 for fashion-mnist */
+    long epochs, samples, test_samples, batch, ncpu, ngpu, seed;
+    double lr, momentum;
+    const char *sched;
+    const char *model;
+    enum dahl_reduction reduction;
+    enum dahl_perfmodel_kind perfmodel;
+    const char *out;
+    bool quiet;
+};
+
+static const char usage_line[] =
+    "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
+    "                     [--batch N] [--lr X] [--momentum X] [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N]\n"
+    "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
+    "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n";
+
+static void help(void)
+{
+    fputs(usage_line, stdout);
+    printf("\nTrains a CNN natively: every layer of every sample is a StarPU task, gradients are reduced through\n"
+           "StarPU. Prints one line per epoch (mean loss, train and test accuracy, training time); with --out DIR,\n"
+           "writes DIR/results.json in the schema simulated runs use.\n\n"
+           "options:\n"
+           "  --dataset D        fashion-mnist (Debian's dataset-fashion-mnist package, in %s)\n"
+           "                     or synthetic:HxWxC, e.g. synthetic:28x28x3 (10 learnable classes); default\n"
+           "                     fashion-mnist\n"
+           "  --epochs N         passes over the training samples (default 1)\n"
+           "  --samples N        training samples (default: all 60000 of fashion-mnist; 1024 synthetic)\n"
+           "  --test-samples N   test samples (default 10000; 256 synthetic, held out from the same classes)\n"
+           "  --batch N          samples per SGD step (default 32); a last partial batch is not trained on\n"
+           "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
+           "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
+           "  --sched POLICY     StarPU scheduling policy (default lws)\n"
+           "  --ncpu N           CPU workers (default: all cores)\n"
+           "  --ngpu N           CUDA workers (default 0; needs a StarPU built with CUDA)\n"
+           "  --seed N           weight initialisation and synthetic data (default 1)\n"
+           "  --model M          lenet (default), deep (%d conv blocks), deep:BLOCKS, or a JSON file:\n"
+           "                     {\"layers\": [{\"type\": \"conv\", \"filters\": 6, \"kernel\": 5, \"stride\": 1, \"pad\": 2},\n"
+           "                      {\"type\": \"relu\"}, {\"type\": \"maxpool\", \"kernel\": 2, \"stride\": 2},\n"
+           "                      {\"type\": \"dense\", \"units\": 10}]}  (the last layer gives the 10 classes)\n"
+           "  --reduction R      redux (StarPU's REDUX, default) or manual (a tree of additions, reproducible)\n"
+           "  --perfmodel K      history (default), regression or nl-regression: how StarPU models task times\n"
+           "  --out DIR          create DIR and write DIR/results.json\n"
+           "  --quiet            no progress line\n"
+           "\nStarPU's own environment (STARPU_HOME, STARPU_SILENT, ...) is respected.\n",
+           DAHL_FASHION_MNIST_DIR, DEEP_BLOCKS);
+}
+
+/* ---- option values ----------------------------------------------------------------------------------- */
+
+/* Parses "HxWxC" strictly into positive sizes. */
+static bool parse_shape(const char *text, int *h, int *w, int *c)
+{
+    long v[3];
+    const char *p = text;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        if (*p < '0' || *p > '9')
+            return false;
+        errno = 0;
+        v[i] = strtol(p, &end, 10);
+        if (errno != 0 || v[i] < 1 || v[i] > 4096 || (i < 2 ? *end != 'x' : *end != '\0'))
+            return false;
+        p = end + (i < 2);
+    }
+    *h = (int)v[0];
+    *w = (int)v[1];
+    *c = (int)v[2];
+    return true;
+}
+
+static bool parse_dataset(const char *text, struct train_opts *o)
+{
+    o->dataset = text;
+    o->syn_h = o->syn_w = o->syn_c = 0;
+    if (strcmp(text, "fashion-mnist") == 0)
+        return true;
+    if (strncmp(text, "synthetic:", 10) == 0 && parse_shape(text + 10, &o->syn_h, &o->syn_w, &o->syn_c) &&
+        o->syn_c <= 64)
+        return true;
+    dahlsim_error("--dataset: expected fashion-mnist or synthetic:HxWxC with sizes in [1, 4096] (C <= 64), "
+                  "e.g. synthetic:28x28x3, got \"%s\"",
+                  text);
+    return false;
+}
+
+static bool parse_positive_double(const char *option, const char *text, double max, double *out)
+{
+    if (!dahlsim_parse_double(option, text, 0, max, out))
+        return false;
+    if (*out <= 0) {
+        dahlsim_error("%s: expected a positive number, got \"%s\"", option, text);
+        return false;
+    }
+    return true;
+}
+
+/* Parses argv into o; returns -1 to go on, or an exit code. */
+static int parse_options(int argc, char **argv, struct train_opts *o)
+{
+    enum { O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_NCPU,
+           O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP };
+    static const struct option options[] = {
+        {"dataset", required_argument, NULL, O_DATASET},     {"epochs", required_argument, NULL, O_EPOCHS},
+        {"samples", required_argument, NULL, O_SAMPLES},     {"test-samples", required_argument, NULL, O_TEST_SAMPLES},
+        {"batch", required_argument, NULL, O_BATCH},         {"lr", required_argument, NULL, O_LR},
+        {"momentum", required_argument, NULL, O_MOMENTUM},   {"sched", required_argument, NULL, O_SCHED},
+        {"ncpu", required_argument, NULL, O_NCPU},           {"ngpu", required_argument, NULL, O_NGPU},
+        {"seed", required_argument, NULL, O_SEED},           {"model", required_argument, NULL, O_MODEL},
+        {"reduction", required_argument, NULL, O_REDUCTION}, {"perfmodel", required_argument, NULL, O_PERFMODEL},
+        {"out", required_argument, NULL, O_OUT},             {"quiet", no_argument, NULL, O_QUIET},
+        {"help", no_argument, NULL, O_HELP},                 {NULL, 0, NULL, 0},
+    };
+    *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
+                             .batch = 32, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
+                             .sched = "lws", .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
+                             .perfmodel = DAHL_PERFMODEL_HISTORY};
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+        bool ok = true;
+        switch (opt) {
+        case O_DATASET:
+            ok = parse_dataset(optarg, o);
+            break;
+        case O_EPOCHS:
+            ok = dahlsim_parse_int("--epochs", optarg, 1, 100000, &o->epochs);
+            break;
+        case O_SAMPLES:
+            ok = dahlsim_parse_int("--samples", optarg, 1, 10000000, &o->samples);
+            break;
+        case O_TEST_SAMPLES:
+            ok = dahlsim_parse_int("--test-samples", optarg, 1, 10000000, &o->test_samples);
+            break;
+        case O_BATCH:
+            ok = dahlsim_parse_int("--batch", optarg, 1, 65536, &o->batch);
+            break;
+        case O_LR:
+            ok = parse_positive_double("--lr", optarg, 100, &o->lr);
+            break;
+        case O_MOMENTUM:
+            ok = dahlsim_parse_double("--momentum", optarg, 0, 1, &o->momentum);
+            if (ok && o->momentum >= 1) {
+                dahlsim_error("--momentum: expected a number in [0, 1), got \"%s\"", optarg);
+                ok = false;
+            }
+            break;
+        case O_SCHED:
+            o->sched = optarg;
+            if (!dahl_engine_sched_known(optarg)) {
+                char list[1024];
+                dahl_engine_sched_list(list, sizeof(list));
+                dahlsim_error("--sched: expected a StarPU scheduling policy (%s), got \"%s\"", list, optarg);
+                ok = false;
+            }
+            break;
+        case O_NCPU:
+            ok = dahlsim_parse_int("--ncpu", optarg, 1, 1024, &o->ncpu);
+            break;
+        case O_NGPU:
+            ok = dahlsim_parse_int("--ngpu", optarg, 0, 64, &o->ngpu);
+            if (ok && o->ngpu > 0 && !dahl_engine_has_cuda()) {
+                dahlsim_error("--ngpu: this dahlsim's StarPU was built without CUDA: expected 0, got \"%s\"", optarg);
+                fprintf(stderr, "hint: rebuild StarPU with scripts/setup-deps --cuda on a machine with nvcc\n");
+                ok = false;
+            }
+            break;
+        case O_SEED:
+            ok = dahlsim_parse_int("--seed", optarg, 0, SEED_MAX, &o->seed);
+            break;
+        case O_MODEL:
+            o->model = optarg;
+            break;
+        case O_REDUCTION:
+            if (strcmp(optarg, "redux") == 0) {
+                o->reduction = DAHL_REDUCTION_REDUX;
+            } else if (strcmp(optarg, "manual") == 0) {
+                o->reduction = DAHL_REDUCTION_MANUAL;
+            } else {
+                dahlsim_error("--reduction: expected redux or manual, got \"%s\"", optarg);
+                ok = false;
+            }
+            break;
+        case O_PERFMODEL:
+            if (dahl_perfmodel_kind_parse(optarg, &o->perfmodel) != 0) {
+                dahlsim_error("--perfmodel: expected history, regression or nl-regression, got \"%s\"", optarg);
+                ok = false;
+            }
+            break;
+        case O_OUT:
+            o->out = optarg;
+            if (optarg[0] == '\0') {
+                dahlsim_error("--out: expected a directory, got \"\"");
+                ok = false;
+            }
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_HELP:
+            help();
+            return DAHLSIM_EXIT_OK;
+        case ':':
+            dahlsim_error("train: %s needs a value", argv[optind - 1]);
+            fputs(usage_line, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        default:
+            dahlsim_error("train: unknown option \"%s\"", argv[optind - 1]);
+            fputs(usage_line, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        }
+        if (!ok)
+            return DAHLSIM_EXIT_USAGE;
+    }
+    if (optind < argc) {
+        dahlsim_error("train: unexpected argument \"%s\"", argv[optind]);
+        fputs(usage_line, stderr);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    bool synthetic = o->syn_h > 0;
+    if (o->samples < 0)
+        o->samples = synthetic ? 1024 : 60000;
+    if (o->test_samples < 0)
+        o->test_samples = synthetic ? 256 : 10000;
+    if (!synthetic && o->samples > 60000) {
+        dahlsim_error("--samples: fashion-mnist has 60000 training samples, got %ld", o->samples);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (!synthetic && o->test_samples > 10000) {
+        dahlsim_error("--test-samples: fashion-mnist has 10000 test samples, got %ld", o->test_samples);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->batch > o->samples) {
+        dahlsim_error("--batch: expected at most the %ld training samples (one full batch), got %ld", o->samples,
+                      o->batch);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* ---- the model ------------------------------------------------------------------------------------------ */
+
+/* Reads a whole file into a NUL-terminated heap string; NULL with errno set on failure. */
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        len += fread(buf + len, 1, cap - 1 - len, f);
+        if (ferror(f)) {
+            free(buf);
+            buf = NULL;
+            errno = EIO;
+            break;
+        }
+        if (feof(f))
+            break;
+        if (cap > (64u << 20)) {
+            free(buf);
+            buf = NULL;
+            errno = EFBIG;
+            break;
+        }
+        char *grown = realloc(buf, cap *= 2);
+        if (grown == NULL)
+            free(buf);
+        buf = grown;
+    }
+    int e = errno;
+    fclose(f);
+    if (buf != NULL)
+        buf[len] = '\0';
+    errno = e;
+    return buf;
+}
+
+/* Reads layers[i].key as an integer in [min, max] into *out; absent: *out = dflt, or an error when dflt < 0. */
+static bool layer_int(const char *path, int i, const cJSON *layer, const char *key, int min, int dflt, int *out)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(layer, key);
+    if (item == NULL) {
+        if (dflt >= 0) {
+            *out = dflt;
+            return true;
+        }
+        dahlsim_error("%s: layers[%d]: \"%s\" is missing", path, i, key);
+        return false;
+    }
+    double v = cJSON_IsNumber(item) ? item->valuedouble : -1;
+    if (!cJSON_IsNumber(item) || v != (double)(int)v || v < min || v > 65536) {
+        char *text = cJSON_PrintUnformatted(item);
+        dahlsim_error("%s: layers[%d].%s: expected an integer in [%d, 65536], got %s", path, i, key, min,
+                      text != NULL ? text : "?");
+        free(text);
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+/* Checks that layer i has only the keys "type" and those in allowed (NULL-terminated). */
+static bool layer_keys(const char *path, int i, const cJSON *layer, const char *type, const char *const *allowed)
+{
+    const cJSON *item;
+    cJSON_ArrayForEach(item, layer)
+    {
+        bool known = strcmp(item->string, "type") == 0;
+        for (size_t k = 0; !known && allowed[k] != NULL; k++)
+            known = strcmp(item->string, allowed[k]) == 0;
+        if (!known) {
+            char expected[256] = "\"type\"";
+            for (size_t k = 0; allowed[k] != NULL; k++) {
+                size_t used = strlen(expected);
+                snprintf(expected + used, sizeof(expected) - used, ", \"%s\"", allowed[k]);
+            }
+            dahlsim_error("%s: layers[%d]: unknown key \"%s\" for a %s layer (expected %s)", path, i, item->string,
+                          type, expected);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Fills d->layers from a JSON model file; every error names the file and the field. */
+static bool model_from_json(const char *path, struct dahl_network_desc *d)
+{
+    char *text = read_file(path);
+    if (text == NULL) {
+        dahlsim_error("--model: %s: %s", path, strerror(errno));
+        fprintf(stderr, "hint: --model takes lenet, deep, deep:BLOCKS or a JSON model file\n");
+        return false;
+    }
+    cJSON *root = cJSON_Parse(text);
+    if (root == NULL) {
+        const char *at = cJSON_GetErrorPtr();
+        int line = 1;
+        for (const char *p = text; at != NULL && p < at && *p != '\0'; p++)
+            line += *p == '\n';
+        dahlsim_error("%s: line %d: not valid JSON", path, line);
+        free(text);
+        return false;
+    }
+    free(text);
+    bool ok = false;
+    const cJSON *layers = NULL;
+    if (!cJSON_IsObject(root)) {
+        dahlsim_error("%s: expected an object {\"layers\": [...]}", path);
+        goto out;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root)
+    {
+        if (strcmp(item->string, "layers") != 0) {
+            dahlsim_error("%s: unknown key \"%s\" (expected \"layers\")", path, item->string);
+            goto out;
+        }
+    }
+    layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
+    int n = cJSON_GetArraySize(layers);
+    if (!cJSON_IsArray(layers) || n < 1 || n > DAHL_NETWORK_MAX_LAYERS) {
+        dahlsim_error("%s: \"layers\": expected an array of 1 to %d layers", path, DAHL_NETWORK_MAX_LAYERS);
+        goto out;
+    }
+    d->nlayers = 0;
+    int i = 0;
+    cJSON_ArrayForEach(item, layers)
+    {
+        struct dahl_layer_desc *l = &d->layers[i];
+        memset(l, 0, sizeof(*l));
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(item, "type");
+        if (!cJSON_IsObject(item) || !cJSON_IsString(type)) {
+            dahlsim_error("%s: layers[%d]: expected an object with a \"type\" string", path, i);
+            goto out;
+        }
+        const char *t = type->valuestring;
+        if (strcmp(t, "conv") == 0) {
+            static const char *const keys[] = {"filters", "kernel", "stride", "pad", NULL};
+            l->kind = DAHL_LAYER_CONV;
+            if (!layer_keys(path, i, item, t, keys) || !layer_int(path, i, item, "filters", 1, -1, &l->filters) ||
+                !layer_int(path, i, item, "kernel", 1, -1, &l->kernel) ||
+                !layer_int(path, i, item, "stride", 1, 1, &l->stride) || !layer_int(path, i, item, "pad", 0, 0, &l->pad))
+                goto out;
+        } else if (strcmp(t, "relu") == 0) {
+            static const char *const keys[] = {NULL};
+            l->kind = DAHL_LAYER_RELU;
+            if (!layer_keys(path, i, item, t, keys))
+                goto out;
+        } else if (strcmp(t, "maxpool") == 0) {
+            static const char *const keys[] = {"kernel", "stride", NULL};
+            l->kind = DAHL_LAYER_MAXPOOL;
+            if (!layer_keys(path, i, item, t, keys) || !layer_int(path, i, item, "kernel", 1, -1, &l->kernel) ||
+                !layer_int(path, i, item, "stride", 1, l->kernel, &l->stride))
+                goto out;
+        } else if (strcmp(t, "dense") == 0) {
+            static const char *const keys[] = {"units", NULL};
+            l->kind = DAHL_LAYER_DENSE;
+            if (!layer_keys(path, i, item, t, keys) || !layer_int(path, i, item, "units", 1, -1, &l->units))
+                goto out;
+        } else {
+            dahlsim_error("%s: layers[%d].type: expected conv, relu, maxpool or dense, got \"%s\"", path, i, t);
+            goto out;
+        }
+        i++;
+    }
+    d->nlayers = i;
+    ok = true;
+out:
+    cJSON_Delete(root);
+    return ok;
+}
+
+/* Builds the network description for an input of c x h x w; returns false after printing an error. */
+static bool model_desc(const char *model, int c, int h, int w, struct dahl_network_desc *d)
+{
+    memset(d, 0, sizeof(*d));
+    if (strcmp(model, "lenet") == 0) {
+        if (dahl_network_desc_lenet(c, h, w, NCLASSES, d) != 0) {
+            dahlsim_error("--model lenet: a %dx%dx%d image is too small for LeNet (its second 5x5 convolution "
+                          "needs at least 5x5 pixels after the first pooling)",
+                          h, w, c);
+            return false;
+        }
+    } else if (strcmp(model, "deep") == 0 || strncmp(model, "deep:", 5) == 0) {
+        long blocks = DEEP_BLOCKS;
+        if (model[4] == ':' && !dahlsim_parse_int("--model deep:BLOCKS", model + 5, 1, 9, &blocks))
+            return false;
+        if (dahl_network_desc_deep(c, h, w, NCLASSES, (int)blocks, DEEP_WIDTH, d) != 0) {
+            dahlsim_error("--model %s: cannot build the deep variant for a %dx%dx%d image", model, h, w, c);
+            return false;
+        }
+    } else {
+        d->c = c;
+        d->h = h;
+        d->w = w;
+        d->nclasses = NCLASSES;
+        if (!model_from_json(model, d))
+            return false;
+    }
+    char err[512];
+    if (dahl_network_desc_check(d, err, sizeof(err)) != 0) {
+        dahlsim_error("--model %s: %s", model, err);
+        return false;
+    }
+    return true;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------------------ */
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* mkdir -p; returns 0 or -errno. */
+static int make_dirs(const char *path)
+{
+    char buf[4096];
+    if (strlen(path) >= sizeof(buf))
+        return -ENAMETOOLONG;
+    strcpy(buf, path);
+    for (char *p = buf + 1; *p != '\0'; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -errno;
+    struct stat st;
+    if (stat(buf, &st) != 0)
+        return -errno;
+    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+/* The progress line on stderr: redrawn in place on a terminal, a plain line every few seconds otherwise. */
+struct progress {
+    bool enabled, tty;
+    double last_s;
+};
+
+static void progress_show(struct progress *p, int epoch, int epochs, long done, long total, double elapsed_s)
+{
+    if (!p->enabled)
+        return;
+    double now = mono_s();
+    if (now - p->last_s < (p->tty ? 0.25 : 2.0))
+        return;
+    p->last_s = now;
+    fprintf(stderr, "%sepoch %d/%d  %ld/%ld samples  %.0f samples/s%s", p->tty ? "\r" : "", epoch, epochs, done,
+            total, elapsed_s > 0 ? (double)done / elapsed_s : 0.0, p->tty ? "\033[K" : "\n");
+}
+
+static void progress_clear(struct progress *p)
+{
+    if (p->enabled && p->tty)
+        fputs("\r\033[K", stderr);
+}
+
+/* ---- training ------------------------------------------------------------------------------------------ */
+
+struct run_state {
+    const struct train_opts *o;
+    struct dahl_dataset train, test;
+    struct dahl_network *net;
+    size_t nsymbols;
+    const char *const *symbols;
+    struct dahlsim_results_count *per_codelet;
+    struct dahl_worker_stats *workers, *epoch_workers;
+    int nworkers;
+    double *iteration_s;
+    long iterations;
+    struct dahlsim_results_epoch *epochs;
+    double makespan_s;
+};
+
+/* Evaluates the test set in batches (the last one partial); returns 0 and the accuracy. */
+static int evaluate(struct run_state *st, double *accuracy)
+{
+    struct dahl_network *net = st->net;
+    size_t per = (size_t)st->test.c * st->test.h * st->test.w;
+    int batch = (int)st->o->batch;
+    dahl_network_metrics_reset(net);
+    for (int s = 0; s < st->test.n; s += batch) {
+        int n = st->test.n - s < batch ? st->test.n - s : batch;
+        int ret = dahl_network_eval_step(net, st->test.images + (size_t)s * per, st->test.labels + s, n);
+        if (ret != 0)
+            return ret;
+    }
+    double loss_sum;
+    long correct, samples;
+    dahl_network_metrics(net, &loss_sum, &correct, &samples);
+    *accuracy = samples > 0 ? (double)correct / (double)samples : 0.0;
+    return 0;
+}
+
+/* One epoch: training steps, then evaluation. Fills st->epochs[e] and the per-iteration times. */
+static int train_epoch(struct run_state *st, int e, struct progress *progress)
+{
+    const struct train_opts *o = st->o;
+    struct dahl_network *net = st->net;
+    int batch = (int)o->batch;
+    long steps = st->train.n / batch;
+    size_t per = (size_t)st->train.c * st->train.h * st->train.w;
+
+    dahl_network_metrics_reset(net);
+    for (size_t k = 0; k < st->nsymbols; k++)
+        st->per_codelet[k].tasks -= dahl_network_task_count(net, st->symbols[k]);
+    size_t done_before = dahl_network_steps_done(net);
+    dahl_engine_worker_stats_reset();
+    double start_us = dahl_engine_now_us();
+    for (long s = 0; s < steps; s++) {
+        int ret = dahl_network_train_step(net, st->train.images + (size_t)s * batch * per,
+                                          st->train.labels + s * batch, true);
+        if (ret != 0)
+            return ret;
+        long done = (long)(dahl_network_steps_done(net) - done_before) * batch;
+        progress_show(progress, e + 1, (int)o->epochs, done, steps * batch, (dahl_engine_now_us() - start_us) / 1e6);
+    }
+    double loss_sum;
+    long correct, samples;
+    dahl_network_metrics(net, &loss_sum, &correct, &samples);
+    const double *end_us;
+    size_t nsteps = dahl_network_step_end_times(net, &end_us);
+    if (nsteps != (size_t)(st->iterations + steps))
+        return -EPROTO;
+    for (long s = 0; s < steps; s++) {
+        size_t i = (size_t)(st->iterations + s);
+        /* rounded to the clock's nanoseconds: differences of large microsecond counts carry float noise */
+        st->iteration_s[i] = round((end_us[i] - (s == 0 ? start_us : end_us[i - 1])) * 1e3) / 1e9;
+    }
+    double train_s = (end_us[nsteps - 1] - start_us) / 1e6;
+    st->iterations += steps;
+    st->makespan_s += train_s;
+    int n = dahl_engine_worker_stats(st->epoch_workers, st->nworkers);
+    for (int w = 0; w < n; w++) {
+        st->workers[w].tasks += st->epoch_workers[w].tasks;
+        st->workers[w].busy_s += st->epoch_workers[w].busy_s;
+        st->workers[w].sleeping_s += st->epoch_workers[w].sleeping_s;
+        st->workers[w].total_s += st->epoch_workers[w].total_s;
+    }
+    for (size_t k = 0; k < st->nsymbols; k++)
+        st->per_codelet[k].tasks += dahl_network_task_count(net, st->symbols[k]);
+    progress_clear(progress);
+
+    double eval_start_us = dahl_engine_now_us();
+    double test_accuracy;
+    int ret = evaluate(st, &test_accuracy);
+    if (ret != 0)
+        return ret;
+    struct dahlsim_results_epoch *ep = &st->epochs[e];
+    *ep = (struct dahlsim_results_epoch){
+        .epoch = e + 1,
+        .loss = samples > 0 ? loss_sum / (double)samples : 0.0,
+        .train_accuracy = samples > 0 ? (double)correct / (double)samples : 0.0,
+        .test_accuracy = test_accuracy,
+        .time_s = train_s,
+        .eval_s = (dahl_engine_now_us() - eval_start_us) / 1e6,
+    };
+    printf("epoch %d/%ld  loss %.4f  train %.2f %%  test %.2f %%  time %.1f s  (%.0f samples/s)\n", e + 1, o->epochs,
+           ep->loss, 100.0 * ep->train_accuracy, 100.0 * ep->test_accuracy, train_s,
+           train_s > 0 ? (double)(steps * batch) / train_s : 0.0);
+    fflush(stdout);
+    return 0;
+}
+
+/* Loads the datasets: Fashion-MNIST's two splits, or one synthetic draw split into train and held-out
+ * test samples (so both share the class prototypes). Returns an exit code, -1 to go on. */
+static int load_data(const struct train_opts *o, struct dahl_dataset *all, struct dahl_dataset *train,
+                     struct dahl_dataset *test)
+{
+    if (o->syn_h > 0) {
+        int ret = dahl_dataset_synthetic((int)(o->samples + o->test_samples), o->syn_c, o->syn_h, o->syn_w, NCLASSES,
+                                         (uint64_t)o->seed, 1, all);
+        if (ret != 0) {
+            dahlsim_error("--dataset %s: cannot make %ld samples: %s", o->dataset, o->samples + o->test_samples,
+                          strerror(-ret));
+            return ret == -ENOMEM ? DAHLSIM_EXIT_FAILURE : DAHLSIM_EXIT_USAGE;
+        }
+        size_t per = (size_t)all->c * all->h * all->w;
+        *train = *all;
+        train->n = (int)o->samples;
+        *test = *all;
+        test->n = (int)o->test_samples;
+        test->images = all->images + (size_t)o->samples * per;
+        test->labels = all->labels + o->samples;
+        return -1;
+    }
+    char err[1024];
+    if (dahl_dataset_load_fashion_mnist(NULL, 1, (int)o->samples, train, err, sizeof(err)) != 0 ||
+        dahl_dataset_load_fashion_mnist(NULL, 0, (int)o->test_samples, test, err, sizeof(err)) != 0) {
+        dahlsim_error("%s", err);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    return -1;
+}
+
+static void run_state_fini(struct run_state *st)
+{
+    dahl_network_destroy(st->net);
+    free(st->per_codelet);
+    free(st->workers);
+    free(st->epoch_workers);
+    free(st->iteration_s);
+    free(st->epochs);
+}
+
+static int write_results(const struct run_state *st, double wall_start_s)
+{
+    const struct train_opts *o = st->o;
+    long tasks_cpu = 0, tasks_cuda = 0;
+    for (int w = 0; w < st->nworkers; w++) {
+        if (strcmp(st->workers[w].arch, "cpu") == 0)
+            tasks_cpu += st->workers[w].tasks;
+        else if (strcmp(st->workers[w].arch, "cuda") == 0)
+            tasks_cuda += st->workers[w].tasks;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    struct dahlsim_results r = {
+        .mode = "native",
+        .scenario = NULL,
+        .model = o->model,
+        .dataset = o->dataset,
+        .scheduler = o->sched,
+        .batch = (int)o->batch,
+        .c = st->train.c,
+        .h = st->train.h,
+        .w = st->train.w,
+        .ncpu = dahl_engine_ncpu(),
+        .ncuda = dahl_engine_ngpu(),
+        .reduction = o->reduction == DAHL_REDUCTION_MANUAL ? "manual" : "redux",
+        .perfmodel = dahl_perfmodel_kind_name(o->perfmodel),
+        .epochs = (int)o->epochs,
+        .iterations = st->iterations,
+        .samples = st->train.n,
+        .makespan_s = st->makespan_s,
+        .iteration_times_s = st->iteration_s,
+        .niteration_times = (size_t)st->iterations,
+        .samples_per_s = st->makespan_s > 0 ? (double)(st->iterations * o->batch) / st->makespan_s : 0.0,
+        .epochs_detail = st->epochs,
+        .nepochs_detail = (size_t)o->epochs,
+        .per_codelet = st->per_codelet,
+        .ncodelets = st->nsymbols,
+        .tasks_cpu = tasks_cpu,
+        .tasks_cuda = tasks_cuda,
+        .workers = st->workers,
+        .nworkers = (size_t)st->nworkers,
+        .seed = (uint64_t)o->seed,
+        .wall_s = mono_s() - wall_start_s,
+        .peak_rss_kib = ru.ru_maxrss,
+    };
+    char err[4200];
+    if (dahlsim_results_save(&r, o->out, err, sizeof(err)) != 0) {
+        dahlsim_error("--out: %s", err);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "dahlsim train: wrote %s/results.json\n", o->out);
+    return DAHLSIM_EXIT_OK;
+}
+
+/* Everything after the engine started; returns an exit code. */
+static int train_run(struct run_state *st, const struct dahl_network_desc *desc, double wall_start_s)
+{
+    const struct train_opts *o = st->o;
+    struct dahl_train_conf conf = {.batch = (int)o->batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
+                                   .reduction = o->reduction, .seed = (uint64_t)o->seed};
+    char err[512];
+    st->net = dahl_network_create(desc, &conf, err, sizeof(err));
+    if (st->net == NULL) {
+        dahlsim_error("train: %s", err);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    st->symbols = dahl_codelet_symbols(&st->nsymbols);
+    st->nworkers = dahl_engine_worker_count();
+    long steps = st->train.n / o->batch;
+    st->per_codelet = calloc(st->nsymbols, sizeof(*st->per_codelet));
+    st->workers = calloc((size_t)st->nworkers, sizeof(*st->workers));
+    st->epoch_workers = calloc((size_t)st->nworkers, sizeof(*st->epoch_workers));
+    st->iteration_s = calloc((size_t)(steps * o->epochs), sizeof(double));
+    st->epochs = calloc((size_t)o->epochs, sizeof(*st->epochs));
+    if (st->per_codelet == NULL || st->workers == NULL || st->epoch_workers == NULL || st->iteration_s == NULL ||
+        st->epochs == NULL) {
+        dahlsim_error("train: out of memory");
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    for (size_t k = 0; k < st->nsymbols; k++)
+        st->per_codelet[k].name = st->symbols[k];
+    if (dahl_engine_worker_stats(st->workers, st->nworkers) < 0) {
+        dahlsim_error("train: StarPU profiling is not enabled");
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    for (int w = 0; w < st->nworkers; w++) { /* keep the names, start the counts from zero */
+        st->workers[w].tasks = 0;
+        st->workers[w].busy_s = st->workers[w].sleeping_s = st->workers[w].total_s = 0;
+    }
+    if (!o->quiet)
+        fprintf(stderr,
+                "dahlsim train: %s (%zu parameters) on %s (%dx%dx%d images), %d train / %d test samples, batch %ld, lr %g, "
+                "momentum %g, %d CPU + %d GPU workers, scheduler %s\n",
+                o->model, dahl_network_desc_params(desc), o->dataset, st->train.h, st->train.w, st->train.c,
+                st->train.n, st->test.n, o->batch, o->lr, o->momentum, dahl_engine_ncpu(), dahl_engine_ngpu(),
+                o->sched);
+    struct progress progress = {.enabled = !o->quiet, .tty = isatty(STDERR_FILENO) == 1, .last_s = mono_s()};
+    for (int e = 0; e < o->epochs; e++) {
+        int ret = train_epoch(st, e, &progress);
+        if (ret != 0) {
+            progress_clear(&progress);
+            dahlsim_error("train: epoch %d: task submission failed: %s", e + 1, strerror(-ret));
+            return DAHLSIM_EXIT_FAILURE;
+        }
+    }
+    return o->out != NULL ? write_results(st, wall_start_s) : DAHLSIM_EXIT_OK;
+}
+
+int dahlsim_cmd_train(int argc, char **argv)
+{
+    double wall_start_s = mono_s();
+    if (dahl_engine_is_simulated()) {
+        dahlsim_error("train: this is the native training command; the SimGrid binary cannot run it "
+                      "(simulate with `dahlsim run`)");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    struct train_opts o;
+    int code = parse_options(argc, argv, &o);
+    if (code >= 0)
+        return code;
+
+    /* Everything a user can get wrong is checked before the data is loaded and StarPU starts. */
+    int c = o.syn_h > 0 ? o.syn_c : 1, h = o.syn_h > 0 ? o.syn_h : 28, w = o.syn_h > 0 ? o.syn_w : 28;
+    struct dahl_network_desc desc;
+    if (!model_desc(o.model, c, h, w, &desc))
+        return DAHLSIM_EXIT_USAGE;
+    if (o.out != NULL) {
+        int ret = make_dirs(o.out);
+        if (ret != 0) {
+            dahlsim_error("--out: cannot create %s: %s", o.out, strerror(-ret));
+            return DAHLSIM_EXIT_USAGE;
+        }
+    }
+    struct run_state st = {.o = &o};
+    struct dahl_dataset all = {0};
+    code = load_data(&o, &all, &st.train, &st.test);
+    if (code >= 0)
+        return code;
+    if (st.train.c != c || st.train.h != h || st.train.w != w) {
+        dahlsim_error("--dataset %s: images are %dx%dx%d, expected %dx%dx%d", o.dataset, st.train.h, st.train.w,
+                      st.train.c, h, w, c);
+        code = DAHLSIM_EXIT_USAGE;
+        goto out_data;
+    }
+
+    dahl_kernels_init();
+    int ret = dahl_codelets_set_perfmodel(o.perfmodel);
+    if (ret != 0) {
+        dahlsim_error("--perfmodel: cannot switch to %s: %s", dahl_perfmodel_kind_name(o.perfmodel), strerror(-ret));
+        code = DAHLSIM_EXIT_FAILURE;
+        goto out_data;
+    }
+    struct dahl_engine_conf conf = dahl_engine_conf_default();
+    conf.ncpu = (int)o.ncpu;
+    conf.ngpu = (int)o.ngpu;
+    conf.sched = o.sched;
+    conf.profiling = true;
+    ret = dahl_engine_start(&conf);
+    if (ret == -ENODEV) {
+        dahlsim_error("train: StarPU found no worker to run on");
+        code = DAHLSIM_EXIT_SKIP;
+        goto out_data;
+    }
+    if (ret != 0) {
+        dahlsim_error("train: starpu_init failed: %s", strerror(-ret));
+        code = DAHLSIM_EXIT_FAILURE;
+        goto out_data;
+    }
+    code = train_run(&st, &desc, wall_start_s);
+    run_state_fini(&st);
+    dahl_engine_stop();
+out_data:
+    if (o.syn_h > 0) {
+        dahl_dataset_fini(&all);
+    } else {
+        dahl_dataset_fini(&st.train);
+        dahl_dataset_fini(&st.test);
+    }
+    return code;
+}

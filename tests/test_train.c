@@ -1,0 +1,324 @@
+/* `dahlsim train` as a user runs it: every bad option value is an input error (exit 2) naming the option or
+ * the model file's field; a small synthetic run trains, prints one line per epoch and writes a results.json
+ * whose counts follow from the model, batch and epochs; one worker with manual reduction gives the same
+ * losses and accuracies run after run. */
+#include <criterion/criterion.h>
+
+#include "dahl_test_util.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef DAHL_TEST_HAS_CUDA
+#define DAHL_TEST_HAS_CUDA 0
+#endif
+
+static struct dahl_test_run run;
+static char home_var[128];
+static char *env[] = {home_var, "STARPU_SILENT=1", NULL};
+
+/* A fresh STARPU_HOME per test, so perf models and bus calibrations never land in the user's ~/.starpu. */
+static void scratch_home(char *dir, size_t size)
+{
+    snprintf(dir, size, "/tmp/dahlsim-train-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(home_var, sizeof(home_var), "STARPU_HOME=%s", dir);
+}
+
+/* Removes a scratch directory made by scratch_home (and what StarPU wrote there). */
+static void remove_tree(const char *dir)
+{
+    char cmd[256];
+    cr_assert(strncmp(dir, "/tmp/dahlsim-train-", 19) == 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Runs build/dahlsim train with up to 24 arguments (NULL-terminated). */
+static void train(const char *const *args)
+{
+    char *argv[32] = {DAHLSIM_BIN, "train"};
+    size_t n = 2;
+    for (size_t i = 0; args[i] != NULL && n < 31; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    dahl_test_run(&run, argv, env);
+}
+
+/* The run failed as an input error, with one "dahlsim: error:" line containing every string in want. */
+static void assert_input_error(const char *what, const char *want1, const char *want2)
+{
+    cr_assert_eq(run.status, 2, "%s: exit %d, stderr: %s", what, run.status, run.err);
+    cr_assert(strncmp(run.err, "dahlsim: error: ", 16) == 0, "%s: %s", what, run.err);
+    const char *eol = strchr(run.err, '\n');
+    size_t len = eol != NULL ? (size_t)(eol - run.err) : strlen(run.err);
+    char line[2048];
+    snprintf(line, sizeof(line), "%.*s", (int)len, run.err);
+    cr_assert(strstr(line, want1) != NULL, "%s: \"%s\" not in: %s", what, want1, line);
+    cr_assert(want2 == NULL || strstr(line, want2) != NULL, "%s: \"%s\" not in: %s", what, want2, line);
+    cr_assert_eq(run.out[0], '\0', "%s wrote to stdout: %s", what, run.out);
+}
+
+Test(train, bad_option_values_are_input_errors_naming_the_option)
+{
+    char home[64];
+    scratch_home(home, sizeof(home));
+    train((const char *[]){"--batch", "0", NULL});
+    assert_input_error("--batch 0", "--batch:", "\"0\"");
+    train((const char *[]){"--dataset", "synthetic:0x28x3", NULL});
+    assert_input_error("synthetic:0x28x3", "--dataset:", "synthetic:HxWxC");
+    train((const char *[]){"--dataset", "bogus", NULL});
+    assert_input_error("--dataset bogus", "--dataset:", "\"bogus\"");
+    train((const char *[]){"--perfmodel", "bogus", NULL});
+    assert_input_error("--perfmodel bogus", "--perfmodel:", "nl-regression");
+    train((const char *[]){"--reduction", "tree", NULL});
+    assert_input_error("--reduction tree", "--reduction:", "redux or manual");
+    train((const char *[]){"--sched", "fastest", NULL});
+    assert_input_error("--sched fastest", "--sched:", "lws");
+    train((const char *[]){"--momentum", "1", NULL});
+    assert_input_error("--momentum 1", "--momentum:", "[0, 1)");
+    train((const char *[]){"--lr", "0", NULL});
+    assert_input_error("--lr 0", "--lr:", "positive");
+    train((const char *[]){"--dataset", "synthetic:12x12x1", "--samples", "4", "--batch", "8", NULL});
+    assert_input_error("--batch > --samples", "--batch:", NULL);
+    train((const char *[]){"--dataset", "synthetic:2x2x1", NULL});
+    assert_input_error("too small for lenet", "--model lenet:", "too small");
+    train((const char *[]){"--model", "deep:0", "--dataset", "synthetic:12x12x1", NULL});
+    assert_input_error("deep:0", "--model deep:BLOCKS:", NULL);
+    train((const char *[]){"--epochs", NULL});
+    assert_input_error("--epochs without value", "--epochs", "needs a value");
+    train((const char *[]){"--frobnicate", NULL});
+    assert_input_error("unknown option", "--frobnicate", NULL);
+    if (!DAHL_TEST_HAS_CUDA) {
+        train((const char *[]){"--ngpu", "1", NULL});
+        assert_input_error("--ngpu 1", "--ngpu:", "without CUDA");
+    }
+    rmdir(home);
+}
+
+/* Writes text into dir/name and returns the path (static buffer). */
+static const char *write_model(const char *dir, const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+Test(train, model_files_are_parsed_strictly)
+{
+    char home[64];
+    scratch_home(home, sizeof(home));
+    train((const char *[]){"--model", "missing.json", NULL});
+    assert_input_error("missing model", "--model: missing.json", "No such file");
+
+    const char *path = write_model(home, "unknown-key.json",
+                                   "{\"layers\": [{\"type\": \"conv\", \"filters\": 6, \"kernel\": 5, \"padding\": 2},\n"
+                                   "             {\"type\": \"dense\", \"units\": 10}]}\n");
+    train((const char *[]){"--model", path, NULL});
+    assert_input_error("unknown layer key", path, "layers[0]: unknown key \"padding\"");
+
+    path = write_model(home, "unknown-type.json", "{\"layers\": [{\"type\": \"softmax\"}]}");
+    train((const char *[]){"--model", path, NULL});
+    assert_input_error("unknown layer type", path, "layers[0].type");
+
+    path = write_model(home, "unknown-top.json", "{\"layers\": [{\"type\": \"dense\", \"units\": 10}], \"name\": 1}");
+    train((const char *[]){"--model", path, NULL});
+    assert_input_error("unknown top-level key", path, "unknown key \"name\"");
+
+    path = write_model(home, "bad-value.json", "{\"layers\": [{\"type\": \"dense\", \"units\": 2.5}]}");
+    train((const char *[]){"--model", path, NULL});
+    assert_input_error("non-integer units", path, "layers[0].units");
+
+    path = write_model(home, "not-json.json", "{\"layers\": [\n{\"type\": \"relu\"},,\n]}");
+    train((const char *[]){"--model", path, NULL});
+    assert_input_error("invalid JSON", path, "line 2");
+
+    /* well-formed, but the network does not end in 10 classes: dahl_network_desc_check's message */
+    path = write_model(home, "seven.json", "{\"layers\": [{\"type\": \"dense\", \"units\": 7}]}");
+    train((const char *[]){"--model", path, NULL});
+    assert_input_error("wrong class count", path, "expected 10 classes");
+
+    const char *names[] = {"unknown-key.json", "unknown-type.json", "unknown-top.json", "bad-value.json",
+                           "not-json.json", "seven.json"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char p[256];
+        snprintf(p, sizeof(p), "%s/%s", home, names[i]);
+        unlink(p);
+    }
+    rmdir(home);
+}
+
+Test(train, the_simgrid_binary_refuses_to_train)
+{
+    /* as test_flavours.c runs it: the probe machine, and thread contexts under AddressSanitizer */
+    char *sim_env[] = {"STARPU_PERF_MODEL_DIR=" DAHLSIM_SOURCE_DIR "/tests/data/probe-machine",
+                       "STARPU_HOSTNAME=probe-2cpu", "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+#if defined(__SANITIZE_ADDRESS__)
+    char *contexts = "--cfg=contexts/factory:thread";
+#else
+    char *contexts = "--cfg=contexts/factory:raw";
+#endif
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "train", "--dataset", "synthetic:12x12x1",
+                    NULL};
+    dahl_test_run(&run, argv, sim_env);
+    cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "dahlsim: error: train: this is the native training command") != NULL, "%s", run.err);
+}
+
+static const char *small_run[] = {"--dataset", "synthetic:12x12x1", "--samples", "256", "--test-samples", "64",
+                                  "--batch", "8", "--epochs", "3", "--ncpu", "2", "--quiet"};
+#define SMALL_RUN_ARGS (sizeof(small_run) / sizeof(small_run[0]))
+
+static int count_epoch_lines(const char *out)
+{
+    int n = 0;
+    for (const char *p = out; (p = strstr(p, "epoch ")) != NULL; p++)
+        n += p == out || p[-1] == '\n';
+    return n;
+}
+
+static cJSON *load_json(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    cr_assert_not_null(root, "%s is not valid JSON", path);
+    return root;
+}
+
+static double number(const cJSON *o, const char *key)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsNumber(item), "\"%s\" is not a number", key);
+    return item->valuedouble;
+}
+
+Test(train, a_small_synthetic_run_writes_results)
+{
+    char home[64];
+    scratch_home(home, sizeof(home));
+    char out_dir[128];
+    snprintf(out_dir, sizeof(out_dir), "%s/out/nested", home);
+    const char *args[SMALL_RUN_ARGS + 3];
+    memcpy(args, small_run, sizeof(small_run));
+    args[SMALL_RUN_ARGS] = "--out";
+    args[SMALL_RUN_ARGS + 1] = out_dir;
+    args[SMALL_RUN_ARGS + 2] = NULL;
+    train(args);
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    cr_assert_eq(count_epoch_lines(run.out), 3, "%s", run.out);
+    cr_assert(strstr(run.out, "epoch 3/3  loss ") != NULL, "%s", run.out);
+
+    char path[256];
+    snprintf(path, sizeof(path), "%s/.results.json.tmp", out_dir);
+    cr_assert_neq(access(path, F_OK), 0, "the temporary file was left behind");
+    snprintf(path, sizeof(path), "%s/results.json", out_dir);
+    cJSON *root = load_json(path);
+    cr_assert_eq(number(root, "schema"), 1);
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(root, "mode");
+    cr_assert(cJSON_IsString(mode) && strcmp(mode->valuestring, "native") == 0);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "scenario")));
+    cr_assert_eq(number(root, "iterations"), 96, "256 / 8 steps x 3 epochs");
+    cr_assert_eq(number(root, "batch"), 8);
+    cr_assert_eq(number(cJSON_GetObjectItemCaseSensitive(root, "workers"), "cpu"), 2);
+    const cJSON *image = cJSON_GetObjectItemCaseSensitive(root, "image");
+    cr_assert(number(image, "c") == 1 && number(image, "h") == 12 && number(image, "w") == 12);
+
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(root, "tasks");
+    const cJSON *per_codelet = cJSON_GetObjectItemCaseSensitive(tasks, "per_codelet");
+    cr_assert_eq(number(per_codelet, "dahl_conv2d_forward"), 2 * 256 * 3, "training tasks only, not evaluation");
+    cr_assert_eq(number(per_codelet, "dahl_softmax_xent"), 256 * 3);
+    cr_assert_eq(number(per_codelet, "dahl_sgd_update"), 8 * 96, "w and b of 4 layers per step");
+    double submitted = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, per_codelet) submitted += item->valuedouble;
+    const cJSON *per_arch = cJSON_GetObjectItemCaseSensitive(tasks, "per_arch");
+    cr_assert_eq(number(per_arch, "cuda"), 0);
+    cr_assert_geq(number(per_arch, "cpu"), submitted, "executed %g < submitted %g (REDUX adds StarPU's own)",
+                  number(per_arch, "cpu"), submitted);
+
+    const cJSON *times = cJSON_GetObjectItemCaseSensitive(root, "iteration_times_s");
+    cr_assert_eq(cJSON_GetArraySize(times), 96);
+    double sum = 0;
+    cJSON_ArrayForEach(item, times)
+    {
+        cr_assert_gt(item->valuedouble, 0);
+        sum += item->valuedouble;
+    }
+    double makespan = number(root, "makespan_s");
+    cr_assert_lt(fabs(sum - makespan), 1e-6 * 96 + 1e-9 * makespan, "sum %g vs makespan %g", sum, makespan);
+    cr_assert_lt(fabs(number(root, "samples_per_s") - 96 * 8 / makespan), 1e-6 * number(root, "samples_per_s"));
+
+    const cJSON *epochs = cJSON_GetObjectItemCaseSensitive(root, "epochs_detail");
+    cr_assert_eq(cJSON_GetArraySize(epochs), 3);
+    const cJSON *last = cJSON_GetArrayItem(epochs, 2);
+    cr_assert_eq(number(last, "epoch"), 3);
+    cr_assert_gt(number(last, "test_accuracy"), 0.5, "test accuracy %g after 3 epochs", number(last, "test_accuracy"));
+
+    const cJSON *workers = cJSON_GetObjectItemCaseSensitive(root, "workers_detail");
+    cr_assert_eq(cJSON_GetArraySize(workers), 2);
+    double executed = 0;
+    cJSON_ArrayForEach(item, workers)
+    {
+        cr_assert_geq(number(item, "busy_s"), 0);
+        cr_assert_geq(number(item, "idle_s"), 0);
+        executed += number(item, "tasks");
+    }
+    cr_assert_eq(executed, number(per_arch, "cpu"));
+    const cJSON *versions = cJSON_GetObjectItemCaseSensitive(root, "versions");
+    const cJSON *starpu = cJSON_GetObjectItemCaseSensitive(versions, "starpu");
+    cr_assert(cJSON_IsString(starpu) && strcmp(starpu->valuestring, "1.3.10") == 0);
+    cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(versions, "commit")));
+    cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(versions, "openblas")));
+    cr_assert_gt(number(root, "peak_rss_kib"), 0);
+    cJSON_Delete(root);
+    remove_tree(home);
+}
+
+/* The epoch lines without their time fields (from "  time " on). */
+static void strip_times(const char *out, char *dst, size_t size)
+{
+    size_t used = 0;
+    for (const char *line = out; *line != '\0' && used + 1 < size;) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol != NULL ? (size_t)(eol - line) : strlen(line);
+        const char *time = strstr(line, "  time ");
+        if (time != NULL && time < line + len)
+            len = (size_t)(time - line);
+        used += (size_t)snprintf(dst + used, size - used, "%.*s\n", (int)len, line);
+        line += eol != NULL ? (size_t)(eol - line) + 1 : strlen(line);
+    }
+}
+
+Test(train, one_worker_manual_reduction_reproduces_every_epoch)
+{
+    char home[64];
+    scratch_home(home, sizeof(home));
+    const char *args[SMALL_RUN_ARGS + 3];
+    memcpy(args, small_run, sizeof(small_run));
+    args[11] = "1"; /* --ncpu 1 */
+    args[SMALL_RUN_ARGS] = "--reduction";
+    args[SMALL_RUN_ARGS + 1] = "manual";
+    args[SMALL_RUN_ARGS + 2] = NULL;
+    char lines[2][4096];
+    for (int i = 0; i < 2; i++) {
+        train(args);
+        cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+        cr_assert_eq(count_epoch_lines(run.out), 3, "%s", run.out);
+        strip_times(run.out, lines[i], sizeof(lines[i]));
+    }
+    cr_assert_str_eq(lines[0], lines[1]);
+    remove_tree(home);
+}
