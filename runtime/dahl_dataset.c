@@ -3,6 +3,8 @@
  * labels, then the dims as big-endian uint32, then the bytes. */
 #include "dahl_dataset.h"
 
+#include "dahl_random.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,18 +136,9 @@ int dahl_dataset_load_fashion_mnist(const char *dir, int train, int max_samples,
     return 0;
 }
 
-/* splitmix64: a small, well-mixed generator; the dataset depends only on the seed and the arguments. */
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static float uniform01(uint64_t *state)
 {
-    return (float)(splitmix64(state) >> 40) / (float)(1u << 24);
+    return (float)(dahl_splitmix64(state) >> 40) / (float)(1u << 24);
 }
 
 int dahl_dataset_synthetic(int n, int c, int h, int w, int nclasses, uint64_t seed, int pixels,
@@ -161,7 +154,7 @@ int dahl_dataset_synthetic(int n, int c, int h, int w, int nclasses, uint64_t se
         goto nomem;
     uint64_t state = seed;
     for (int i = 0; i < n; i++)
-        out->labels[i] = (uint8_t)(splitmix64(&state) % (uint64_t)nclasses);
+        out->labels[i] = (uint8_t)(dahl_splitmix64(&state) % (uint64_t)nclasses);
     if (pixels) {
         /* Class prototypes: a few bright blocks at class-specific places, so a small CNN can tell them apart. */
         protos = calloc((size_t)nclasses * per_sample, sizeof(float));
@@ -172,9 +165,9 @@ int dahl_dataset_synthetic(int n, int c, int h, int w, int nclasses, uint64_t se
             float *p = protos + (size_t)k * per_sample;
             for (int b = 0; b < 3; b++) {
                 int bh = h / 4 > 0 ? h / 4 : 1, bw = w / 4 > 0 ? w / 4 : 1;
-                int y0 = (int)(splitmix64(&state) % (uint64_t)(h - bh + 1));
-                int x0 = (int)(splitmix64(&state) % (uint64_t)(w - bw + 1));
-                int ch = (int)(splitmix64(&state) % (uint64_t)c);
+                int y0 = (int)(dahl_splitmix64(&state) % (uint64_t)(h - bh + 1));
+                int x0 = (int)(dahl_splitmix64(&state) % (uint64_t)(w - bw + 1));
+                int ch = (int)(dahl_splitmix64(&state) % (uint64_t)c);
                 for (int y = y0; y < y0 + bh; y++)
                     for (int x = x0; x < x0 + bw; x++)
                         p[((size_t)ch * h + y) * w + x] = 1.0f;

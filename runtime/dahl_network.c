@@ -7,6 +7,7 @@
 #include "dahl_network.h"
 
 #include "dahl_codelets_starpu.h"
+#include "dahl_random.h"
 #include "dahl_tensor_starpu.h"
 
 #include <errno.h>
@@ -249,14 +250,6 @@ size_t dahl_network_desc_params(const struct dahl_network_desc *d)
 
 /* ---- creation ---------------------------------------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* He-normal initial weights: N(0, 2 / fan_in), by Box-Muller from the seed. */
 static int init_weights(struct layer *l, uint64_t *state)
 {
@@ -268,8 +261,8 @@ static int init_weights(struct layer *l, uint64_t *state)
         return -ENOMEM;
     double sigma = sqrt(2.0 / (double)fan_in);
     for (size_t i = 0; i < l->nw; i++) {
-        double u1 = ((double)(splitmix64(state) >> 11) + 1.0) / 9007199254740993.0;
-        double u2 = (double)(splitmix64(state) >> 11) / 9007199254740992.0;
+        double u1 = ((double)(dahl_splitmix64(state) >> 11) + 1.0) / 9007199254740993.0;
+        double u2 = (double)(dahl_splitmix64(state) >> 11) / 9007199254740992.0;
         v[i] = (float)(sigma * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
     }
     int ret = dahl_tensor_write(l->w, v, l->nw);
