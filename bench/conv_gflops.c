@@ -1,6 +1,7 @@
-/* Benchmark: how close dahl_conv2d_forward (im2col + SGEMM) gets to the BLAS it runs on, on one core.
- * Measures conv2d forward GFLOP/s on a small (3x28x28, 6 filters 5x5) and a large (3x512x512, 16 filters 3x3)
- * sample, and single-threaded cblas_sgemm GFLOP/s at n = 1024, and prints each conv's ratio to SGEMM.
+/* Benchmark: how close dahl_conv2d_forward gets to the BLAS it runs on, on one core. Measures conv2d forward
+ * GFLOP/s (the dispatching entry point, and its im2col + SGEMM path alone) on a small (3x28x28, 6 filters 5x5)
+ * and a large (3x512x512, 16 filters 3x3) sample, and single-threaded cblas_sgemm GFLOP/s at n = 1024, and
+ * prints each conv's ratio to SGEMM, all in one run.
  * Usage: conv_gflops [--help]. OpenBLAS picks its kernels by CPU; OPENBLAS_CORETYPE overrides that. */
 #include <cblas.h>
 #include <stdbool.h>
@@ -35,8 +36,11 @@ static float *random_floats(size_t n)
     return v;
 }
 
-/* GFLOP/s of dahl_conv2d_forward on shape s, or a negative value when memory runs out. */
-static double conv_gflops(const struct dahl_conv2d_shape *s)
+typedef void conv_forward_fn(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
+                              float *y, float *workspace);
+
+/* GFLOP/s of a conv2d forward implementation on shape s, or a negative value when memory runs out. */
+static double conv_gflops(const struct dahl_conv2d_shape *s, conv_forward_fn *forward)
 {
     const size_t nx = (size_t)s->c * s->h * s->w, nw = (size_t)s->f * s->c * s->kh * s->kw;
     const size_t ny = (size_t)s->f * dahl_conv2d_out_h(s) * dahl_conv2d_out_w(s);
@@ -44,12 +48,12 @@ static double conv_gflops(const struct dahl_conv2d_shape *s)
     float *y = malloc(ny * sizeof(float)), *ws = malloc(dahl_conv2d_workspace_bytes(s));
     double gflops = -1.0;
     if (x != NULL && w != NULL && b != NULL && y != NULL && ws != NULL) {
-        dahl_conv2d_forward(s, x, w, b, y, ws);
+        forward(s, x, w, b, y, ws);
         long calls = 0;
         const double start = now_s();
         double elapsed;
         do {
-            dahl_conv2d_forward(s, x, w, b, y, ws);
+            forward(s, x, w, b, y, ws);
             calls++;
             elapsed = now_s() - start;
         } while (elapsed < MIN_SECONDS);
@@ -100,19 +104,39 @@ int main(int argc, char **argv)
                                             .stride = 1, .pad = 1};
     const int n = 1024;
     const double gemm = sgemm_gflops(n);
-    const double conv_small = conv_gflops(&small);
-    const double conv_large = conv_gflops(&large);
-    if (gemm < 0 || conv_small < 0 || conv_large < 0) {
+    const struct {
+        const char *name;
+        const struct dahl_conv2d_shape *shape;
+        conv_forward_fn *forward;
+    } runs[] = {
+        {"conv2d_forward 3x28x28, 6 filters 5x5 pad 2", &small, dahl_conv2d_forward},
+        {"  its im2col + sgemm path", &small, dahl_conv2d_forward_im2col},
+        {"conv2d_forward 3x512x512, 16 filters 3x3 pad 1", &large, dahl_conv2d_forward},
+        {"  its im2col + sgemm path", &large, dahl_conv2d_forward_im2col},
+    };
+    const size_t n_runs = sizeof runs / sizeof runs[0];
+    double conv[sizeof runs / sizeof runs[0]];
+    for (size_t i = 0; i < n_runs; i++) {
+        conv[i] = conv_gflops(runs[i].shape, runs[i].forward);
+        if (conv[i] < 0) {
+            fprintf(stderr, "conv_gflops: error: out of memory\n");
+            return 1;
+        }
+    }
+    if (gemm < 0) {
         fprintf(stderr, "conv_gflops: error: out of memory\n");
         return 1;
     }
     const char *coretype = getenv("OPENBLAS_CORETYPE");
     printf("openblas core: %s (OPENBLAS_CORETYPE=%s), 1 thread\n", openblas_get_corename(),
            coretype != NULL ? coretype : "unset");
+    printf("conv2d_forward: %s kernel on stride 1 (AVX2/FMA %s on this CPU), im2col + sgemm otherwise\n",
+           dahl_conv2d_direct_available(&large) ? "direct" : "im2col",
+           dahl_conv2d_direct_available(&large) ? "found" : "not found");
     printf("%-48s %8s %8s\n", "kernel", "GFLOP/s", "of sgemm");
     printf("%-48s %8.2f %8.2f\n", "cblas_sgemm n=1024", gemm, 1.0);
-    printf("%-48s %8.2f %8.2f\n", "conv2d_forward 3x28x28, 6 filters 5x5 pad 2", conv_small, conv_small / gemm);
-    printf("%-48s %8.2f %8.2f\n", "conv2d_forward 3x512x512, 16 filters 3x3 pad 1", conv_large,
-           conv_large / gemm);
+    for (size_t i = 0; i < n_runs; i++) {
+        printf("%-48s %8.2f %8.2f\n", runs[i].name, conv[i], conv[i] / gemm);
+    }
     return 0;
 }

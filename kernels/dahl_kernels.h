@@ -27,12 +27,15 @@ void dahl_kernels_init(void);
  * by the next call). */
 const char *dahl_kernels_blas_info(void);
 
-/* ---- conv2d (kernels/cpu/conv2d.c): im2col + single-threaded SGEMM ------------------------------------
+/* ---- conv2d (kernels/cpu/conv2d.c, conv2d_direct.c) ----------------------------------------------------
  * x  [C][H][W]      input            w  [F][C][KH][KW]  weights     b [F] bias
  * y  [F][OH][OW]    output, OH = (H + 2*pad - KH) / stride + 1, OW = (W + 2*pad - KW) / stride + 1
- * Zero padding of `pad` pixels on every side. The workspace (dahl_conv2d_workspace_bytes, the same for the
- * three functions, at most about 256 KiB unless one output row needs more) holds the im2col matrix of a band
- * of output rows; its content is scratch, undefined before and after a call. */
+ * Zero padding of `pad` pixels on every side. Forward runs a direct AVX2/FMA convolution where
+ * dahl_conv2d_direct_available() says so (stride 1, CPU with AVX2 and FMA), im2col + single-threaded SGEMM
+ * otherwise; the backward passes are always im2col (col2im) + SGEMM. The workspace
+ * (dahl_conv2d_workspace_bytes, the same for the three functions, at most about 256 KiB unless one output row
+ * needs more) holds the im2col matrix of a band of output rows or the padded input rows of one output row;
+ * its content is scratch, undefined before and after a call. */
 struct dahl_conv2d_shape {
     int c, h, w;      /* input channels, height, width */
     int f, kh, kw;    /* filters (output channels), kernel height, kernel width */
@@ -47,6 +50,15 @@ size_t dahl_conv2d_workspace_bytes(const struct dahl_conv2d_shape *s);
 /* y = conv(x, w) + b. OVERWRITES y. */
 void dahl_conv2d_forward(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
                          float *y, float *workspace);
+/* The two forward implementations behind dahl_conv2d_forward, for tests and benchmarks: the direct one
+ * returns false, touching nothing, where it is not available. Both OVERWRITE y; same workspace. */
+bool dahl_conv2d_direct_available(const struct dahl_conv2d_shape *s);
+bool dahl_conv2d_forward_direct(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
+                                float *y, float *workspace);
+void dahl_conv2d_forward_im2col(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
+                                float *y, float *workspace);
+/* Workspace bytes of the direct forward alone (dahl_conv2d_workspace_bytes covers it). */
+size_t dahl_conv2d_direct_workspace_bytes(const struct dahl_conv2d_shape *s);
 /* dx = dLoss/dx from dy [F][OH][OW]. OVERWRITES dx [C][H][W]. */
 void dahl_conv2d_backward_input(const struct dahl_conv2d_shape *s, const float *dy, const float *w, float *dx,
                                 float *workspace);

@@ -188,6 +188,48 @@ Test(kernels, conv2d_forward_matches_naive_loops)
     }
 }
 
+/* Both forward implementations behind dahl_conv2d_forward, each against the naive loops, on the shapes above
+ * and on wider ones that fill whole 24-column blocks of the direct kernel and leave partial ones, with filter
+ * counts that leave 1, 2 and 3 filters over a block of 4, and kernel widths 3, 5 (specialised) and 2, 4
+ * (generic). The direct one is skipped where it is not available (stride 2, or a CPU without AVX2/FMA). */
+Test(kernels, conv2d_forward_direct_and_im2col_both_match_naive_loops)
+{
+    static const struct dahl_conv2d_shape wide[] = {
+        {.c = 3, .h = 9, .w = 48, .f = 16, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
+        {.c = 2, .h = 7, .w = 53, .f = 7, .kh = 5, .kw = 5, .stride = 1, .pad = 2},
+        {.c = 1, .h = 6, .w = 30, .f = 5, .kh = 2, .kw = 4, .stride = 1, .pad = 0},
+        {.c = 4, .h = 5, .w = 26, .f = 6, .kh = 3, .kw = 3, .stride = 1, .pad = 3},
+    };
+    const size_t n_wide = sizeof wide / sizeof wide[0];
+    rng_seed(11);
+    int direct_runs = 0;
+    for (size_t k = 0; k < N_CONV_SHAPES + n_wide; k++) {
+        const struct dahl_conv2d_shape *s = k < N_CONV_SHAPES ? &conv_shapes[k] : &wide[k - N_CONV_SHAPES];
+        struct conv_case t;
+        conv_case_init(&t, s);
+        cr_assert_geq(dahl_conv2d_workspace_bytes(s), dahl_conv2d_direct_workspace_bytes(s));
+        ref_conv2d(&t.s, t.xd, t.wd, t.bd, t.yd);
+        memset(t.y, 0xff, t.ny * sizeof(float));
+        dahl_conv2d_forward_im2col(&t.s, t.x, t.w, t.b, t.y, t.ws);
+        expect_all_close("im2col conv y", t.y, t.yd, t.ny);
+        memset(t.y, 0xff, t.ny * sizeof(float));
+        const bool ran = dahl_conv2d_forward_direct(&t.s, t.x, t.w, t.b, t.y, t.ws);
+        cr_expect_eq(ran, dahl_conv2d_direct_available(s), "shape %zu", k);
+        if (ran) {
+            direct_runs++;
+            expect_all_close("direct conv y", t.y, t.yd, t.ny);
+        }
+#if defined(__x86_64__)
+        cr_expect(ran || s->stride != 1 || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"),
+                  "shape %zu: the direct kernel refused a stride-1 shape on an AVX2/FMA CPU", k);
+#endif
+        conv_case_fini(&t);
+    }
+    if (direct_runs == 0) {
+        cr_log_warn("the direct conv2d kernel is not available on this CPU: only im2col was checked");
+    }
+}
+
 Test(kernels, conv2d_backward_input_matches_finite_differences)
 {
     rng_seed(2);

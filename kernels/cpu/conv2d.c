@@ -1,5 +1,5 @@
 /* conv2d forward and backward for one sample, as im2col + single-threaded SGEMM (col2im for the input
- * gradient). Layouts: x [C][H][W], w [F][C][KH][KW] (= a row-major [F][C*KH*KW] matrix), b [F],
+ * gradient); forward goes to the direct kernel of conv2d_direct.c first, where the CPU and shape allow. Layouts: x [C][H][W], w [F][C][KH][KW] (= a row-major [F][C*KH*KW] matrix), b [F],
  * y [F][OH][OW] (= [F][OH*OW]); the workspace holds a band of output rows of the im2col matrix,
  * col [C*KH*KW][rows*OW]. */
 #include "dahl_kernels.h"
@@ -50,7 +50,9 @@ static int band_rows(const struct dahl_conv2d_shape *s)
 
 size_t dahl_conv2d_workspace_bytes(const struct dahl_conv2d_shape *s)
 {
-    return col_rows(s) * (size_t)band_rows(s) * (size_t)dahl_conv2d_out_w(s) * sizeof(float);
+    const size_t band = col_rows(s) * (size_t)band_rows(s) * (size_t)dahl_conv2d_out_w(s) * sizeof(float);
+    const size_t direct = dahl_conv2d_direct_workspace_bytes(s);
+    return band > direct ? band : direct;
 }
 
 /* For kernel column kj: the output columns [*lo, *hi) whose input column ow*stride - pad + kj lies inside
@@ -140,6 +142,14 @@ static void col2im_add(const struct dahl_conv2d_shape *s, const float *col, int 
  * GEMMs below address those columns in place (leading dimension N = OH*OW), the band's col with nb. */
 void dahl_conv2d_forward(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
                          float *y, float *workspace)
+{
+    if (!dahl_conv2d_forward_direct(s, x, w, b, y, workspace)) {
+        dahl_conv2d_forward_im2col(s, x, w, b, y, workspace);
+    }
+}
+
+void dahl_conv2d_forward_im2col(const struct dahl_conv2d_shape *s, const float *x, const float *w,
+                                const float *b, float *y, float *workspace)
 {
     const int m = s->f, n = (int)col_cols(s), k = (int)col_rows(s);
     const int oh_n = dahl_conv2d_out_h(s), ow_n = dahl_conv2d_out_w(s), rows = band_rows(s);
