@@ -20,13 +20,15 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
     {"train", "train a CNN natively through StarPU tasks (real kernels)", dahlsim_cmd_train, false},
-    {"calibrate", "measure perf models and the bus of this machine into calibration/NAME/", NULL, false},
+    {"calibrate", "measure perf models and the bus of this machine into calibration/NAME/", dahlsim_cmd_calibrate,
+     false},
     {"run", "simulate one scenario with StarPU-SimGrid and write results.json", NULL, false},
     {"sweep", "simulate every point of a scenario's sweep grid", NULL, false},
     {"validate", "compare native and simulated makespans on this machine (fidelity report)", NULL, false},
     {"check", "validate a scenario file without running it", NULL, false},
     {"doctor", "check the installation: a probe task graph, natively and simulated", dahlsim_cmd_doctor, false},
     {"engine-probe", "run the probe task graph in this binary's flavour", dahlsim_cmd_engine_probe, true},
+    {"sim-train", "the training program under StarPU-SimGrid (dahlsim-sim only)", dahlsim_cmd_sim_train, true},
 };
 static const size_t nsubcommands = sizeof(subcommands) / sizeof(subcommands[0]);
 

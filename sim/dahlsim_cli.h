@@ -30,6 +30,8 @@ bool dahlsim_parse_double(const char *option, const char *text, double min, doub
 /* Subcommands implemented in their own files. */
 int dahlsim_cmd_doctor(int argc, char **argv);
 int dahlsim_cmd_train(int argc, char **argv);
+int dahlsim_cmd_calibrate(int argc, char **argv);
+int dahlsim_cmd_sim_train(int argc, char **argv);
 int dahlsim_cmd_engine_probe(int argc, char **argv);
 
 #endif /* DAHLSIM_CLI_H */

@@ -19,7 +19,8 @@
  *                     step's (the first step of an epoch: since the epoch's start)
  *   samples_per_s     iterations * batch / makespan_s
  *   epochs_detail     [{"epoch", "loss", "train_accuracy", "test_accuracy", "time_s", "eval_s"}], accuracies
- *                     as fractions in [0, 1]
+ *                     as fractions in [0, 1]; simulated runs compute no loss or accuracy and evaluate
+ *                     nothing: those are null there (cJSON writes a NaN as null)
  *   tasks             {"per_codelet": {symbol: n}, "per_arch": {"cpu": n, "cuda": n}}: training tasks only;
  *                     per_codelet counts dahl's tasks at submission, per_arch the tasks workers executed
  *                     (StarPU's own REDUX init/reduction tasks included)

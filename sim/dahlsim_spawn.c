@@ -4,6 +4,7 @@
 #include "dahlsim_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <limits.h>
 #include <spawn.h>
@@ -77,6 +78,12 @@ static char **child_environment(const struct dahlsim_env_var *vars, size_t nvars
 int dahlsim_spawn(char *const argv[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
                   size_t out_size)
 {
+    return dahlsim_spawn_err(argv, vars, nvars, out, out_size, NULL);
+}
+
+int dahlsim_spawn_err(char *const argv[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
+                      size_t out_size, const char *stderr_path)
+{
     size_t nkept;
     char **env = child_environment(vars, nvars, &nkept);
     if (env == NULL) {
@@ -95,6 +102,8 @@ int dahlsim_spawn(char *const argv[], const struct dahlsim_env_var *vars, size_t
         posix_spawn_file_actions_addclose(&actions, pipefd[0]);
         posix_spawn_file_actions_addclose(&actions, pipefd[1]);
     }
+    if (stderr_path != NULL)
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     pid_t pid;
     int err = posix_spawn(&pid, argv[0], &actions, NULL, argv, env);
     posix_spawn_file_actions_destroy(&actions);
@@ -143,6 +152,12 @@ int dahlsim_spawn(char *const argv[], const struct dahlsim_env_var *vars, size_t
 int dahlsim_spawn_sim(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
                       size_t out_size)
 {
+    return dahlsim_spawn_sim_err(args, vars, nvars, out, out_size, NULL);
+}
+
+int dahlsim_spawn_sim_err(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
+                          size_t out_size, const char *stderr_path)
+{
     char exe[PATH_MAX];
     if (dahlsim_sibling_path("dahlsim-sim", exe, sizeof(exe)) != 0)
         return -1;
@@ -168,7 +183,7 @@ int dahlsim_spawn_sim(char *const args[], const struct dahlsim_env_var *vars, si
     size_t nenv = nvars;
     if (SANITIZED)
         env[nenv++] = (struct dahlsim_env_var){"ASAN_OPTIONS", "detect_leaks=0"};
-    int status = dahlsim_spawn(argv, env, nenv, out, out_size);
+    int status = dahlsim_spawn_err(argv, env, nenv, out, out_size, stderr_path);
     free(argv);
     free(env);
     return status;

@@ -23,11 +23,19 @@ int dahlsim_sibling_path(const char *name, char *buf, size_t size);
 int dahlsim_spawn(char *const argv[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
                   size_t out_size);
 
+/* dahlsim_spawn with the child's stderr written to the file stderr_path (created or truncated) instead of
+ * inherited; stderr_path NULL: inherited. */
+int dahlsim_spawn_err(char *const argv[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
+                      size_t out_size, const char *stderr_path);
+
 /* Runs build/dahlsim-sim with args (NULL-terminated, without argv[0]) and the vars overrides, as
  * dahlsim_spawn does. Adds SimGrid's own options first: quiet logs, and in sanitizer builds thread
  * contexts (ASan cannot follow SimGrid's stack switching) with leak detection off (StarPU-SimGrid 1.3.10
  * leaks at exit; the native runs of the same sources keep it on). */
 int dahlsim_spawn_sim(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
                       size_t out_size);
+/* dahlsim_spawn_sim with stderr to a file, as dahlsim_spawn_err. */
+int dahlsim_spawn_sim_err(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
+                          size_t out_size, const char *stderr_path);
 
 #endif /* DAHLSIM_SPAWN_H */

@@ -1,7 +1,12 @@
 /* `dahlsim train`: trains a CNN natively, every layer of every sample a StarPU task, and reports per-epoch
  * loss and accuracy on stdout and, with --out DIR, DIR/results.json (the schema simulated runs share, see
  * dahlsim_results.c). Models: LeNet-5-like, a deeper variant, or layers described in a JSON file.
- * Native only: the SimGrid binary refuses it. */
+ * Native only: the SimGrid binary refuses it.
+ *
+ * `dahlsim-sim sim-train` (hidden; started by the native front end with STARPU_HOSTNAME and
+ * STARPU_PERF_MODEL_DIR set): the same program, the same options and the same task graph, replayed by
+ * StarPU-SimGrid. No kernel runs and no pixel exists (shape-only data, folded tensors), so there is no
+ * loss, accuracy or evaluation: epochs report only their simulated time, and results.json says "simulated". */
 #include "dahlsim_cli.h"
 #include "dahlsim_results.h"
 
@@ -541,6 +546,7 @@ static void progress_clear(struct progress *p)
 
 struct run_state {
     const struct train_opts *o;
+    bool simulated; /* StarPU-SimGrid: no metrics, no evaluation, times are simulated */
     struct dahl_dataset train, test;
     struct dahl_network *net;
     size_t nsymbols;
@@ -590,8 +596,8 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
     dahl_engine_worker_stats_reset();
     double start_us = dahl_engine_now_us();
     for (long s = 0; s < steps; s++) {
-        int ret = dahl_network_train_step(net, st->train.images + (size_t)s * batch * per,
-                                          st->train.labels + s * batch, true);
+        const float *images = st->train.images != NULL ? st->train.images + (size_t)s * batch * per : NULL;
+        int ret = dahl_network_train_step(net, images, st->train.labels + s * batch, !st->simulated);
         if (ret != 0)
             return ret;
         long done = (long)(dahl_network_steps_done(net) - done_before) * batch;
@@ -623,12 +629,20 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
         st->per_codelet[k].tasks += dahl_network_task_count(net, st->symbols[k]);
     progress_clear(progress);
 
+    struct dahlsim_results_epoch *ep = &st->epochs[e];
+    if (st->simulated) {
+        *ep = (struct dahlsim_results_epoch){.epoch = e + 1, .loss = NAN, .train_accuracy = NAN,
+                                             .test_accuracy = NAN, .time_s = train_s, .eval_s = NAN};
+        printf("epoch %d/%ld  simulated time %.6f s  (%.0f samples/s)\n", e + 1, o->epochs, train_s,
+               train_s > 0 ? (double)(steps * batch) / train_s : 0.0);
+        fflush(stdout);
+        return 0;
+    }
     double eval_start_us = dahl_engine_now_us();
     double test_accuracy;
     int ret = evaluate(st, &test_accuracy);
     if (ret != 0)
         return ret;
-    struct dahlsim_results_epoch *ep = &st->epochs[e];
     *ep = (struct dahlsim_results_epoch){
         .epoch = e + 1,
         .loss = samples > 0 ? loss_sum / (double)samples : 0.0,
@@ -646,12 +660,14 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
 
 /* Loads the datasets: Fashion-MNIST's two splits, or one synthetic draw split into train and held-out
  * test samples (so both share the class prototypes). Returns an exit code, -1 to go on. */
-static int load_data(const struct train_opts *o, struct dahl_dataset *all, struct dahl_dataset *train,
-                     struct dahl_dataset *test)
+static int load_data(const struct train_opts *o, bool simulated, struct dahl_dataset *all,
+                     struct dahl_dataset *train, struct dahl_dataset *test)
 {
-    if (o->syn_h > 0) {
-        int ret = dahl_dataset_synthetic((int)(o->samples + o->test_samples), o->syn_c, o->syn_h, o->syn_w, NCLASSES,
-                                         (uint64_t)o->seed, 1, all);
+    if (o->syn_h > 0 || simulated) {
+        /* Simulated: labels only, in the dataset's shape (Fashion-MNIST: 28x28x1), no file read. */
+        const int c = o->syn_h > 0 ? o->syn_c : 1, h = o->syn_h > 0 ? o->syn_h : 28, w = o->syn_h > 0 ? o->syn_w : 28;
+        int ret = dahl_dataset_synthetic((int)(o->samples + o->test_samples), c, h, w, NCLASSES, (uint64_t)o->seed,
+                                         simulated ? 0 : 1, all);
         if (ret != 0) {
             dahlsim_error("--dataset %s: cannot make %ld samples: %s", o->dataset, o->samples + o->test_samples,
                           strerror(-ret));
@@ -662,7 +678,7 @@ static int load_data(const struct train_opts *o, struct dahl_dataset *all, struc
         train->n = (int)o->samples;
         *test = *all;
         test->n = (int)o->test_samples;
-        test->images = all->images + (size_t)o->samples * per;
+        test->images = all->images != NULL ? all->images + (size_t)o->samples * per : NULL;
         test->labels = all->labels + o->samples;
         return -1;
     }
@@ -698,7 +714,7 @@ static int write_results(const struct run_state *st, double wall_start_s)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     struct dahlsim_results r = {
-        .mode = "native",
+        .mode = st->simulated ? "simulated" : "native",
         .scenario = NULL,
         .model = o->model,
         .dataset = o->dataset,
@@ -736,7 +752,7 @@ static int write_results(const struct run_state *st, double wall_start_s)
         return DAHLSIM_EXIT_FAILURE;
     }
     if (!o->quiet)
-        fprintf(stderr, "dahlsim train: wrote %s/results.json\n", o->out);
+        fprintf(stderr, "dahlsim %s: wrote %s/results.json\n", st->simulated ? "sim-train" : "train", o->out);
     return DAHLSIM_EXIT_OK;
 }
 
@@ -794,14 +810,10 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
     return o->out != NULL ? write_results(st, wall_start_s) : DAHLSIM_EXIT_OK;
 }
 
-int dahlsim_cmd_train(int argc, char **argv)
+/* train and sim-train: the same program in either flavour. */
+static int train_main(int argc, char **argv, bool simulated)
 {
     double wall_start_s = mono_s();
-    if (dahl_engine_is_simulated()) {
-        dahlsim_error("train: this is the native training command; the SimGrid binary cannot run it "
-                      "(simulate with `dahlsim run`)");
-        return DAHLSIM_EXIT_USAGE;
-    }
     struct train_opts o;
     int code = parse_options(argc, argv, &o);
     if (code >= 0)
@@ -819,9 +831,9 @@ int dahlsim_cmd_train(int argc, char **argv)
             return DAHLSIM_EXIT_USAGE;
         }
     }
-    struct run_state st = {.o = &o};
+    struct run_state st = {.o = &o, .simulated = simulated};
     struct dahl_dataset all = {0};
-    code = load_data(&o, &all, &st.train, &st.test);
+    code = load_data(&o, simulated, &all, &st.train, &st.test);
     if (code >= 0)
         return code;
     if (st.train.c != c || st.train.h != h || st.train.w != w) {
@@ -858,11 +870,31 @@ int dahlsim_cmd_train(int argc, char **argv)
     run_state_fini(&st);
     dahl_engine_stop();
 out_data:
-    if (o.syn_h > 0) {
+    if (o.syn_h > 0 || simulated) {
         dahl_dataset_fini(&all);
     } else {
         dahl_dataset_fini(&st.train);
         dahl_dataset_fini(&st.test);
     }
     return code;
+}
+
+int dahlsim_cmd_train(int argc, char **argv)
+{
+    if (dahl_engine_is_simulated()) {
+        dahlsim_error("train: this is the native training command; the SimGrid binary cannot run it "
+                      "(simulate with `dahlsim run`)");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    return train_main(argc, argv, false);
+}
+
+int dahlsim_cmd_sim_train(int argc, char **argv)
+{
+    if (!dahl_engine_is_simulated()) {
+        dahlsim_error("sim-train: this is the simulated training program of the SimGrid binary "
+                      "(build/dahlsim-sim); natively, use `dahlsim train`");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    return train_main(argc, argv, true);
 }

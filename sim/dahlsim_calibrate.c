@@ -1,0 +1,1000 @@
+/* `dahlsim calibrate`: measures, on the machine it runs on, the StarPU perf models of every dahl codelet at
+ * every shape a set of training setups ("covers") needs, plus StarPU's bus measurements and generated
+ * platform, and stores them as calibration/NAME/ (sampling/ is what STARPU_PERF_MODEL_DIR points at in
+ * simulation, STARPU_HOSTNAME=NAME) with a manifest.json.
+ *
+ * How: rounds of the native training program (this same binary's `train`, STARPU_CALIBRATE=1) until a short
+ * simulated run of the same setup (build/dahlsim-sim sim-train against the new files) prints no "not
+ * calibrated" warning: StarPU's own criterion (STARPU_CALIBRATE_MINIMUM samples per footprint and worker
+ * architecture) checked by the program that will use the models. Outliers: StarPU's history update already
+ * refuses samples more than STARPU_HISTORY_MAX_ERROR % away from the running mean; on top of that every entry
+ * whose relative standard deviation exceeds --max-rsd is flagged in the report, and --recalibrate-flagged
+ * measures the codelets of flagged entries again from scratch. Everything is written to a temporary
+ * directory next to the destination and moved into place at the end, so an interrupted or failed
+ * calibration leaves the previous one intact. */
+#include "dahlsim_calibrate.h"
+#include "dahlsim_cli.h"
+#include "dahlsim_spawn.h"
+
+#include "dahl_codelets.h"
+#include "dahl_dataset.h"
+#include "dahl_engine.h"
+#include "dahl_kernels.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef DAHLSIM_COMMIT
+#define DAHLSIM_COMMIT "unknown"
+#endif
+#ifndef DAHLSIM_SIMGRID_VERSION
+#define DAHLSIM_SIMGRID_VERSION "unknown"
+#endif
+
+/* Buffers for paths built from another path buffer (GCC checks they cannot truncate). */
+#define XPATH (PATH_MAX + 512)
+#define MAX_COVERS 64
+#define DEFAULT_BATCH 8
+#define DEFAULT_STEPS 16  /* training steps per round: >= 11 updates of every per-layer codelet */
+#define DEFAULT_ROUNDS 6
+#define DEFAULT_MAX_RSD 0.5
+#define CHECK_STEPS 2     /* steps of the simulated check run */
+#define CALIBRATE_MINIMUM "10" /* StarPU's default, made explicit */
+#define HISTORY_MAX_ERROR "50" /* percent; StarPU's default, made explicit */
+
+/* One training setup to calibrate for: its tasks' shapes depend on the dataset's image shape and the model
+ * (not on the batch size: every task is one sample or one layer), and the perf-model kind. */
+struct cover {
+    char dataset[64];
+    char model[PATH_MAX];
+    char perfmodel[16];
+};
+
+static const char *const default_covers[] = {
+    "fashion-mnist", "synthetic:28x28x3", "synthetic:128x128x3", "synthetic:512x512x3",
+};
+
+struct calib_opts {
+    const char *machine;
+    const char *dir; /* the calibration root, holding NAME/ */
+    struct cover covers[MAX_COVERS];
+    int ncovers;
+    long batch, steps, rounds;
+    double max_rsd;
+    bool force, recalibrate_flagged, report_only, quiet;
+};
+
+static const char usage_line[] =
+    "usage: dahlsim calibrate --machine NAME [--cover DATASET[,model=M][,perfmodel=K]]... [--force]\n"
+    "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
+    "                         [--dir DIR] [--report] [--quiet]\n";
+
+static void help(void)
+{
+    fputs(usage_line, stdout);
+    printf("\nMeasures StarPU perf models of every dahl codelet on this machine (native training with\n"
+           "STARPU_CALIBRATE=1) until a simulated run of each covered setup finds them all calibrated, then\n"
+           "stores them with StarPU's bus measurements, its platform file and a manifest.json under DIR/NAME/.\n"
+           "A re-run only measures the setups whose models are missing or not calibrated enough.\n\n"
+           "options:\n"
+           "  --machine NAME        the machine's name (letters, digits, '.', '_', '-'): DIR/NAME/, and the\n"
+           "                        STARPU_HOSTNAME simulations use\n"
+           "  --cover SETUP         a setup to calibrate for, repeatable: DATASET (fashion-mnist or\n"
+           "                        synthetic:HxWxC) with optional ,model=lenet|deep|deep:N|FILE and\n"
+           "                        ,perfmodel=history|regression|nl-regression. Default: fashion-mnist,\n"
+           "                        synthetic:28x28x3, synthetic:128x128x3 and synthetic:512x512x3, LeNet, history\n"
+           "  --force               measure everything again from scratch (bus included)\n"
+           "  --recalibrate-flagged drop the models of codelets with a flagged entry, then measure them again\n"
+           "  --max-rsd X           flag entries whose standard deviation exceeds X times their mean\n"
+           "                        (default %.2g)\n"
+           "  --rounds N            at most N training runs per setup (default %d)\n"
+           "  --steps N             training steps per run (default %d)\n"
+           "  --batch N             samples per step (default %d)\n"
+           "  --dir DIR             calibration root (default: calibration/ of the dahlsim tree)\n"
+           "  --report              only print the per-model report of an existing calibration\n"
+           "  --quiet               no progress lines\n",
+           DEFAULT_MAX_RSD, DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_BATCH);
+}
+
+/* ---- small file-system helpers ------------------------------------------------------------------------ */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* rm -rf path; a missing path is fine. Returns 0 or -errno. */
+static int remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : -errno;
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -errno;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (in == NULL)
+        return -errno;
+    FILE *out = fopen(to, "wb");
+    if (out == NULL) {
+        int e = errno;
+        fclose(in);
+        return -e;
+    }
+    char buf[65536];
+    size_t n;
+    int ret = 0;
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+        if (fwrite(buf, 1, n, out) != n) {
+            ret = -EIO;
+            break;
+        }
+    }
+    if (ferror(in))
+        ret = -EIO;
+    fclose(in);
+    if (fclose(out) != 0 && ret == 0)
+        ret = -errno;
+    return ret;
+}
+
+/* cp -r from to (regular files and directories only); to must not exist. Returns 0 or -errno. */
+static int copy_tree(const char *from, const char *to)
+{
+    if (mkdir(to, 0777) != 0)
+        return -errno;
+    DIR *d = opendir(from);
+    if (d == NULL)
+        return -errno;
+    int ret = 0;
+    struct dirent *e;
+    while (ret == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char src[PATH_MAX], dst[PATH_MAX];
+        if (snprintf(src, sizeof(src), "%s/%s", from, e->d_name) >= (int)sizeof(src) ||
+            snprintf(dst, sizeof(dst), "%s/%s", to, e->d_name) >= (int)sizeof(dst)) {
+            ret = -ENAMETOOLONG;
+            break;
+        }
+        struct stat st;
+        if (lstat(src, &st) != 0)
+            ret = -errno;
+        else if (S_ISDIR(st.st_mode))
+            ret = copy_tree(src, dst);
+        else if (S_ISREG(st.st_mode))
+            ret = copy_file(src, dst);
+    }
+    closedir(d);
+    return ret;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* mkdir -p; returns 0 or -errno. */
+static int make_dirs(const char *path)
+{
+    char buf[PATH_MAX];
+    if (strlen(path) >= sizeof(buf))
+        return -ENAMETOOLONG;
+    strcpy(buf, path);
+    for (char *p = buf + 1; *p != '\0'; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -errno;
+    return is_dir(buf) ? 0 : -ENOTDIR;
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 8192, len = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        len += fread(buf + len, 1, cap - 1 - len, f);
+        if (ferror(f) || feof(f))
+            break;
+        char *grown = realloc(buf, cap *= 2);
+        if (grown == NULL)
+            free(buf);
+        buf = grown;
+    }
+    fclose(f);
+    if (buf != NULL)
+        buf[len] = '\0';
+    return buf;
+}
+
+/* ---- options ------------------------------------------------------------------------------------------ */
+
+bool dahlsim_machine_name_valid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* Parses "DATASET[,model=M][,perfmodel=K]". */
+static bool parse_cover(const char *text, struct cover *c)
+{
+    *c = (struct cover){.model = "lenet", .perfmodel = "history"};
+    char buf[PATH_MAX + 128];
+    if (strlen(text) >= sizeof(buf)) {
+        dahlsim_error("--cover: too long: \"%.40s...\"", text);
+        return false;
+    }
+    strcpy(buf, text);
+    char *save = NULL;
+    char *part = strtok_r(buf, ",", &save);
+    if (part == NULL || !(strcmp(part, "fashion-mnist") == 0 || strncmp(part, "synthetic:", 10) == 0) ||
+        strlen(part) >= sizeof(c->dataset)) {
+        dahlsim_error("--cover %s: expected a dataset first (fashion-mnist or synthetic:HxWxC), then optional "
+                      ",model=M and ,perfmodel=K",
+                      text);
+        return false;
+    }
+    strcpy(c->dataset, part);
+    while ((part = strtok_r(NULL, ",", &save)) != NULL) {
+        if (strncmp(part, "model=", 6) == 0 && part[6] != '\0' && strlen(part + 6) < sizeof(c->model)) {
+            strcpy(c->model, part + 6);
+        } else if (strncmp(part, "perfmodel=", 10) == 0) {
+            enum dahl_perfmodel_kind kind;
+            if (dahl_perfmodel_kind_parse(part + 10, &kind) != 0) {
+                dahlsim_error("--cover %s: perfmodel: expected history, regression or nl-regression, got \"%s\"",
+                              text, part + 10);
+                return false;
+            }
+            strcpy(c->perfmodel, part + 10);
+        } else {
+            dahlsim_error("--cover %s: unknown part \"%s\" (expected model=M or perfmodel=K)", text, part);
+            return false;
+        }
+    }
+    return true;
+}
+
+static const char *home_dir(void)
+{
+    const char *home = getenv("DAHLSIM_HOME");
+    return home != NULL && home[0] != '\0' ? home : DAHLSIM_SOURCE_DIR;
+}
+
+/* Parses argv into o; returns -1 to go on, or an exit code. */
+static int parse_options(int argc, char **argv, struct calib_opts *o, char *dir_buf, size_t dir_size)
+{
+    enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
+           O_QUIET, O_HELP };
+    static const struct option options[] = {
+        {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
+        {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
+        {"max-rsd", required_argument, NULL, O_MAX_RSD}, {"rounds", required_argument, NULL, O_ROUNDS},
+        {"steps", required_argument, NULL, O_STEPS},     {"batch", required_argument, NULL, O_BATCH},
+        {"dir", required_argument, NULL, O_DIR},         {"report", no_argument, NULL, O_REPORT},
+        {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (struct calib_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
+                             .max_rsd = DEFAULT_MAX_RSD};
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+        bool ok = true;
+        switch (opt) {
+        case O_MACHINE:
+            o->machine = optarg;
+            if (!dahlsim_machine_name_valid(optarg)) {
+                dahlsim_error("--machine: expected a name of 1 to 64 letters, digits, '.', '_' or '-' (not "
+                              "starting with '.' or '-'), got \"%s\"",
+                              optarg);
+                ok = false;
+            }
+            break;
+        case O_COVER:
+            if (o->ncovers == MAX_COVERS) {
+                dahlsim_error("--cover: at most %d setups", MAX_COVERS);
+                ok = false;
+            } else {
+                ok = parse_cover(optarg, &o->covers[o->ncovers++]);
+            }
+            break;
+        case O_FORCE:
+            o->force = true;
+            break;
+        case O_RECAL:
+            o->recalibrate_flagged = true;
+            break;
+        case O_MAX_RSD:
+            ok = dahlsim_parse_double("--max-rsd", optarg, 0, 100, &o->max_rsd);
+            break;
+        case O_ROUNDS:
+            ok = dahlsim_parse_int("--rounds", optarg, 1, 1000, &o->rounds);
+            break;
+        case O_STEPS:
+            ok = dahlsim_parse_int("--steps", optarg, 1, 100000, &o->steps);
+            break;
+        case O_BATCH:
+            ok = dahlsim_parse_int("--batch", optarg, 1, 4096, &o->batch);
+            break;
+        case O_DIR:
+            o->dir = optarg;
+            if (optarg[0] == '\0') {
+                dahlsim_error("--dir: expected a directory, got \"\"");
+                ok = false;
+            }
+            break;
+        case O_REPORT:
+            o->report_only = true;
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_HELP:
+            help();
+            return DAHLSIM_EXIT_OK;
+        case ':':
+            dahlsim_error("calibrate: %s needs a value", argv[optind - 1]);
+            fputs(usage_line, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        default:
+            dahlsim_error("calibrate: unknown option \"%s\"", argv[optind - 1]);
+            fputs(usage_line, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        }
+        if (!ok)
+            return DAHLSIM_EXIT_USAGE;
+    }
+    if (optind < argc) {
+        dahlsim_error("calibrate: unexpected argument \"%s\"", argv[optind]);
+        fputs(usage_line, stderr);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->machine == NULL) {
+        dahlsim_error("calibrate: --machine NAME is required");
+        fputs(usage_line, stderr);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->ncovers == 0) {
+        for (size_t i = 0; i < sizeof(default_covers) / sizeof(default_covers[0]); i++)
+            parse_cover(default_covers[i], &o->covers[o->ncovers++]);
+    }
+    if (o->dir == NULL) {
+        if (snprintf(dir_buf, dir_size, "%s/calibration", home_dir()) >= (int)dir_size) {
+            dahlsim_error("calibrate: DAHLSIM_HOME is too long");
+            return DAHLSIM_EXIT_USAGE;
+        }
+        o->dir = dir_buf;
+    }
+    return -1;
+}
+
+/* ---- perf-model files: the report ---------------------------------------------------------------------- */
+
+/* One history entry of a StarPU perf-model file. */
+struct model_entry {
+    char symbol[96];
+    char arch[48];
+    unsigned footprint;
+    unsigned long size;
+    double flops, mean_us, dev_us;
+    unsigned nsample;
+};
+
+struct model_table {
+    struct model_entry *v;
+    size_t n, cap;
+};
+
+static int table_add(struct model_table *t, const struct model_entry *e)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        struct model_entry *v = realloc(t->v, cap * sizeof(*v));
+        if (v == NULL)
+            return -ENOMEM;
+        t->v = v;
+        t->cap = cap;
+    }
+    t->v[t->n++] = *e;
+    return 0;
+}
+
+/* Reads the history entries of one perf-model file (format 45, as perfmodel_history.c writes it): the
+ * "# Model for <arch>" comment names the architecture, the lines after "# hash ..." are the entries. */
+static int load_model_file(const char *path, const char *symbol, struct model_table *t)
+{
+    char *text = read_text(path);
+    if (text == NULL)
+        return -errno;
+    char arch[48] = "?";
+    bool in_entries = false;
+    int ret = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL && ret == 0; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "# Model for ", 12) == 0) {
+            sscanf(line + 12, "%47s", arch);
+            in_entries = false;
+        } else if (strncmp(line, "# hash", 6) == 0) {
+            in_entries = true;
+        } else if (in_entries) {
+            struct model_entry e = {0};
+            double sum, sum2;
+            if (sscanf(line, "%x %lu %le %le %le %le %le %u", &e.footprint, &e.size, &e.flops, &e.mean_us, &e.dev_us,
+                       &sum, &sum2, &e.nsample) != 8) {
+                in_entries = false;
+                continue;
+            }
+            snprintf(e.symbol, sizeof(e.symbol), "%s", symbol);
+            snprintf(e.arch, sizeof(e.arch), "%s", arch);
+            ret = table_add(t, &e);
+        }
+    }
+    free(text);
+    return ret;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const struct model_entry *x = a, *y = b;
+    int c = strcmp(x->symbol, y->symbol);
+    if (c == 0)
+        c = strcmp(x->arch, y->arch);
+    if (c == 0)
+        c = x->size < y->size ? -1 : x->size > y->size;
+    if (c == 0)
+        c = x->footprint < y->footprint ? -1 : x->footprint > y->footprint;
+    return c;
+}
+
+/* Every entry of every "<symbol>.<machine>" file in sampling/codelets/45, sorted. */
+static int load_models(const char *sampling, const char *machine, struct model_table *t)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/codelets/45", sampling);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return -errno;
+    size_t mlen = strlen(machine);
+    int ret = 0;
+    struct dirent *e;
+    while (ret == 0 && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len <= mlen + 1 || e->d_name[len - mlen - 1] != '.' || strcmp(e->d_name + len - mlen, machine) != 0)
+            continue;
+        char symbol[96], path[XPATH];
+        snprintf(symbol, sizeof(symbol), "%.*s", (int)(len - mlen - 1), e->d_name);
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        ret = load_model_file(path, symbol, t);
+    }
+    closedir(d);
+    if (ret == 0 && t->n > 0)
+        qsort(t->v, t->n, sizeof(*t->v), entry_cmp);
+    return ret;
+}
+
+static double entry_rsd(const struct model_entry *e)
+{
+    return e->mean_us > 0 ? e->dev_us / e->mean_us : 0.0;
+}
+
+static bool entry_flagged(const struct model_entry *e, double max_rsd)
+{
+    return entry_rsd(e) > max_rsd;
+}
+
+static void print_report(const struct model_table *t, double max_rsd, FILE *f)
+{
+    fprintf(f, "%-32s %-12s %-8s %12s %8s %12s %12s %7s\n", "model", "arch", "footprint", "size", "samples",
+            "mean_us", "stddev_us", "rsd");
+    size_t flagged = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct model_entry *e = &t->v[i];
+        bool flag = entry_flagged(e, max_rsd);
+        flagged += flag;
+        fprintf(f, "%-32s %-12s %08x %12lu %8u %12.2f %12.2f %7.3f%s\n", e->symbol, e->arch, e->footprint, e->size,
+                e->nsample, e->mean_us, e->dev_us, entry_rsd(e), flag ? "  FLAGGED" : "");
+    }
+    fprintf(f, "%zu entries, %zu flagged (stddev > %.2g x mean)%s\n", t->n, flagged, max_rsd,
+            flagged ? "; `dahlsim calibrate --machine NAME --recalibrate-flagged` measures them again" : "");
+}
+
+/* ---- one setup: native rounds, simulated check ---------------------------------------------------------- */
+
+struct paths {
+    char final[PATH_MAX], tmp[PATH_MAX], old[PATH_MAX], sampling[PATH_MAX], errlog[PATH_MAX];
+};
+
+/* What the simulated check found missing. */
+struct check_result {
+    int status;        /* the simulation's exit status */
+    int uncalibrated;  /* "not calibrated" warnings */
+    char first[512];   /* the first such warning (or the last stderr line on failure) */
+};
+
+static void cover_name(const struct cover *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s model=%s perfmodel=%s", c->dataset, c->model, c->perfmodel);
+}
+
+/* Runs a few simulated steps of the setup on the calibration in p->sampling and counts StarPU's "not
+ * calibrated" warnings in its stderr. */
+static int simulated_check(const struct calib_opts *o, const struct cover *c, const struct paths *p,
+                           struct check_result *r)
+{
+    char samples[32], batch[32];
+    snprintf(samples, sizeof(samples), "%ld", CHECK_STEPS * o->batch);
+    snprintf(batch, sizeof(batch), "%ld", o->batch);
+    char *args[] = {"sim-train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
+                    (char *)c->perfmodel, "--samples", samples, "--test-samples", batch, "--batch", batch,
+                    "--quiet", NULL};
+    const struct dahlsim_env_var env[] = {
+        {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
+        {"STARPU_SILENT", "0"},
+    };
+    char out[4096];
+    r->status = dahlsim_spawn_sim_err(args, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
+    r->uncalibrated = 0;
+    r->first[0] = '\0';
+    if (r->status < 0)
+        return -1;
+    char *text = read_text(p->errlog);
+    if (text == NULL)
+        return 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        bool warn = strstr(line, "not calibrated") != NULL || strstr(line, "does not have a perfmodel") != NULL;
+        if (warn && r->uncalibrated++ == 0)
+            snprintf(r->first, sizeof(r->first), "%s", line);
+        if (!warn && r->status != 0 && r->uncalibrated == 0)
+            snprintf(r->first, sizeof(r->first), "%s", line);
+    }
+    free(text);
+    return 0;
+}
+
+/* One native training run of the setup with STARPU_CALIBRATE=1 into p->sampling. Returns its exit status. */
+static int native_round(const struct calib_opts *o, const struct cover *c, const struct paths *p, int round)
+{
+    char self[PATH_MAX];
+    if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
+        return -1;
+    char samples[32], batch[32], seed[32];
+    snprintf(samples, sizeof(samples), "%ld", o->steps * o->batch);
+    snprintf(batch, sizeof(batch), "%ld", o->batch);
+    snprintf(seed, sizeof(seed), "%d", round);
+    char *argv[] = {self, "train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
+                    (char *)c->perfmodel, "--samples", samples, "--test-samples", batch, "--batch", batch,
+                    "--seed", seed, "--quiet", NULL};
+    const struct dahlsim_env_var env[] = {
+        {"STARPU_PERF_MODEL_DIR", p->sampling},
+        {"STARPU_HOSTNAME", o->machine},
+        {"STARPU_CALIBRATE", "1"},
+        {"STARPU_CALIBRATE_MINIMUM", CALIBRATE_MINIMUM},
+        {"STARPU_HISTORY_MAX_ERROR", HISTORY_MAX_ERROR},
+        {"STARPU_SILENT", "1"},
+    };
+    char out[4096]; /* the per-epoch lines: not shown */
+    return dahlsim_spawn_err(argv, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The last non-empty line of a file, for error messages. */
+static void last_line(const char *path, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    char *text = read_text(path);
+    if (text == NULL)
+        return;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+        snprintf(buf, size, "%s", line);
+    free(text);
+}
+
+/* Per-setup outcome, for the manifest. */
+struct cover_status {
+    const char *status; /* "calibrated", "already calibrated" */
+    int rounds;
+    double seconds;
+};
+
+/* Calibrates one setup until the simulated check is clean. Returns an exit code, -1 when done. */
+static int calibrate_cover(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
+{
+    const struct cover *c = &o->covers[i];
+    char name[PATH_MAX + 128];
+    cover_name(c, name, sizeof(name));
+    double start = mono_s();
+    struct check_result r;
+    if (!o->force && is_dir(p->sampling)) {
+        if (simulated_check(o, c, p, &r) != 0)
+            return DAHLSIM_EXIT_FAILURE;
+        if (r.status == 0 && r.uncalibrated == 0) {
+            *cs = (struct cover_status){"already calibrated", 0, mono_s() - start};
+            if (!o->quiet)
+                fprintf(stderr, "[%d/%d] %s: already calibrated\n", i + 1, o->ncovers, name);
+            return -1;
+        }
+    }
+    for (int round = 1; round <= o->rounds; round++) {
+        if (!o->quiet)
+            fprintf(stderr, "[%d/%d] %s: measuring, run %d/%ld (%ld steps of %ld samples)...\n", i + 1, o->ncovers,
+                    name, round, o->rounds, o->steps, o->batch);
+        int status = native_round(o, c, p, round);
+        if (status != 0) {
+            char line[512];
+            last_line(p->errlog, line, sizeof(line));
+            dahlsim_error("calibrate: %s: the native training run failed (exit %d): %s", name, status, line);
+            return status == DAHLSIM_EXIT_USAGE ? DAHLSIM_EXIT_USAGE : DAHLSIM_EXIT_FAILURE;
+        }
+        if (simulated_check(o, c, p, &r) != 0)
+            return DAHLSIM_EXIT_FAILURE;
+        if (r.status == 0 && r.uncalibrated == 0) {
+            *cs = (struct cover_status){"calibrated", round, mono_s() - start};
+            if (!o->quiet)
+                fprintf(stderr, "[%d/%d] %s: calibrated after %d run(s), %.1f s\n", i + 1, o->ncovers, name, round,
+                        mono_s() - start);
+            return -1;
+        }
+        if (!o->quiet)
+            fprintf(stderr, "[%d/%d] %s: %d model entries not calibrated enough yet (%s)\n", i + 1, o->ncovers, name,
+                    r.uncalibrated, r.first);
+    }
+    dahlsim_error("calibrate: %s: still not calibrated after %ld runs: %s", name, o->rounds,
+                  r.first[0] ? r.first : "the simulated check failed");
+    fprintf(stderr, "hint: more --rounds or --steps; timing noise (another load on the machine) makes StarPU "
+                    "reject samples\n");
+    return DAHLSIM_EXIT_FAILURE;
+}
+
+/* ---- the manifest --------------------------------------------------------------------------------------- */
+
+static void cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return;
+    char line[512];
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *colon = strchr(line, ':');
+            if (colon != NULL) {
+                colon += 1 + (colon[1] == ' ');
+                colon[strcspn(colon, "\n")] = '\0';
+                snprintf(buf, size, "%s", colon);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void command_line(int argc, char **argv, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "dahlsim calibrate");
+    for (int i = 1; i < argc && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, " %s", argv[i]);
+}
+
+static int write_manifest(const struct calib_opts *o, const struct cover_status *cs, const struct model_table *t,
+                          const cJSON *prev_covered, const char *path, int argc, char **argv)
+{
+    cJSON *root = cJSON_CreateObject();
+    char cpu[256], cmd[4096], date[32];
+    cpu_model(cpu, sizeof(cpu));
+    command_line(argc, argv, cmd, sizeof(cmd));
+    time_t now = time(NULL);
+    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    cJSON_AddStringToObject(root, "machine", o->machine);
+    cJSON_AddStringToObject(root, "source", "measured");
+    cJSON *node = cJSON_AddObjectToObject(root, "node");
+    cJSON_AddStringToObject(node, "cpu_model", cpu);
+    cJSON_AddNumberToObject(node, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
+    cJSON_AddNumberToObject(node, "gpus", 0);
+    cJSON_AddNumberToObject(node, "memory_bytes", (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE));
+    cJSON *v = cJSON_AddObjectToObject(root, "versions");
+    cJSON_AddStringToObject(v, "dahlsim", DAHLSIM_VERSION);
+    cJSON_AddStringToObject(v, "starpu", dahl_engine_starpu_version());
+    cJSON_AddStringToObject(v, "simgrid", DAHLSIM_SIMGRID_VERSION);
+#ifdef __VERSION__
+    cJSON_AddStringToObject(v, "compiler", __VERSION__);
+#endif
+    cJSON_AddStringToObject(v, "openblas", dahl_kernels_blas_info());
+    cJSON_AddStringToObject(v, "commit", DAHLSIM_COMMIT);
+    cJSON_AddStringToObject(root, "date", date);
+    cJSON_AddStringToObject(root, "command", cmd);
+    cJSON *how = cJSON_AddObjectToObject(root, "method");
+    cJSON_AddNumberToObject(how, "steps_per_run", (double)o->steps);
+    cJSON_AddNumberToObject(how, "batch", (double)o->batch);
+    cJSON_AddNumberToObject(how, "max_runs", (double)o->rounds);
+    cJSON_AddStringToObject(how, "STARPU_CALIBRATE_MINIMUM", CALIBRATE_MINIMUM);
+    cJSON_AddStringToObject(how, "STARPU_HISTORY_MAX_ERROR", HISTORY_MAX_ERROR);
+    cJSON_AddNumberToObject(how, "max_rsd", o->max_rsd);
+    cJSON_AddStringToObject(how, "converged_when",
+                            "a simulated run of the setup prints no 'not calibrated' warning");
+    cJSON *covered = cJSON_AddArrayToObject(root, "covered");
+    /* Setups an earlier run covered and this one did not name stay covered (their models were kept). */
+    if (prev_covered != NULL) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, prev_covered)
+        {
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dataset");
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
+            const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
+            if (!cJSON_IsString(d) || !cJSON_IsString(m) || !cJSON_IsString(k))
+                continue;
+            bool named = false;
+            for (int i = 0; i < o->ncovers && !named; i++)
+                named = strcmp(o->covers[i].dataset, d->valuestring) == 0 &&
+                        strcmp(o->covers[i].model, m->valuestring) == 0 &&
+                        strcmp(o->covers[i].perfmodel, k->valuestring) == 0;
+            if (!named)
+                cJSON_AddItemToArray(covered, cJSON_Duplicate(c, true));
+        }
+    }
+    for (int i = 0; i < o->ncovers; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "dataset", o->covers[i].dataset);
+        cJSON_AddStringToObject(c, "model", o->covers[i].model);
+        cJSON_AddStringToObject(c, "perfmodel", o->covers[i].perfmodel);
+        cJSON_AddStringToObject(c, "status", cs[i].status);
+        cJSON_AddNumberToObject(c, "runs", cs[i].rounds);
+        cJSON_AddItemToArray(covered, c);
+    }
+    cJSON *models = cJSON_AddArrayToObject(root, "models");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct model_entry *e = &t->v[i];
+        cJSON *m = cJSON_CreateObject();
+        char fp[16];
+        snprintf(fp, sizeof(fp), "%08x", e->footprint);
+        cJSON_AddStringToObject(m, "symbol", e->symbol);
+        cJSON_AddStringToObject(m, "arch", e->arch);
+        cJSON_AddStringToObject(m, "footprint", fp);
+        cJSON_AddNumberToObject(m, "size", (double)e->size);
+        cJSON_AddNumberToObject(m, "flops", e->flops);
+        cJSON_AddNumberToObject(m, "samples", e->nsample);
+        cJSON_AddNumberToObject(m, "mean_us", e->mean_us);
+        cJSON_AddNumberToObject(m, "stddev_us", e->dev_us);
+        cJSON_AddBoolToObject(m, "flagged", entry_flagged(e, o->max_rsd));
+        cJSON_AddItemToArray(models, m);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (text == NULL)
+        return -ENOMEM;
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        int e = errno;
+        free(text);
+        return -e;
+    }
+    int ret = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0;
+    free(text);
+    if (fclose(f) != 0 && ret == 0)
+        ret = -errno;
+    return ret;
+}
+
+/* DIR/manifest.json parsed, or NULL when there is none or it does not parse. */
+static cJSON *manifest_load(const char *dir)
+{
+    char path[XPATH];
+    snprintf(path, sizeof(path), "%s/manifest.json", dir);
+    char *text = read_text(path);
+    if (text == NULL)
+        return NULL;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    return root;
+}
+
+/* ---- the command ------------------------------------------------------------------------------------- */
+
+static int report_only(const struct calib_opts *o, const struct paths *p)
+{
+    if (!is_dir(p->final)) {
+        dahlsim_error("calibrate --report: %s: no such calibration", p->final);
+        fprintf(stderr, "hint: calibrate it first with dahlsim calibrate --machine %s\n", o->machine);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    char sampling[XPATH];
+    snprintf(sampling, sizeof(sampling), "%s/sampling", p->final);
+    struct model_table t = {0};
+    int ret = load_models(sampling, o->machine, &t);
+    if (ret != 0) {
+        dahlsim_error("calibrate --report: %s/codelets/45: %s", sampling, strerror(-ret));
+        free(t.v);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    print_report(&t, o->max_rsd, stdout);
+    free(t.v);
+    return DAHLSIM_EXIT_OK;
+}
+
+/* Deletes, in sampling, the model files of every codelet with a flagged entry. */
+static int drop_flagged(const struct calib_opts *o, const char *sampling)
+{
+    struct model_table t = {0};
+    int ret = load_models(sampling, o->machine, &t);
+    for (size_t i = 0; ret == 0 && i < t.n; i++) {
+        if (!entry_flagged(&t.v[i], o->max_rsd) || (i > 0 && strcmp(t.v[i].symbol, t.v[i - 1].symbol) == 0 &&
+                                                     entry_flagged(&t.v[i - 1], o->max_rsd)))
+            continue;
+        char path[XPATH + 256];
+        snprintf(path, sizeof(path), "%s/codelets/45/%s.%s", sampling, t.v[i].symbol, o->machine);
+        if (remove(path) != 0 && errno != ENOENT)
+            ret = -errno;
+        else if (!o->quiet)
+            fprintf(stderr, "dropped %s (entry %08x: stddev %.2f x mean)\n", t.v[i].symbol, t.v[i].footprint,
+                    entry_rsd(&t.v[i]));
+    }
+    free(t.v);
+    return ret == -ENOENT ? 0 : ret;
+}
+
+static int calibrate(const struct calib_opts *o, struct paths *p, int argc, char **argv)
+{
+    int ret = make_dirs(o->dir);
+    if (ret != 0) {
+        dahlsim_error("calibrate: cannot create the calibration directory %s: %s", o->dir, strerror(-ret));
+        return DAHLSIM_EXIT_USAGE;
+    }
+    cJSON *prev = is_dir(p->final) ? manifest_load(p->final) : NULL;
+    const cJSON *source = cJSON_GetObjectItemCaseSensitive(prev, "source");
+    if (cJSON_IsString(source) && strcmp(source->valuestring, "measured") != 0) {
+        dahlsim_error("calibrate: %s is a \"%s\" machine, not a measured calibration: refusing to mix them",
+                      p->final, source->valuestring);
+        fprintf(stderr, "hint: pick another --machine name\n");
+        cJSON_Delete(prev);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    const cJSON *prev_covered = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "covered");
+    remove_tree(p->tmp);
+    if (mkdir(p->tmp, 0777) != 0) {
+        dahlsim_error("calibrate: cannot write in %s: %s", o->dir, strerror(errno));
+        cJSON_Delete(prev);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    char prev_sampling[XPATH];
+    snprintf(prev_sampling, sizeof(prev_sampling), "%s/sampling", p->final);
+    if (!o->force && is_dir(prev_sampling)) {
+        ret = copy_tree(prev_sampling, p->sampling);
+        if (ret != 0) {
+            dahlsim_error("calibrate: cannot copy %s: %s", prev_sampling, strerror(-ret));
+            goto fail;
+        }
+        if (o->recalibrate_flagged && (ret = drop_flagged(o, p->sampling)) != 0) {
+            dahlsim_error("calibrate: %s: %s", p->sampling, strerror(-ret));
+            goto fail;
+        }
+    }
+    int code = DAHLSIM_EXIT_FAILURE;
+    struct cover_status cs[MAX_COVERS];
+    for (int i = 0; i < o->ncovers; i++) {
+        code = calibrate_cover(o, i, p, &cs[i]);
+        if (code >= 0)
+            goto fail_code;
+    }
+    struct model_table t = {0};
+    ret = load_models(p->sampling, o->machine, &t);
+    if (ret != 0) {
+        dahlsim_error("calibrate: %s/codelets/45: %s", p->sampling, strerror(-ret));
+        free(t.v);
+        goto fail;
+    }
+    remove(p->errlog);
+    char manifest[XPATH];
+    snprintf(manifest, sizeof(manifest), "%s/manifest.json", p->tmp);
+    ret = write_manifest(o, cs, &t, cJSON_IsArray(prev_covered) ? prev_covered : NULL, manifest, argc, argv);
+    if (ret != 0) {
+        dahlsim_error("calibrate: %s: %s", manifest, strerror(-ret));
+        free(t.v);
+        goto fail;
+    }
+    if (!o->quiet)
+        print_report(&t, o->max_rsd, stderr);
+    free(t.v);
+    /* The swap: the previous calibration stays complete until the new one is in place. */
+    bool had_previous = is_dir(p->final);
+    if (had_previous && rename(p->final, p->old) != 0) {
+        dahlsim_error("calibrate: cannot move %s aside: %s", p->final, strerror(errno));
+        goto fail;
+    }
+    if (rename(p->tmp, p->final) != 0) {
+        dahlsim_error("calibrate: cannot move %s to %s: %s", p->tmp, p->final, strerror(errno));
+        if (had_previous)
+            rename(p->old, p->final);
+        goto fail;
+    }
+    if (had_previous)
+        remove_tree(p->old);
+    if (!o->quiet)
+        fprintf(stderr, "dahlsim calibrate: wrote %s\n", p->final);
+    cJSON_Delete(prev);
+    return DAHLSIM_EXIT_OK;
+fail:
+    code = DAHLSIM_EXIT_FAILURE;
+fail_code:
+    cJSON_Delete(prev);
+    remove_tree(p->tmp);
+    if (!o->quiet && is_dir(p->final))
+        fprintf(stderr, "dahlsim calibrate: %s is unchanged\n", p->final);
+    return code;
+}
+
+int dahlsim_cmd_calibrate(int argc, char **argv)
+{
+    if (dahl_engine_is_simulated()) {
+        dahlsim_error("calibrate: measuring needs the native build; this is the SimGrid binary (use "
+                      "build/dahlsim calibrate)");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    struct calib_opts o;
+    char dir_buf[PATH_MAX];
+    int code = parse_options(argc, argv, &o, dir_buf, sizeof(dir_buf));
+    if (code >= 0)
+        return code;
+    struct paths p;
+    long pid = (long)getpid();
+    if (snprintf(p.final, sizeof(p.final), "%s/%s", o.dir, o.machine) >= (int)sizeof(p.final) ||
+        snprintf(p.tmp, sizeof(p.tmp), "%s/.%s.tmp-%ld", o.dir, o.machine, pid) >= (int)sizeof(p.tmp) ||
+        snprintf(p.old, sizeof(p.old), "%s/.%s.old-%ld", o.dir, o.machine, pid) >= (int)sizeof(p.old) ||
+        snprintf(p.sampling, sizeof(p.sampling), "%s/sampling", p.tmp) >= (int)sizeof(p.sampling) ||
+        snprintf(p.errlog, sizeof(p.errlog), "%s/stderr.log", p.tmp) >= (int)sizeof(p.errlog)) {
+        dahlsim_error("--dir: path too long");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    dahl_kernels_init();
+    if (o.report_only)
+        return report_only(&o, &p);
+    for (int i = 0; i < o.ncovers; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/train-images-idx3-ubyte.gz", DAHL_FASHION_MNIST_DIR);
+        if (strcmp(o.covers[i].dataset, "fashion-mnist") == 0 && access(path, R_OK) != 0) {
+            dahlsim_error("calibrate: --cover fashion-mnist: %s: %s", path, strerror(errno));
+            fprintf(stderr, "hint: apt-get install dataset-fashion-mnist, or cover synthetic:28x28x1 instead\n");
+            return DAHLSIM_EXIT_USAGE;
+        }
+    }
+    return calibrate(&o, &p, argc, argv);
+}

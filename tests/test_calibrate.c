@@ -1,0 +1,218 @@
+/* `dahlsim calibrate` as a user runs it: bad options and directories are input errors naming what is wrong;
+ * a small calibration completes, writes StarPU's files and a manifest, and a simulated run of the covered
+ * setup then finds every model calibrated (no "not calibrated" warning) and gives the same simulated times
+ * twice; a re-run measures nothing new; a failing re-run leaves the previous calibration byte for byte. */
+#include <criterion/criterion.h>
+
+#include "dahl_test_util.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct dahl_test_run run;
+static char *env[] = {"STARPU_SILENT=1", NULL};
+
+/* A scratch calibration root under /tmp. */
+static void scratch_dir(char *dir, size_t size)
+{
+    snprintf(dir, size, "/tmp/dahlsim-calibrate-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_tree(const char *dir)
+{
+    char cmd[256];
+    cr_assert(strncmp(dir, "/tmp/dahlsim-calibrate-", 23) == 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Runs build/dahlsim calibrate with args (NULL-terminated). */
+static void calibrate(const char *const *args)
+{
+    char *argv[40] = {DAHLSIM_BIN, "calibrate"};
+    size_t n = 2;
+    for (size_t i = 0; args[i] != NULL && n < 39; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    dahl_test_run(&run, argv, env);
+}
+
+static void assert_input_error(const char *what, const char *want)
+{
+    cr_assert_eq(run.status, 2, "%s: exit %d, stderr: %s", what, run.status, run.err);
+    cr_assert(strncmp(run.err, "dahlsim: error: ", 16) == 0, "%s: %s", what, run.err);
+    const char *eol = strchr(run.err, '\n');
+    char line[2048];
+    snprintf(line, sizeof(line), "%.*s", (int)(eol != NULL ? eol - run.err : (long)strlen(run.err)), run.err);
+    cr_assert(strstr(line, want) != NULL, "%s: \"%s\" not in: %s", what, want, line);
+}
+
+Test(calibrate, bad_options_and_directories_are_input_errors)
+{
+    calibrate((const char *[]){"--cover", "synthetic:12x12x1", NULL});
+    assert_input_error("no --machine", "--machine NAME is required");
+    calibrate((const char *[]){"--machine", "../up", NULL});
+    assert_input_error("--machine ../up", "--machine: expected a name");
+    calibrate((const char *[]){"--machine", "m", "--cover", "mnist", NULL});
+    assert_input_error("--cover mnist", "--cover mnist: expected a dataset first");
+    calibrate((const char *[]){"--machine", "m", "--cover", "synthetic:8x8x1,perfmodel=linear", NULL});
+    assert_input_error("perfmodel=linear", "perfmodel: expected history, regression or nl-regression");
+    calibrate((const char *[]){"--machine", "m", "--cover", "synthetic:8x8x1,batch=3", NULL});
+    assert_input_error("batch=3", "unknown part \"batch=3\"");
+    calibrate((const char *[]){"--machine", "m", "--max-rsd", "lots", NULL});
+    assert_input_error("--max-rsd lots", "--max-rsd");
+    calibrate((const char *[]){"--machine", "m", "--dir", "/proc/no-such-dahlsim-dir", NULL});
+    assert_input_error("unwritable --dir", "cannot create the calibration directory /proc/no-such-dahlsim-dir");
+    char dir[64];
+    scratch_dir(dir, sizeof(dir));
+    calibrate((const char *[]){"--machine", "nowhere", "--dir", dir, "--report", NULL});
+    assert_input_error("--report of an unknown machine", "no such calibration");
+    cr_assert(strstr(run.err, "hint: calibrate it first") != NULL, "%s", run.err);
+    remove_tree(dir);
+}
+
+Test(calibrate, the_simgrid_binary_refuses_to_calibrate)
+{
+    char *sim_env[] = {"STARPU_PERF_MODEL_DIR=" DAHLSIM_SOURCE_DIR "/tests/data/probe-machine",
+                       "STARPU_HOSTNAME=probe-2cpu", "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+#if defined(__SANITIZE_ADDRESS__)
+    char *contexts = "--cfg=contexts/factory:thread";
+#else
+    char *contexts = "--cfg=contexts/factory:raw";
+#endif
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "calibrate", "--machine", "x", NULL};
+    dahl_test_run(&run, argv, sim_env);
+    cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "calibrate: measuring needs the native build") != NULL, "%s", run.err);
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s missing", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strdup(buf);
+}
+
+/* Runs sim-train of the covered setup on the calibration and returns its makespan; asserts that StarPU
+ * found every perf model calibrated. */
+static double simulate(const char *dir, const char *out)
+{
+    char models[256];
+    snprintf(models, sizeof(models), "STARPU_PERF_MODEL_DIR=%s/test-local/sampling", dir);
+    char *sim_env[] = {models, "STARPU_HOSTNAME=test-local", "ASAN_OPTIONS=detect_leaks=0", NULL};
+#if defined(__SANITIZE_ADDRESS__)
+    char *contexts = "--cfg=contexts/factory:thread";
+#else
+    char *contexts = "--cfg=contexts/factory:raw";
+#endif
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "sim-train", "--dataset",
+                    "synthetic:12x12x1", "--samples", "64", "--batch", "8", "--epochs", "2", "--quiet", "--out",
+                    (char *)out, NULL};
+    dahl_test_run(&run, argv, sim_env);
+    cr_assert_eq(run.status, 0, "sim-train: exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "not calibrated") == NULL, "the calibration is incomplete: %s", run.err);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/results.json", out);
+    char *text = read_all(path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(root);
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(root, "mode");
+    cr_assert(cJSON_IsString(mode) && strcmp(mode->valuestring, "simulated") == 0);
+    const cJSON *makespan = cJSON_GetObjectItemCaseSensitive(root, "makespan_s");
+    cr_assert(cJSON_IsNumber(makespan) && makespan->valuedouble > 0);
+    double value = makespan->valuedouble;
+    cJSON_Delete(root);
+    return value;
+}
+
+static bool has_tmp_dirs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    bool found = false;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        found |= strstr(e->d_name, ".tmp-") != NULL || strstr(e->d_name, ".old-") != NULL;
+    closedir(d);
+    return found;
+}
+
+Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_rerun)
+{
+    char dir[64];
+    scratch_dir(dir, sizeof(dir));
+    const char *args[] = {"--machine", "test-local", "--dir", dir, "--cover", "synthetic:12x12x1", "--quiet", NULL};
+    calibrate(args);
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+
+    char path[256];
+    snprintf(path, sizeof(path), "%s/test-local/manifest.json", dir);
+    char *manifest = read_all(path);
+    cJSON *root = cJSON_Parse(manifest);
+    cr_assert_not_null(root);
+    const cJSON *source = cJSON_GetObjectItemCaseSensitive(root, "source");
+    cr_assert(cJSON_IsString(source) && strcmp(source->valuestring, "measured") == 0);
+    const cJSON *covered = cJSON_GetObjectItemCaseSensitive(root, "covered");
+    cr_assert_eq(cJSON_GetArraySize(covered), 1);
+    const cJSON *models = cJSON_GetObjectItemCaseSensitive(root, "models");
+    cr_assert_gt(cJSON_GetArraySize(models), 10, "too few model entries");
+    const cJSON *m;
+    cJSON_ArrayForEach(m, models)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "samples");
+        cr_assert(cJSON_IsNumber(n) && n->valuedouble >= 10, "an entry with fewer than 10 samples");
+    }
+    cJSON_Delete(root);
+    const char *files[] = {"sampling/bus/test-local.platform.v4.xml", "sampling/bus/test-local.bandwidth",
+                           "sampling/bus/test-local.latency", "sampling/codelets/45/dahl_conv2d_forward.test-local",
+                           "sampling/codelets/45/dahl_sgd_update.test-local"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(path, sizeof(path), "%s/test-local/%s", dir, files[i]);
+        cr_assert_eq(access(path, R_OK), 0, "%s missing", path);
+    }
+
+    char out1[128], out2[128];
+    snprintf(out1, sizeof(out1), "%s/run1", dir);
+    snprintf(out2, sizeof(out2), "%s/run2", dir);
+    double t1 = simulate(dir, out1), t2 = simulate(dir, out2);
+    cr_assert_eq(t1, t2, "simulated makespans differ: %.9f vs %.9f", t1, t2);
+
+    /* A re-run measures nothing: the simulated check finds the setup calibrated. */
+    calibrate((const char *[]){"--machine", "test-local", "--dir", dir, "--cover", "synthetic:12x12x1", NULL});
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "already calibrated") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "measuring") == NULL, "%s", run.err);
+    free(manifest);
+    snprintf(path, sizeof(path), "%s/test-local/manifest.json", dir);
+    manifest = read_all(path);
+
+    /* A re-run that fails (its model file does not exist) leaves the calibration as it was. */
+    calibrate((const char *[]){"--machine", "test-local", "--dir", dir, "--force", "--cover",
+                               "synthetic:12x12x1,model=/no/such/model.json", NULL});
+    cr_assert_neq(run.status, 0, "a failing calibration exited 0: %s", run.err);
+    cr_assert(strstr(run.err, "/no/such/model.json") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "is unchanged") != NULL, "%s", run.err);
+    char *after = read_all(path);
+    cr_assert_str_eq(after, manifest, "the manifest changed");
+    free(after);
+    free(manifest);
+    cr_assert(!has_tmp_dirs(dir), "temporary directories left in %s", dir);
+    snprintf(path, sizeof(path), "%s/test-local/sampling/codelets/45/dahl_conv2d_forward.test-local", dir);
+    cr_assert_eq(access(path, R_OK), 0, "%s lost", path);
+
+    /* --report reads it back. */
+    calibrate((const char *[]){"--machine", "test-local", "--dir", dir, "--report", NULL});
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.out, "dahl_conv2d_forward") != NULL && strstr(run.out, "flagged") != NULL, "%s", run.out);
+    remove_tree(dir);
+}
