@@ -637,16 +637,34 @@ struct cover_status {
     double seconds;
 };
 
-/* Calibrates one setup until the simulated check is clean. Returns an exit code, -1 when done. */
-static int calibrate_cover(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
+/* One native run of setup i; returns an exit code on failure, -1 when it ran. */
+static int measure(const struct calib_opts *o, int i, const struct paths *p, int round, const char *name)
 {
-    const struct cover *c = &o->covers[i];
+    if (!o->quiet)
+        fprintf(stderr, "[%d/%d] %s: measuring, run %d/%ld (%ld steps of %ld samples)...\n", i + 1, o->ncovers, name,
+                round, o->rounds, o->steps, o->batch);
+    int status = native_round(o, &o->covers[i], p, round);
+    if (status == 0)
+        return -1;
+    char line[512];
+    last_line(p->errlog, line, sizeof(line));
+    dahlsim_error("calibrate: %s: the native training run failed (exit %d): %s", name, status, line);
+    return status == DAHLSIM_EXIT_USAGE ? DAHLSIM_EXIT_USAGE : DAHLSIM_EXIT_FAILURE;
+}
+
+/* First pass over setup i: nothing to do if the simulated check already passes (and not --force), else one
+ * native run. Every setup gets its first run before any is checked, because regression models need the
+ * several sizes of several setups before StarPU considers them calibrated. Returns an exit code, -1 to go
+ * on; cs->status stays NULL while the setup is pending. */
+static int first_pass(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
+{
     char name[PATH_MAX + 128];
-    cover_name(c, name, sizeof(name));
+    cover_name(&o->covers[i], name, sizeof(name));
+    *cs = (struct cover_status){NULL, 0, 0};
     double start = mono_s();
-    struct check_result r;
     if (!o->force && is_dir(p->sampling)) {
-        if (simulated_check(o, c, p, &r) != 0)
+        struct check_result r;
+        if (simulated_check(o, &o->covers[i], p, &r) != 0)
             return DAHLSIM_EXIT_FAILURE;
         if (r.status == 0 && r.uncalibrated == 0) {
             *cs = (struct cover_status){"already calibrated", 0, mono_s() - start};
@@ -655,34 +673,45 @@ static int calibrate_cover(const struct calib_opts *o, int i, const struct paths
             return -1;
         }
     }
-    for (int round = 1; round <= o->rounds; round++) {
-        if (!o->quiet)
-            fprintf(stderr, "[%d/%d] %s: measuring, run %d/%ld (%ld steps of %ld samples)...\n", i + 1, o->ncovers,
-                    name, round, o->rounds, o->steps, o->batch);
-        int status = native_round(o, c, p, round);
-        if (status != 0) {
-            char line[512];
-            last_line(p->errlog, line, sizeof(line));
-            dahlsim_error("calibrate: %s: the native training run failed (exit %d): %s", name, status, line);
-            return status == DAHLSIM_EXIT_USAGE ? DAHLSIM_EXIT_USAGE : DAHLSIM_EXIT_FAILURE;
-        }
-        if (simulated_check(o, c, p, &r) != 0)
+    int code = measure(o, i, p, 1, name);
+    cs->rounds = 1;
+    cs->seconds = mono_s() - start;
+    return code;
+}
+
+/* Second pass: more runs of setup i until the simulated check is clean. Returns an exit code, -1 when done. */
+static int converge(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
+{
+    if (cs->status != NULL)
+        return -1;
+    char name[PATH_MAX + 128];
+    cover_name(&o->covers[i], name, sizeof(name));
+    double start = mono_s() - cs->seconds;
+    struct check_result r;
+    for (;;) {
+        if (simulated_check(o, &o->covers[i], p, &r) != 0)
             return DAHLSIM_EXIT_FAILURE;
         if (r.status == 0 && r.uncalibrated == 0) {
-            *cs = (struct cover_status){"calibrated", round, mono_s() - start};
+            cs->status = "calibrated";
+            cs->seconds = mono_s() - start;
             if (!o->quiet)
-                fprintf(stderr, "[%d/%d] %s: calibrated after %d run(s), %.1f s\n", i + 1, o->ncovers, name, round,
-                        mono_s() - start);
+                fprintf(stderr, "[%d/%d] %s: calibrated after %d run(s), %.1f s\n", i + 1, o->ncovers, name,
+                        cs->rounds, cs->seconds);
             return -1;
         }
         if (!o->quiet)
-            fprintf(stderr, "[%d/%d] %s: %d model entries not calibrated enough yet (%s)\n", i + 1, o->ncovers, name,
-                    r.uncalibrated, r.first);
+            fprintf(stderr, "[%d/%d] %s: %d model entries not calibrated enough yet (%s)\n", i + 1, o->ncovers,
+                    name, r.uncalibrated, r.first[0] ? r.first : "the simulated check failed");
+        if (cs->rounds >= o->rounds)
+            break;
+        int code = measure(o, i, p, ++cs->rounds, name);
+        if (code >= 0)
+            return code;
     }
     dahlsim_error("calibrate: %s: still not calibrated after %ld runs: %s", name, o->rounds,
                   r.first[0] ? r.first : "the simulated check failed");
     fprintf(stderr, "hint: more --rounds or --steps; timing noise (another load on the machine) makes StarPU "
-                    "reject samples\n");
+                    "reject samples; a regression perf model needs setups of several sizes\n");
     return DAHLSIM_EXIT_FAILURE;
 }
 
@@ -911,7 +940,12 @@ static int calibrate(const struct calib_opts *o, struct paths *p, int argc, char
     int code = DAHLSIM_EXIT_FAILURE;
     struct cover_status cs[MAX_COVERS];
     for (int i = 0; i < o->ncovers; i++) {
-        code = calibrate_cover(o, i, p, &cs[i]);
+        code = first_pass(o, i, p, &cs[i]);
+        if (code >= 0)
+            goto fail_code;
+    }
+    for (int i = 0; i < o->ncovers; i++) {
+        code = converge(o, i, p, &cs[i]);
         if (code >= 0)
             goto fail_code;
     }

@@ -31,6 +31,9 @@ bool dahlsim_parse_double(const char *option, const char *text, double min, doub
 int dahlsim_cmd_doctor(int argc, char **argv);
 int dahlsim_cmd_train(int argc, char **argv);
 int dahlsim_cmd_calibrate(int argc, char **argv);
+int dahlsim_cmd_run(int argc, char **argv);
+int dahlsim_cmd_check(int argc, char **argv);
+int dahlsim_cmd_sweep(int argc, char **argv);
 int dahlsim_cmd_sim_train(int argc, char **argv);
 int dahlsim_cmd_engine_probe(int argc, char **argv);
 

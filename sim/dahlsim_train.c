@@ -43,6 +43,7 @@ struct train_opts {
     enum dahl_reduction reduction;
     enum dahl_perfmodel_kind perfmodel;
     const char *out;
+    const char *scenario; /* sim-train --scenario: recorded in results.json */
     bool quiet;
 };
 
@@ -137,7 +138,7 @@ static bool parse_positive_double(const char *option, const char *text, double m
 static int parse_options(int argc, char **argv, struct train_opts *o)
 {
     enum { O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_NCPU,
-           O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP };
+           O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP, O_SCENARIO };
     static const struct option options[] = {
         {"dataset", required_argument, NULL, O_DATASET},     {"epochs", required_argument, NULL, O_EPOCHS},
         {"samples", required_argument, NULL, O_SAMPLES},     {"test-samples", required_argument, NULL, O_TEST_SAMPLES},
@@ -147,7 +148,8 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         {"seed", required_argument, NULL, O_SEED},           {"model", required_argument, NULL, O_MODEL},
         {"reduction", required_argument, NULL, O_REDUCTION}, {"perfmodel", required_argument, NULL, O_PERFMODEL},
         {"out", required_argument, NULL, O_OUT},             {"quiet", no_argument, NULL, O_QUIET},
-        {"help", no_argument, NULL, O_HELP},                 {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, O_HELP},                 {"scenario", required_argument, NULL, O_SCENARIO},
+        {NULL, 0, NULL, 0},
     };
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
                              .batch = 32, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
@@ -194,7 +196,7 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
             }
             break;
         case O_NCPU:
-            ok = dahlsim_parse_int("--ncpu", optarg, 1, 1024, &o->ncpu);
+            ok = dahlsim_parse_int("--ncpu", optarg, 0, 1024, &o->ncpu);
             break;
         case O_NGPU:
             ok = dahlsim_parse_int("--ngpu", optarg, 0, 64, &o->ngpu);
@@ -235,6 +237,9 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
             break;
         case O_QUIET:
             o->quiet = true;
+            break;
+        case O_SCENARIO: /* hidden: set by dahlsim run for sim-train */
+            o->scenario = optarg;
             break;
         case O_HELP:
             help();
@@ -715,7 +720,7 @@ static int write_results(const struct run_state *st, double wall_start_s)
     getrusage(RUSAGE_SELF, &ru);
     struct dahlsim_results r = {
         .mode = st->simulated ? "simulated" : "native",
-        .scenario = NULL,
+        .scenario = o->scenario,
         .model = o->model,
         .dataset = o->dataset,
         .scheduler = o->sched,

@@ -43,7 +43,7 @@ Test(cli, unknown_command_exits_2_with_usage_on_stderr)
 
 Test(cli, commands_not_built_yet_say_so_and_exit_2)
 {
-    const char *stubs[] = {"run", "sweep", "validate", "check"};
+    const char *stubs[] = {"validate"};
     for (size_t i = 0; i < sizeof(stubs) / sizeof(stubs[0]); i++) {
         dahlsim((char *)stubs[i], NULL, NULL);
         cr_assert_eq(run.status, 2, "%s exited %d", stubs[i], run.status);

@@ -88,8 +88,11 @@ int dahl_codelets_set_perfmodel(enum dahl_perfmodel_kind kind)
     for (size_t i = 0; i < DAHL_NMODELS; i++)
         if (models[i]->is_loaded)
             return -EBUSY;
+    /* softmax_xent works on the class scores only: every task of a network has the same size, and StarPU
+     * never calibrates a regression over a single size (it wants the smallest size below 0.9 x the largest).
+     * It stays history-based under every kind. */
     for (size_t i = 0; i < DAHL_NMODELS; i++)
-        models[i]->type = kinds[k].type;
+        models[i]->type = models[i] == &dahl_softmax_xent_model ? STARPU_HISTORY_BASED : kinds[k].type;
     current_kind = kind;
     return 0;
 }

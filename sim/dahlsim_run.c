@@ -1,0 +1,201 @@
+/* `dahlsim check FILE` and `dahlsim run FILE`: validate a scenario, and simulate its one experiment by
+ * starting build/dahlsim-sim sim-train (the training program under StarPU-SimGrid) with the machine's
+ * calibration as STARPU_PERF_MODEL_DIR / STARPU_HOSTNAME. The simulated figures in DIR/results.json come from
+ * StarPU-SimGrid only; wall time and peak RSS of the simulating process are recorded beside them. */
+#include "dahlsim_run.h"
+#include "dahlsim_cli.h"
+#include "dahlsim_scenario.h"
+#include "dahlsim_spawn.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SETS 64
+
+int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scenario, const char *out_dir,
+                           const char *stderr_path, bool quiet)
+{
+    char samples[32], batch[32], epochs[32], ncpu[32], ngpu[32], seed[32], lr[32], momentum[32], mem[32];
+    char sampling[PATH_MAX + 16];
+    snprintf(samples, sizeof(samples), "%ld", x->samples);
+    snprintf(batch, sizeof(batch), "%ld", x->batch);
+    snprintf(epochs, sizeof(epochs), "%ld", x->epochs);
+    snprintf(ncpu, sizeof(ncpu), "%ld", x->cpus);
+    snprintf(ngpu, sizeof(ngpu), "%ld", x->gpus);
+    snprintf(seed, sizeof(seed), "%ld", x->seed);
+    snprintf(lr, sizeof(lr), "%.17g", x->lr);
+    snprintf(momentum, sizeof(momentum), "%.17g", x->momentum);
+    snprintf(mem, sizeof(mem), "%ld", x->gpu_memory_mib);
+    snprintf(sampling, sizeof(sampling), "%s/sampling", x->machine_dir);
+    char *args[40];
+    size_t n = 0;
+    const char *fixed[] = {"sim-train", "--dataset", x->dataset, "--model", x->model, "--samples", samples,
+                           "--batch", batch, "--epochs", epochs, "--ncpu", ncpu, "--ngpu", ngpu, "--sched",
+                           x->scheduler, "--perfmodel", x->perfmodel, "--reduction", x->reduction, "--seed", seed,
+                           "--lr", lr, "--momentum", momentum, "--test-samples", batch, "--quiet"};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        args[n++] = (char *)fixed[i];
+    if (scenario != NULL) {
+        args[n++] = "--scenario";
+        args[n++] = (char *)scenario;
+    }
+    if (out_dir != NULL) {
+        args[n++] = "--out";
+        args[n++] = (char *)out_dir;
+    }
+    args[n] = NULL;
+    struct dahlsim_env_var env[8];
+    size_t nenv = 0;
+    env[nenv++] = (struct dahlsim_env_var){"STARPU_PERF_MODEL_DIR", sampling};
+    env[nenv++] = (struct dahlsim_env_var){"STARPU_HOSTNAME", x->machine};
+    env[nenv++] = (struct dahlsim_env_var){"STARPU_CALIBRATE", "0"};
+    env[nenv++] = (struct dahlsim_env_var){"STARPU_PREFETCH", x->prefetch ? "1" : "0"};
+    env[nenv++] = (struct dahlsim_env_var){"STARPU_SILENT", "1"};
+    if (x->gpu_memory_mib > 0)
+        env[nenv++] = (struct dahlsim_env_var){"STARPU_LIMIT_CUDA_MEM", mem};
+    char out[65536];
+    return dahlsim_spawn_sim_err(args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path);
+}
+
+/* Options shared by check and run. */
+struct run_opts {
+    const char *file;
+    const char *out;
+    const char *sets[MAX_SETS];
+    size_t nsets;
+    bool quiet;
+};
+
+static int parse(const char *cmd, const char *usage, int argc, char **argv, struct run_opts *o, bool takes_out)
+{
+    enum { O_OUT = 256, O_SET, O_QUIET, O_HELP };
+    static const struct option options[] = {
+        {"out", required_argument, NULL, O_OUT},
+        {"set", required_argument, NULL, O_SET},
+        {"quiet", no_argument, NULL, O_QUIET},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (struct run_opts){0};
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+        switch (opt) {
+        case O_OUT:
+            if (!takes_out)
+                goto unknown;
+            o->out = optarg;
+            break;
+        case O_SET:
+            if (o->nsets == MAX_SETS) {
+                dahlsim_error("%s: at most %d --set", cmd, MAX_SETS);
+                return DAHLSIM_EXIT_USAGE;
+            }
+            o->sets[o->nsets++] = optarg;
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_HELP:
+            fputs(usage, stdout);
+            return DAHLSIM_EXIT_OK;
+        case ':':
+            dahlsim_error("%s: %s needs a value", cmd, argv[optind - 1]);
+            fputs(usage, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        default:
+        unknown:
+            dahlsim_error("%s: unknown option \"%s\"", cmd, argv[optind - 1]);
+            fputs(usage, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        dahlsim_error("%s: expected one scenario file%s", cmd, optind < argc - 1 ? ", got several" : "");
+        fputs(usage, stderr);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    o->file = argv[optind];
+    return -1;
+}
+
+static const char check_usage[] =
+    "usage: dahlsim check FILE [--set KEY=VALUE]...\n"
+    "Validates a scenario file (and every point of its sweep) against its machine's calibration without\n"
+    "running it. Keys and defaults: scenarios/README.md.\n";
+
+int dahlsim_cmd_check(int argc, char **argv)
+{
+    struct run_opts o;
+    int code = parse("check", check_usage, argc, argv, &o, false);
+    if (code >= 0)
+        return code;
+    struct dahlsim_scenario *s = dahlsim_scenario_load(o.file, o.sets, o.nsets);
+    if (s == NULL)
+        return DAHLSIM_EXIT_USAGE;
+    const struct dahlsim_experiment *x = dahlsim_scenario_point(s, 0);
+    printf("ok: %s: %zu experiment%s on machine %s\n", o.file, dahlsim_scenario_points(s),
+           dahlsim_scenario_points(s) == 1 ? "" : "s", x->machine);
+    dahlsim_scenario_destroy(s);
+    return DAHLSIM_EXIT_OK;
+}
+
+static const char run_usage[] =
+    "usage: dahlsim run FILE [--out DIR] [--set KEY=VALUE]... [--quiet]\n"
+    "Simulates the scenario's experiment with StarPU-SimGrid on its machine's calibration and writes\n"
+    "DIR/results.json (default DIR: results/<scenario name>). --set overrides a scenario key (the value is\n"
+    "read as JSON, else as a string), e.g. --set batch=14 --set scheduler=dmda. A scenario with a sweep\n"
+    "runs with `dahlsim sweep`.\n";
+
+/* results/<basename of file without .json>. */
+static void default_out(const char *file, char *buf, size_t size)
+{
+    const char *base = strrchr(file, '/');
+    base = base != NULL ? base + 1 : file;
+    size_t len = strlen(base);
+    if (len > 5 && strcmp(base + len - 5, ".json") == 0)
+        len -= 5;
+    snprintf(buf, size, "results/%.*s", (int)len, base);
+}
+
+int dahlsim_cmd_run(int argc, char **argv)
+{
+    struct run_opts o;
+    int code = parse("run", run_usage, argc, argv, &o, true);
+    if (code >= 0)
+        return code;
+    struct dahlsim_scenario *s = dahlsim_scenario_load(o.file, o.sets, o.nsets);
+    if (s == NULL)
+        return DAHLSIM_EXIT_USAGE;
+    if (dahlsim_scenario_points(s) > 1) {
+        dahlsim_error("run: %s has a sweep of %zu points: run it with dahlsim sweep", o.file,
+                      dahlsim_scenario_points(s));
+        fprintf(stderr, "hint: or fix the swept keys with --set KEY=VALUE\n");
+        dahlsim_scenario_destroy(s);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    char out[PATH_MAX];
+    if (o.out != NULL)
+        snprintf(out, sizeof(out), "%s", o.out);
+    else
+        default_out(o.file, out, sizeof(out));
+    const struct dahlsim_experiment *x = dahlsim_scenario_point(s, 0);
+    if (!o.quiet)
+        fprintf(stderr, "dahlsim run: %s: %s on %s (%ld CPUs, %ld GPUs), %s, batch %ld, scheduler %s\n", o.file,
+                x->dataset, x->machine, x->cpus, x->gpus, x->model, x->batch, x->scheduler);
+    int status = dahlsim_run_experiment(x, o.file, out, NULL, o.quiet);
+    dahlsim_scenario_destroy(s);
+    if (status != 0) {
+        dahlsim_error("run: %s: the simulation failed (exit %d)", o.file, status);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    if (!o.quiet)
+        fprintf(stderr, "dahlsim run: wrote %s/results.json\n", out);
+    return DAHLSIM_EXIT_OK;
+}

@@ -1,0 +1,622 @@
+/* Scenario files: strict parsing of one experiment and its sweep grid.
+ *
+ *   key             type                 default                  meaning
+ *   comment         string               ""                       the question the scenario answers
+ *   machine         string               (required)               calibration/NAME: perf models + platform
+ *   model           string               "lenet"                  lenet, deep, deep:N, or a model file
+ *                                                                 (relative to the scenario's directory)
+ *   dataset         string               "fashion-mnist"          or "synthetic:HxWxC" (shapes only in simulation)
+ *   samples         integer >= 1         60000 / 1024 synthetic   training samples per epoch
+ *   iterations      integer >= 1         -                        instead of samples: iterations x batch
+ *   batch           integer >= 1         32                       samples per step (<= samples)
+ *   epochs          integer >= 1         1
+ *   scheduler       string               "lws"                    any StarPU 1.3.10 policy name
+ *   cpus            integer >= 0         all CPUs of the platform
+ *   gpus            integer >= 0         all GPUs of the platform
+ *   gpu_memory_mib  integer >= 1 | null  null (no limit)          STARPU_LIMIT_CUDA_MEM
+ *   prefetch        boolean              true                     STARPU_PREFETCH
+ *   perfmodel       string               "history"                regression, nl-regression
+ *   reduction       string               "redux"                  or "manual"
+ *   seed            integer >= 0         1
+ *   lr, momentum    number               0.01, 0.9
+ *   sweep           {key: [values...]}   -                        a grid over any keys above but comment/sweep
+ */
+#include "dahlsim_scenario.h"
+#include "dahlsim_calibrate.h"
+#include "dahlsim_cli.h"
+
+#include "dahl_codelets.h"
+#include "dahl_engine.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct dahlsim_scenario {
+    char path[PATH_MAX];
+    char dir[PATH_MAX]; /* the scenario's directory, for relative model files */
+    char comment[512];
+    cJSON *base;        /* the scenario object without "comment" and "sweep", overrides applied */
+    const char *sweep_keys[DAHLSIM_SCENARIO_MAX_SWEEP];
+    const cJSON *sweep_values[DAHLSIM_SCENARIO_MAX_SWEEP];
+    size_t nsweep;
+    cJSON *sweep;       /* owned copy of the sweep block */
+    struct dahlsim_experiment *points;
+    size_t npoints;
+};
+
+static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
+                                   "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
+                                   "prefetch", "perfmodel", "reduction", "seed",          "lr",      "momentum",
+                                   "sweep"};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+const char *dahlsim_calibration_root(void)
+{
+    static char root[PATH_MAX];
+    const char *home = getenv("DAHLSIM_HOME");
+    snprintf(root, sizeof(root), "%s/calibration", home != NULL && home[0] != '\0' ? home : DAHLSIM_SOURCE_DIR);
+    return root;
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 8192, len = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL) {
+        len += fread(buf + len, 1, cap - 1 - len, f);
+        if (ferror(f) || feof(f))
+            break;
+        char *grown = realloc(buf, cap *= 2);
+        if (grown == NULL)
+            free(buf);
+        buf = grown;
+    }
+    fclose(f);
+    if (buf != NULL)
+        buf[len] = '\0';
+    return buf;
+}
+
+static bool key_known(const char *key)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i], key) == 0)
+            return true;
+    return false;
+}
+
+static void expected_keys(char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NKEYS && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", keys[i]);
+}
+
+/* ---- one experiment from a JSON object ----------------------------------------------------------------- */
+
+/* The context of error messages: "FILE: " or "FILE: sweep point 3 (batch=4): ". */
+struct where {
+    const char *path;
+    const char *point; /* "" for the base experiment */
+};
+
+static void field_error(const struct where *w, const char *key, const cJSON *got, const char *expected)
+{
+    char *text = got != NULL ? cJSON_PrintUnformatted(got) : NULL;
+    if (w->point[0] != '\0')
+        dahlsim_error("%s: sweep point (%s): \"%s\": expected %s, got %s", w->path, w->point, key, expected,
+                      text != NULL ? text : "nothing");
+    else
+        dahlsim_error("%s: \"%s\": expected %s, got %s", w->path, key, expected, text != NULL ? text : "nothing");
+    free(text);
+}
+
+/* Integer key in [min, max]; absent: dflt. */
+static bool get_int(const struct where *w, const cJSON *o, const char *key, long min, long max, long dflt, long *out)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (item == NULL) {
+        *out = dflt;
+        return true;
+    }
+    double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+    if (!cJSON_IsNumber(item) || v != floor(v) || v < (double)min || v > (double)max) {
+        char expected[96];
+        snprintf(expected, sizeof(expected), "an integer in [%ld, %ld]", min, max);
+        field_error(w, key, item, expected);
+        return false;
+    }
+    *out = (long)v;
+    return true;
+}
+
+static bool get_number(const struct where *w, const cJSON *o, const char *key, double min, double max, double dflt,
+                       double *out)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (item == NULL) {
+        *out = dflt;
+        return true;
+    }
+    if (!cJSON_IsNumber(item) || !(item->valuedouble >= min && item->valuedouble <= max)) {
+        char expected[96];
+        snprintf(expected, sizeof(expected), "a number in [%g, %g]", min, max);
+        field_error(w, key, item, expected);
+        return false;
+    }
+    *out = item->valuedouble;
+    return true;
+}
+
+static bool get_string(const struct where *w, const cJSON *o, const char *key, const char *dflt, char *out,
+                       size_t size, const char *expected)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (item == NULL) {
+        if (dflt == NULL) {
+            field_error(w, key, NULL, expected);
+            return false;
+        }
+        snprintf(out, size, "%s", dflt);
+        return true;
+    }
+    if (!cJSON_IsString(item) || item->valuestring[0] == '\0' || strlen(item->valuestring) >= size) {
+        field_error(w, key, item, expected);
+        return false;
+    }
+    snprintf(out, size, "%s", item->valuestring);
+    return true;
+}
+
+/* "HxWxC" -> sizes; false when malformed. */
+static bool parse_shape(const char *text, long *h, long *wd, long *c)
+{
+    char tail;
+    return sscanf(text, "%ldx%ldx%ld%c", h, wd, c, &tail) == 3 && *h >= 1 && *wd >= 1 && *c >= 1 && *h <= 4096 &&
+           *wd <= 4096 && *c <= 64;
+}
+
+/* The platform's CPU and CUDA host counts. */
+static bool platform_counts(const char *machine_dir, const char *machine, long *ncpu, long *ngpu, char *path,
+                            size_t size)
+{
+    if (snprintf(path, size, "%s/sampling/bus/%s.platform.v4.xml", machine_dir, machine) >= (int)size)
+        return false;
+    char *xml = read_text(path);
+    if (xml == NULL)
+        return false;
+    *ncpu = *ngpu = 0;
+    for (const char *p = xml; (p = strstr(p, "<host")) != NULL; p++) {
+        const char *id = strstr(p, "id=");
+        const char *end = strchr(p, '>');
+        if (id == NULL || end == NULL || id > end)
+            continue;
+        id += 4; /* past id=" or id=' */
+        *ncpu += strncmp(id, "CPU", 3) == 0;
+        *ngpu += strncmp(id, "CUDA", 4) == 0;
+    }
+    free(xml);
+    return true;
+}
+
+/* The machines under the calibration root, comma-separated, for hints. */
+static void machine_list(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    DIR *d = opendir(dahlsim_calibration_root());
+    if (d == NULL)
+        return;
+    size_t used = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && used < size) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "README.md") == 0)
+            continue;
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", e->d_name);
+    }
+    closedir(d);
+}
+
+/* Normalised shape key for coverage: fashion-mnist is 28x28x1. */
+static void shape_of(const char *dataset, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : dataset + 10);
+}
+
+/* Whether the machine's manifest lists a covered setup with this shape, model and perf-model kind. A manifest
+ * without "covered" (a hand-made machine) is trusted. */
+static bool covered(const char *machine_dir, const struct dahlsim_experiment *x, char *covers, size_t size)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
+    covers[0] = '\0';
+    char *text = read_text(path);
+    if (text == NULL)
+        return true;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "covered");
+    bool ok = !cJSON_IsArray(list);
+    char want[64];
+    shape_of(x->dataset, want, sizeof(want));
+    size_t used = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, list)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dataset");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
+        if (!cJSON_IsString(d) || !cJSON_IsString(m))
+            continue;
+        const char *kind = cJSON_IsString(k) ? k->valuestring : "history";
+        char have[64];
+        shape_of(d->valuestring, have, sizeof(have));
+        if (used < size)
+            used += (size_t)snprintf(covers + used, size - used, "%s%s/%s/%s", used ? ", " : "", d->valuestring,
+                                     m->valuestring, kind);
+        if (strcmp(have, want) == 0 && strcmp(m->valuestring, x->model) == 0 && strcmp(kind, x->perfmodel) == 0)
+            ok = true;
+    }
+    cJSON_Delete(root);
+    return ok;
+}
+
+static bool experiment_from(const struct where *w, const char *scenario_dir, const cJSON *o,
+                            struct dahlsim_experiment *x)
+{
+    memset(x, 0, sizeof(*x));
+    snprintf(x->point, sizeof(x->point), "%s", w->point);
+    if (!get_string(w, o, "machine", NULL, x->machine, sizeof(x->machine), "a calibrated machine's name"))
+        return false;
+    if (!dahlsim_machine_name_valid(x->machine)) {
+        field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"),
+                    "a machine name (letters, digits, '.', '_', '-')");
+        return false;
+    }
+    if (snprintf(x->machine_dir, sizeof(x->machine_dir), "%s/%s", dahlsim_calibration_root(), x->machine) >=
+        (int)sizeof(x->machine_dir)) {
+        dahlsim_error("%s: DAHLSIM_HOME is too long", w->path);
+        return false;
+    }
+    char model[PATH_MAX];
+    if (!get_string(w, o, "model", "lenet", model, sizeof(model), "lenet, deep, deep:N or a model file"))
+        return false;
+    if (strcmp(model, "lenet") == 0 || strcmp(model, "deep") == 0 || strncmp(model, "deep:", 5) == 0 ||
+        model[0] == '/')
+        snprintf(x->model, sizeof(x->model), "%s", model);
+    else if (snprintf(x->model, sizeof(x->model), "%s/%s", scenario_dir, model) >= (int)sizeof(x->model)) {
+        field_error(w, "model", cJSON_GetObjectItemCaseSensitive(o, "model"), "a shorter path");
+        return false;
+    }
+    if (!get_string(w, o, "dataset", "fashion-mnist", x->dataset, sizeof(x->dataset),
+                    "fashion-mnist or synthetic:HxWxC"))
+        return false;
+    long h, wd, c;
+    bool synthetic = strncmp(x->dataset, "synthetic:", 10) == 0;
+    if (!(strcmp(x->dataset, "fashion-mnist") == 0 || (synthetic && parse_shape(x->dataset + 10, &h, &wd, &c)))) {
+        field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"),
+                    "fashion-mnist or synthetic:HxWxC with sizes in [1, 4096] and C <= 64");
+        return false;
+    }
+    long iterations;
+    if (!get_int(w, o, "batch", 1, 65536, 32, &x->batch) ||
+        !get_int(w, o, "samples", 1, 100000000, synthetic ? 1024 : 60000, &x->samples) ||
+        !get_int(w, o, "iterations", 1, 100000000, 0, &iterations) ||
+        !get_int(w, o, "epochs", 1, 100000, 1, &x->epochs))
+        return false;
+    if (iterations > 0) {
+        if (cJSON_GetObjectItemCaseSensitive(o, "samples") != NULL) {
+            field_error(w, "iterations", cJSON_GetObjectItemCaseSensitive(o, "iterations"),
+                        "either \"samples\" or \"iterations\", not both");
+            return false;
+        }
+        x->samples = iterations * x->batch;
+    }
+    if (!synthetic && x->samples > 60000) {
+        field_error(w, "samples", cJSON_GetObjectItemCaseSensitive(o, "samples"),
+                    "at most the 60000 training samples of fashion-mnist");
+        return false;
+    }
+    if (x->batch > x->samples) {
+        char expected[96];
+        snprintf(expected, sizeof(expected), "at most the %ld training samples", x->samples);
+        field_error(w, "batch", cJSON_GetObjectItemCaseSensitive(o, "batch"), expected);
+        return false;
+    }
+    if (!get_string(w, o, "scheduler", "lws", x->scheduler, sizeof(x->scheduler), "a StarPU scheduling policy"))
+        return false;
+    if (!dahl_engine_sched_known(x->scheduler)) {
+        char list[1024], expected[1100];
+        dahl_engine_sched_list(list, sizeof(list));
+        snprintf(expected, sizeof(expected), "a StarPU scheduling policy (%s)", list);
+        field_error(w, "scheduler", cJSON_GetObjectItemCaseSensitive(o, "scheduler"), expected);
+        return false;
+    }
+    if (!get_string(w, o, "perfmodel", "history", x->perfmodel, sizeof(x->perfmodel),
+                    "history, regression or nl-regression"))
+        return false;
+    enum dahl_perfmodel_kind kind;
+    if (dahl_perfmodel_kind_parse(x->perfmodel, &kind) != 0) {
+        field_error(w, "perfmodel", cJSON_GetObjectItemCaseSensitive(o, "perfmodel"),
+                    "history, regression or nl-regression");
+        return false;
+    }
+    if (!get_string(w, o, "reduction", "redux", x->reduction, sizeof(x->reduction), "redux or manual"))
+        return false;
+    if (strcmp(x->reduction, "redux") != 0 && strcmp(x->reduction, "manual") != 0) {
+        field_error(w, "reduction", cJSON_GetObjectItemCaseSensitive(o, "reduction"), "redux or manual");
+        return false;
+    }
+    const cJSON *prefetch = cJSON_GetObjectItemCaseSensitive(o, "prefetch");
+    if (prefetch != NULL && !cJSON_IsBool(prefetch)) {
+        field_error(w, "prefetch", prefetch, "true or false");
+        return false;
+    }
+    x->prefetch = prefetch == NULL || cJSON_IsTrue(prefetch);
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(o, "gpu_memory_mib");
+    if (mem != NULL && !cJSON_IsNull(mem) && !get_int(w, o, "gpu_memory_mib", 1, 10000000, 0, &x->gpu_memory_mib))
+        return false;
+    if (!get_int(w, o, "seed", 0, 9007199254740992L, 1, &x->seed) ||
+        !get_number(w, o, "lr", 1e-12, 100, 0.01, &x->lr) || !get_number(w, o, "momentum", 0, 0.999999, 0.9, &x->momentum))
+        return false;
+
+    /* The machine: its platform bounds the worker counts, its manifest says which shapes it covers. */
+    char platform[PATH_MAX + 96];
+    long ncpu, ngpu;
+    if (!platform_counts(x->machine_dir, x->machine, &ncpu, &ngpu, platform, sizeof(platform))) {
+        char list[1024], expected[1100];
+        machine_list(list, sizeof(list));
+        snprintf(expected, sizeof(expected), "a machine of %s (%s)", dahlsim_calibration_root(),
+                 list[0] ? list : "none yet");
+        field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"), expected);
+        fprintf(stderr, "hint: %s is missing; calibrate with dahlsim calibrate --machine %s, or describe it with "
+                        "dahlsim machine synth\n",
+                platform, x->machine);
+        return false;
+    }
+    char bound[160];
+    snprintf(bound, sizeof(bound), "at most the %ld CPUs of %s's platform", ncpu, x->machine);
+    if (!get_int(w, o, "cpus", 0, 100000, ncpu, &x->cpus))
+        return false;
+    if (x->cpus > ncpu) {
+        field_error(w, "cpus", cJSON_GetObjectItemCaseSensitive(o, "cpus"), bound);
+        return false;
+    }
+    snprintf(bound, sizeof(bound), "at most the %ld GPUs of %s's platform", ngpu, x->machine);
+    if (!get_int(w, o, "gpus", 0, 1000, ngpu, &x->gpus))
+        return false;
+    if (x->gpus > ngpu) {
+        field_error(w, "gpus", cJSON_GetObjectItemCaseSensitive(o, "gpus"), bound);
+        return false;
+    }
+    if (x->cpus + x->gpus == 0) {
+        field_error(w, "cpus", cJSON_GetObjectItemCaseSensitive(o, "cpus"), "at least one worker (cpus + gpus >= 1)");
+        return false;
+    }
+    char covers[2048];
+    if (!covered(x->machine_dir, x, covers, sizeof(covers))) {
+        char shape[64], expected[2300];
+        shape_of(x->dataset, shape, sizeof(shape));
+        snprintf(expected, sizeof(expected), "a setup calibration %s covers (%s)", x->machine, covers);
+        field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"), expected);
+        fprintf(stderr, "hint: dahlsim calibrate --machine %s --cover %s,model=%s,perfmodel=%s\n", x->machine,
+                x->dataset, x->model, x->perfmodel);
+        return false;
+    }
+    return true;
+}
+
+/* ---- the file ------------------------------------------------------------------------------------------ */
+
+/* Applies "key=value" to o: value as JSON when it parses, else as a string. */
+static bool apply_set(const char *path, cJSON *o, const char *set)
+{
+    const char *eq = strchr(set, '=');
+    if (eq == NULL || eq == set) {
+        dahlsim_error("%s: --set %s: expected key=value", path, set);
+        return false;
+    }
+    char key[64];
+    snprintf(key, sizeof(key), "%.*s", (int)(eq - set), set);
+    if (!key_known(key) || strcmp(key, "sweep") == 0 || strcmp(key, "comment") == 0) {
+        char list[512];
+        expected_keys(list, sizeof(list));
+        dahlsim_error("%s: --set %s: unknown key \"%s\" (expected one of %s; not sweep or comment)", path, set, key,
+                      list);
+        return false;
+    }
+    cJSON *value = cJSON_Parse(eq + 1);
+    if (value == NULL)
+        value = cJSON_CreateString(eq + 1);
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    cJSON_AddItemToObject(o, key, value);
+    return true;
+}
+
+static void point_label(const struct dahlsim_scenario *s, const size_t *idx, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < s->nsweep && used < size; k++) {
+        char *v = cJSON_PrintUnformatted(cJSON_GetArrayItem(s->sweep_values[k], (int)idx[k]));
+        const char *text = v != NULL ? v : "?";
+        size_t len = strlen(text);
+        bool quoted = len >= 2 && text[0] == '"';
+        used += (size_t)snprintf(buf + used, size - used, "%s%s=%.*s", k ? " " : "", s->sweep_keys[k],
+                                 (int)(quoted ? len - 2 : len), quoted ? text + 1 : text);
+        free(v);
+    }
+}
+
+struct dahlsim_scenario *dahlsim_scenario_load(const char *path, const char *const *sets, size_t nsets)
+{
+    char *text = read_text(path);
+    if (text == NULL) {
+        dahlsim_error("%s: %s", path, strerror(errno));
+        fprintf(stderr, "hint: scenario files are in scenarios/ (see scenarios/README.md)\n");
+        return NULL;
+    }
+    cJSON *root = cJSON_Parse(text);
+    if (root == NULL) {
+        const char *at = cJSON_GetErrorPtr();
+        int line = 1;
+        for (const char *p = text; at != NULL && p < at && *p != '\0'; p++)
+            line += *p == '\n';
+        dahlsim_error("%s: line %d: not valid JSON", path, line);
+        free(text);
+        return NULL;
+    }
+    free(text);
+    struct dahlsim_scenario *s = calloc(1, sizeof(*s));
+    if (s == NULL || !cJSON_IsObject(root)) {
+        if (s != NULL)
+            dahlsim_error("%s: expected a JSON object of scenario keys", path);
+        cJSON_Delete(root);
+        free(s);
+        return NULL;
+    }
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(s->dir, sizeof(s->dir), ".");
+    else
+        snprintf(s->dir, sizeof(s->dir), "%.*s", (int)(slash - path), path);
+    s->base = root;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root)
+    {
+        if (!key_known(item->string)) {
+            char list[512];
+            expected_keys(list, sizeof(list));
+            dahlsim_error("%s: unknown key \"%s\" (expected one of %s)", path, item->string, list);
+            goto fail;
+        }
+    }
+    const cJSON *comment = cJSON_GetObjectItemCaseSensitive(root, "comment");
+    if (comment != NULL) {
+        if (!cJSON_IsString(comment)) {
+            struct where w = {path, ""};
+            field_error(&w, "comment", comment, "a string");
+            goto fail;
+        }
+        snprintf(s->comment, sizeof(s->comment), "%s", comment->valuestring);
+    }
+    s->sweep = cJSON_DetachItemFromObjectCaseSensitive(root, "sweep");
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "comment");
+    for (size_t i = 0; i < nsets; i++)
+        if (!apply_set(path, root, sets[i]))
+            goto fail;
+    if (s->sweep != NULL) {
+        if (!cJSON_IsObject(s->sweep) || cJSON_GetArraySize(s->sweep) == 0) {
+            struct where w = {path, ""};
+            field_error(&w, "sweep", s->sweep, "an object of key: [values...]");
+            goto fail;
+        }
+        cJSON_ArrayForEach(item, s->sweep)
+        {
+            if (!key_known(item->string) || strcmp(item->string, "sweep") == 0 || strcmp(item->string, "comment") == 0) {
+                dahlsim_error("%s: \"sweep\": unknown key \"%s\" (a sweep varies scenario keys)", path, item->string);
+                goto fail;
+            }
+            if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) == 0) {
+                char where_key[80];
+                snprintf(where_key, sizeof(where_key), "sweep.%s", item->string);
+                struct where w = {path, ""};
+                field_error(&w, where_key, item, "a non-empty array of values");
+                goto fail;
+            }
+            if (s->nsweep == DAHLSIM_SCENARIO_MAX_SWEEP) {
+                dahlsim_error("%s: \"sweep\": at most %d keys", path, DAHLSIM_SCENARIO_MAX_SWEEP);
+                goto fail;
+            }
+            s->sweep_keys[s->nsweep] = item->string;
+            s->sweep_values[s->nsweep++] = item;
+        }
+    }
+    s->npoints = 1;
+    for (size_t k = 0; k < s->nsweep; k++) {
+        s->npoints *= (size_t)cJSON_GetArraySize(s->sweep_values[k]);
+        if (s->npoints > 10000) {
+            dahlsim_error("%s: \"sweep\": more than 10000 points", path);
+            goto fail;
+        }
+    }
+    s->points = calloc(s->npoints, sizeof(*s->points));
+    if (s->points == NULL) {
+        dahlsim_error("out of memory");
+        goto fail;
+    }
+    size_t idx[DAHLSIM_SCENARIO_MAX_SWEEP] = {0};
+    for (size_t p = 0; p < s->npoints; p++) {
+        /* idx: point p in mixed radix, the last key fastest */
+        size_t rest = p;
+        for (size_t k = s->nsweep; k-- > 0;) {
+            size_t n = (size_t)cJSON_GetArraySize(s->sweep_values[k]);
+            idx[k] = rest % n;
+            rest /= n;
+        }
+        cJSON *o = cJSON_Duplicate(root, true);
+        for (size_t k = 0; k < s->nsweep; k++) {
+            cJSON_DeleteItemFromObjectCaseSensitive(o, s->sweep_keys[k]);
+            cJSON_AddItemToObject(o, s->sweep_keys[k],
+                                  cJSON_Duplicate(cJSON_GetArrayItem(s->sweep_values[k], (int)idx[k]), true));
+        }
+        char label[512];
+        point_label(s, idx, label, sizeof(label));
+        struct where w = {path, label};
+        bool ok = o != NULL && experiment_from(&w, s->dir, o, &s->points[p]);
+        cJSON_Delete(o);
+        if (!ok)
+            goto fail;
+    }
+    return s;
+fail:
+    dahlsim_scenario_destroy(s);
+    return NULL;
+}
+
+void dahlsim_scenario_destroy(struct dahlsim_scenario *s)
+{
+    if (s == NULL)
+        return;
+    cJSON_Delete(s->base);
+    cJSON_Delete(s->sweep);
+    free(s->points);
+    free(s);
+}
+
+const char *dahlsim_scenario_comment(const struct dahlsim_scenario *s)
+{
+    return s->comment;
+}
+
+const char *dahlsim_scenario_path(const struct dahlsim_scenario *s)
+{
+    return s->path;
+}
+
+size_t dahlsim_scenario_points(const struct dahlsim_scenario *s)
+{
+    return s->npoints;
+}
+
+const struct dahlsim_experiment *dahlsim_scenario_point(const struct dahlsim_scenario *s, size_t i)
+{
+    return i < s->npoints ? &s->points[i] : NULL;
+}
+
+const char *const *dahlsim_scenario_sweep_keys(const struct dahlsim_scenario *s, size_t *n)
+{
+    *n = s->nsweep;
+    return s->sweep_keys;
+}

@@ -1,0 +1,235 @@
+/* Scenario files through `dahlsim check` and `dahlsim run`, against the committed measured calibration
+ * tests/data/calibration/tiny-2cpu (LeNet on 12x12x1 images): strict validation naming the file and the field,
+ * sweep points named in errors, and a simulated run whose results.json is byte-identical run after run apart
+ * from the wall-time and RSS fields. */
+#include <criterion/criterion.h>
+
+#include "dahl_test_util.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define DATA DAHLSIM_SOURCE_DIR "/tests/data"
+#define TINY DATA "/scenarios/tiny.json"
+
+static struct dahl_test_run run;
+static char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+
+static void dahlsim(const char *const *args)
+{
+    char *argv[32] = {DAHLSIM_BIN};
+    size_t n = 1;
+    for (size_t i = 0; args[i] != NULL && n < 31; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    dahl_test_run(&run, argv, env);
+}
+
+/* A scenario file written for one test. */
+static void write_scenario(const char *path, const char *json)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(json, f);
+    fclose(f);
+}
+
+static void assert_input_error(const char *what, const char *want1, const char *want2)
+{
+    cr_assert_eq(run.status, 2, "%s: exit %d, stderr: %s", what, run.status, run.err);
+    cr_assert(strncmp(run.err, "dahlsim: error: ", 16) == 0, "%s: %s", what, run.err);
+    const char *eol = strchr(run.err, '\n');
+    char line[4096];
+    snprintf(line, sizeof(line), "%.*s", (int)(eol != NULL ? eol - run.err : (long)strlen(run.err)), run.err);
+    cr_assert(strstr(line, want1) != NULL, "%s: \"%s\" not in: %s", what, want1, line);
+    cr_assert(want2 == NULL || strstr(line, want2) != NULL, "%s: \"%s\" not in: %s", what, want2, line);
+}
+
+Test(scenario, check_accepts_the_fixtures)
+{
+    dahlsim((const char *[]){"check", TINY, NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "ok: ") != NULL && strstr(run.out, "1 experiment on machine tiny-2cpu") != NULL,
+              "%s", run.out);
+    dahlsim((const char *[]){"check", DATA "/scenarios/tiny-sweep.json", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "6 experiments") != NULL, "%s", run.out);
+}
+
+Test(scenario, bad_values_name_the_file_and_the_field)
+{
+    const struct {
+        const char *set, *want1, *want2;
+    } cases[] = {
+        {"batch=\"eight\"", "\"batch\": expected an integer", "got \"eight\""},
+        {"batch=100", "\"batch\": expected at most the 64 training samples", "got 100"},
+        {"cpus=3", "\"cpus\": expected at most the 2 CPUs of tiny-2cpu's platform", NULL},
+        {"gpus=1", "\"gpus\": expected at most the 0 GPUs", NULL},
+        {"scheduler=fastest", "\"scheduler\": expected a StarPU scheduling policy", "got \"fastest\""},
+        {"dataset=synthetic:64x64x3", "\"dataset\": expected a setup calibration tiny-2cpu covers", NULL},
+        {"dataset=mnist", "\"dataset\": expected fashion-mnist or synthetic:HxWxC", NULL},
+        {"machine=no-such-machine", "\"machine\": expected a machine of", "got \"no-such-machine\""},
+        {"reduction=tree", "\"reduction\": expected redux or manual", NULL},
+        {"prefetch=1", "\"prefetch\": expected true or false", NULL},
+        {"perfmodel=linear", "\"perfmodel\": expected history, regression or nl-regression", NULL},
+        {"batchsize=3", "--set batchsize=3: unknown key \"batchsize\"", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        dahlsim((const char *[]){"check", TINY, "--set", cases[i].set, NULL});
+        assert_input_error(cases[i].set, TINY ": ", cases[i].want1);
+        assert_input_error(cases[i].set, cases[i].want1, cases[i].want2);
+    }
+    dahlsim((const char *[]){"check", TINY, "--set", "dataset=synthetic:64x64x3", NULL});
+    cr_assert(strstr(run.err, "hint: dahlsim calibrate --machine tiny-2cpu --cover synthetic:64x64x3") != NULL, "%s",
+              run.err);
+}
+
+Test(scenario, unknown_keys_bad_json_and_bad_sweep_points_are_errors)
+{
+    char path[] = "/tmp/dahlsim-scenario-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    write_scenario(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"batch_size\": 3}");
+    dahlsim((const char *[]){"check", path, NULL});
+    assert_input_error("unknown key", "unknown key \"batch_size\"", path);
+    write_scenario(path, "{\"machine\": \"tiny-2cpu\",\n \"dataset\": }");
+    dahlsim((const char *[]){"check", path, NULL});
+    assert_input_error("bad JSON", "line 2: not valid JSON", NULL);
+    write_scenario(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 64,"
+                         " \"sweep\": {\"batch\": [8, 128]}}");
+    dahlsim((const char *[]){"check", path, NULL});
+    assert_input_error("bad sweep point", "sweep point (batch=128): \"batch\"", "got 128");
+    write_scenario(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"sweep\": {\"colour\": [1]}}");
+    dahlsim((const char *[]){"check", path, NULL});
+    assert_input_error("unknown sweep key", "\"sweep\": unknown key \"colour\"", NULL);
+    unlink(path);
+}
+
+/* results.json without its "wall_s" and "peak_rss_kib" lines. */
+static char *results_without_wall(const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", path);
+    char *buf = calloc(1, 1 << 20);
+    size_t used = 0;
+    char line[4096];
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (strstr(line, "\"wall_s\"") == NULL && strstr(line, "\"peak_rss_kib\"") == NULL)
+            used += (size_t)snprintf(buf + used, (1 << 20) - used, "%s", line);
+    fclose(f);
+    return buf;
+}
+
+Test(scenario, run_is_simulated_and_byte_identical_twice)
+{
+    char dir[] = "/tmp/dahlsim-run-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char out1[64], out2[64];
+    snprintf(out1, sizeof(out1), "%s/a", dir);
+    snprintf(out2, sizeof(out2), "%s/b", dir);
+    dahlsim((const char *[]){"run", TINY, "--out", out1, "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.err, "not calibrated") == NULL, "%s", run.err);
+    dahlsim((const char *[]){"run", TINY, "--out", out2, "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *a = results_without_wall(out1), *b = results_without_wall(out2);
+    cr_assert_str_eq(a, b, "two runs of one scenario differ");
+    char path[128];
+    snprintf(path, sizeof(path), "%s/results.json", out1);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    static char text[1 << 20];
+    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+    fclose(f);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "mode")->valuestring, "simulated");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "scenario")->valuestring, TINY);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "scheduler")->valuestring, "dmda");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(root, "iterations")->valuedouble, 16); /* 2 epochs x 64 / 8 */
+    cr_assert_gt(cJSON_GetObjectItemCaseSensitive(root, "makespan_s")->valuedouble, 0);
+    cJSON_Delete(root);
+    free(a);
+    free(b);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+
+    dahlsim((const char *[]){"run", DATA "/scenarios/tiny-sweep.json", NULL});
+    assert_input_error("run of a sweep", "has a sweep of 6 points: run it with dahlsim sweep", NULL);
+}
+
+/* Lines of a file. */
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+Test(scenario, an_interrupted_sweep_resumes_with_every_point_exactly_once)
+{
+    char dir[] = "/tmp/dahlsim-sweep-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char jsonl[64];
+    snprintf(jsonl, sizeof(jsonl), "%s/results.jsonl", dir);
+    /* 6 points, one at a time; Ctrl-C (SIGINT to the whole process group, as a terminal sends it) once at
+     * least one point is recorded. */
+    char *argv[] = {DAHLSIM_BIN, "sweep", DATA "/scenarios/tiny-sweep.json", "--out", dir, "--quiet", "--set",
+                    "epochs=2", "--set", "seed=7", NULL};
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        for (char **e = env; *e != NULL; e++)
+            putenv(*e);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    for (int i = 0; i < 3000 && count_lines(jsonl) < 1; i++)
+        usleep(10000);
+    kill(-pid, SIGINT);
+    int status;
+    waitpid(pid, &status, 0);
+    int recorded = count_lines(jsonl);
+    cr_assert_geq(recorded, 1, "no point recorded before the interrupt");
+    if (recorded < 6) /* the interrupt landed before the end: the sweep says so */
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "interrupted sweep: status %d", status);
+
+    dahlsim((const char *[]){"sweep", DATA "/scenarios/tiny-sweep.json", "--out", dir, "--quiet", "--set",
+                             "epochs=2", "--set", "seed=7", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert_eq(count_lines(jsonl), 6, "results.jsonl has %d lines", count_lines(jsonl));
+    bool seen[6] = {false};
+    FILE *f = fopen(jsonl, "r");
+    char line[8192];
+    while (fgets(line, sizeof(line), f) != NULL) {
+        cJSON *o = cJSON_Parse(line);
+        cr_assert_not_null(o, "bad line: %s", line);
+        int i = (int)cJSON_GetObjectItemCaseSensitive(o, "point")->valuedouble;
+        cr_assert(i >= 0 && i < 6 && !seen[i], "point %d twice or out of range", i);
+        seen[i] = true;
+        cJSON_Delete(o);
+    }
+    fclose(f);
+    char csv[64];
+    snprintf(csv, sizeof(csv), "%s/results.csv", dir);
+    cr_assert_eq(count_lines(csv), 7, "results.csv: header + 6 rows");
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
