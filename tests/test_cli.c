@@ -41,14 +41,12 @@ Test(cli, unknown_command_exits_2_with_usage_on_stderr)
     cr_assert_eq(run.out[0], '\0');
 }
 
-Test(cli, commands_not_built_yet_say_so_and_exit_2)
+Test(cli, validate_without_machine_is_a_usage_error)
 {
-    const char *stubs[] = {"validate"};
-    for (size_t i = 0; i < sizeof(stubs) / sizeof(stubs[0]); i++) {
-        dahlsim((char *)stubs[i], NULL, NULL);
-        cr_assert_eq(run.status, 2, "%s exited %d", stubs[i], run.status);
-        cr_assert(strstr(run.err, "not implemented yet") != NULL, "%s: %s", stubs[i], run.err);
-    }
+    dahlsim("validate", NULL, NULL);
+    cr_assert_eq(run.status, 2, "validate exited %d", run.status);
+    cr_assert(strstr(run.err, "validate: --machine NAME is required") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "hint: dahlsim calibrate --machine NAME first") != NULL, "%s", run.err);
 }
 
 Test(cli, subcommand_help_exits_0)

@@ -1,0 +1,328 @@
+/* `dahlsim validate`: the fidelity report. On the machine it runs on, trains a fixed set of small setups
+ * natively (`dahlsim train`, several repeats: median and spread of the training makespan) and simulates the
+ * same setups with that machine's calibration (`dahlsim-sim sim-train`, once: simulations are
+ * deterministic), then prints per setup the native and simulated makespans and the relative error
+ * (simulated - native median) / native median, with the median and maximum absolute error. Writes
+ * DIR/fidelity.json and DIR/fidelity.md. */
+#include "dahlsim_cli.h"
+#include "dahlsim_run.h"
+#include "dahlsim_scenario.h"
+#include "dahlsim_spawn.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_REPEATS 20
+
+/* One validation setup: what it varies is in its name. */
+struct setup {
+    const char *name;
+    const char *dataset;
+    long samples, batch, ncpu;
+    const char *sched;
+};
+
+/* Image sizes 28x28x1 to 128x128x3, batch 4 to 32, three schedulers, 1 and 2 CPU workers. */
+static const struct setup setups[] = {
+    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 2048, 32, 2, "lws"},
+    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 2048, 32, 2, "lws"},
+    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 1024, 4, 2, "lws"},
+    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 2048, 32, 2, "dmda"},
+    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 1024, 32, 1, "eager"},
+    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 128, 16, 2, "lws"},
+    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 128, 16, 2, "dmda"},
+    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 64, 4, 1, "eager"},
+    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 128, 16, 2, "eager"},
+};
+#define NSETUPS (sizeof(setups) / sizeof(setups[0]))
+
+struct validate_opts {
+    const char *machine, *out;
+    long repeats;
+    bool quiet;
+};
+
+static const char usage[] = "usage: dahlsim validate --machine NAME [--repeats N] [--out DIR] [--quiet]\n";
+
+static void help(void)
+{
+    fputs(usage, stdout);
+    printf("\nThe fidelity report: %zu small training setups (image sizes, batch sizes, schedulers, 1 and 2 CPU\n"
+           "workers) run natively here N times (median) and simulated once with calibration/NAME, which must be\n"
+           "a measured calibration of this machine covering 28x28x1, 28x28x3 and 128x128x3 LeNet. Prints the\n"
+           "table and writes DIR/fidelity.json and DIR/fidelity.md (default DIR: results/validate-NAME).\n\n"
+           "options:\n"
+           "  --machine NAME   the calibration to validate (required)\n"
+           "  --repeats N      native runs per setup (default 3)\n"
+           "  --out DIR        where the report goes\n"
+           "  --quiet          no progress lines\n",
+           NSETUPS);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* makespan_s of DIR/results.json, or NAN. */
+static double read_makespan(const char *dir)
+{
+    char path[PATH_MAX + 32];
+    if (snprintf(path, sizeof(path), "%s/results.json", dir) >= (int)sizeof(path))
+        return NAN;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return NAN;
+    static char text[4 << 20];
+    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+    fclose(f);
+    cJSON *r = cJSON_Parse(text);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "makespan_s");
+    double v = cJSON_IsNumber(m) ? m->valuedouble : NAN;
+    cJSON_Delete(r);
+    return v;
+}
+
+static int native_run(const struct setup *s, const char *dir, int repeat, const char *models, const char *machine)
+{
+    char self[PATH_MAX];
+    if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
+        return -1;
+    char samples[32], batch[32], ncpu[32], seed[32];
+    snprintf(samples, sizeof(samples), "%ld", s->samples);
+    snprintf(batch, sizeof(batch), "%ld", s->batch);
+    snprintf(ncpu, sizeof(ncpu), "%ld", s->ncpu);
+    snprintf(seed, sizeof(seed), "%d", repeat + 1);
+    char *argv[] = {self, "train", "--dataset", (char *)s->dataset, "--samples", samples, "--test-samples", batch,
+                    "--batch", batch, "--ncpu", ncpu, "--sched", (char *)s->sched, "--seed", seed, "--quiet",
+                    "--out", (char *)dir, NULL};
+    /* The native runs schedule with the same perf models the simulation replays (dmda uses them), read
+     * from a copy so that nothing can change the calibration itself. */
+    const struct dahlsim_env_var env[] = {{"STARPU_PERF_MODEL_DIR", models},
+                                          {"STARPU_HOSTNAME", machine},
+                                          {"STARPU_CALIBRATE", "0"},
+                                          {"STARPU_SILENT", "1"}};
+    char out[8192];
+    return dahlsim_spawn(argv, env, sizeof(env) / sizeof(env[0]), out, sizeof(out));
+}
+
+static int parse(int argc, char **argv, struct validate_opts *o)
+{
+    enum { O_MACHINE = 256, O_REPEATS, O_OUT, O_QUIET, O_HELP };
+    static const struct option options[] = {
+        {"machine", required_argument, NULL, O_MACHINE}, {"repeats", required_argument, NULL, O_REPEATS},
+        {"out", required_argument, NULL, O_OUT},         {"quiet", no_argument, NULL, O_QUIET},
+        {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
+    };
+    *o = (struct validate_opts){.repeats = 3};
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+        switch (opt) {
+        case O_MACHINE:
+            o->machine = optarg;
+            break;
+        case O_REPEATS:
+            if (!dahlsim_parse_int("--repeats", optarg, 1, MAX_REPEATS, &o->repeats))
+                return DAHLSIM_EXIT_USAGE;
+            break;
+        case O_OUT:
+            o->out = optarg;
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_HELP:
+            help();
+            return DAHLSIM_EXIT_OK;
+        case ':':
+            dahlsim_error("validate: %s needs a value", argv[optind - 1]);
+            fputs(usage, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        default:
+            dahlsim_error("validate: unknown option \"%s\"", argv[optind - 1]);
+            fputs(usage, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        dahlsim_error("validate: unexpected argument \"%s\"", argv[optind]);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->machine == NULL) {
+        dahlsim_error("validate: --machine NAME is required (a measured calibration of this machine)");
+        fprintf(stderr, "hint: dahlsim calibrate --machine NAME first\n");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int dahlsim_cmd_validate(int argc, char **argv)
+{
+    struct validate_opts o;
+    int code = parse(argc, argv, &o);
+    if (code >= 0)
+        return code;
+    char out[PATH_MAX];
+    if (o.out != NULL)
+        snprintf(out, sizeof(out), "%s", o.out);
+    else
+        snprintf(out, sizeof(out), "results/validate-%.64s", o.machine);
+    /* Every setup goes through the scenario checks first (machine exists, shapes covered, CPU counts). */
+    char scen[PATH_MAX + 32];
+    snprintf(scen, sizeof(scen), "%s/.validate-scenario.json", out);
+    char cmd[4 * PATH_MAX + 256];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", out);
+    if (strchr(out, '\'') != NULL || system(cmd) != 0) {
+        dahlsim_error("validate: --out: cannot create %s", out);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    struct dahlsim_experiment x[NSETUPS];
+    for (size_t i = 0; i < NSETUPS; i++) {
+        FILE *f = fopen(scen, "w");
+        if (f == NULL) {
+            dahlsim_error("validate: %s: %s", scen, strerror(errno));
+            return DAHLSIM_EXIT_FAILURE;
+        }
+        fprintf(f,
+                "{\"machine\": \"%s\", \"dataset\": \"%s\", \"samples\": %ld, \"batch\": %ld, \"cpus\": %ld, "
+                "\"gpus\": 0, \"scheduler\": \"%s\"}\n",
+                o.machine, setups[i].dataset, setups[i].samples, setups[i].batch, setups[i].ncpu, setups[i].sched);
+        fclose(f);
+        struct dahlsim_scenario *s = dahlsim_scenario_load(scen, NULL, 0);
+        if (s == NULL) {
+            remove(scen);
+            return DAHLSIM_EXIT_USAGE;
+        }
+        x[i] = *dahlsim_scenario_point(s, 0);
+        dahlsim_scenario_destroy(s);
+    }
+    remove(scen);
+
+    char models[PATH_MAX + 32];
+    snprintf(models, sizeof(models), "%s/models", out);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s/sampling' '%s'", models, x[0].machine_dir, models);
+    if (strchr(x[0].machine_dir, '\'') != NULL || system(cmd) != 0) {
+        dahlsim_error("validate: cannot copy %s/sampling to %s", x[0].machine_dir, models);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "machine", o.machine);
+    cJSON_AddNumberToObject(root, "repeats", (double)o.repeats);
+    cJSON *rows = cJSON_AddArrayToObject(root, "setups");
+    double errs[NSETUPS];
+    size_t nerr = 0;
+    char md[16384];
+    size_t used = (size_t)snprintf(md, sizeof(md),
+                                   "# Fidelity of calibration %s\n\n"
+                                   "| setup | native makespan, median (min–max) | simulated | error |\n"
+                                   "|---|---|---|---|\n",
+                                   o.machine);
+    printf("%-28s %12s %22s %12s %8s\n", "setup", "native (s)", "native min-max (s)", "simulated (s)", "error");
+    for (size_t i = 0; i < NSETUPS; i++) {
+        const struct setup *s = &setups[i];
+        double t[MAX_REPEATS];
+        for (long r = 0; r < o.repeats; r++) {
+            char dir[PATH_MAX + 64];
+            snprintf(dir, sizeof(dir), "%s/native/%02zu-%ld", out, i, r);
+            if (!o.quiet)
+                fprintf(stderr, "[%zu/%zu] %s: native run %ld/%ld\n", i + 1, NSETUPS, s->name, r + 1, o.repeats);
+            int st = native_run(s, dir, (int)r, models, o.machine);
+            t[r] = st == 0 ? read_makespan(dir) : NAN;
+            if (isnan(t[r])) {
+                dahlsim_error("validate: %s: the native run failed (exit %d)", s->name, st);
+                cJSON_Delete(root);
+                return DAHLSIM_EXIT_FAILURE;
+            }
+        }
+        char sdir[PATH_MAX + 64], serr[PATH_MAX + 80];
+        snprintf(sdir, sizeof(sdir), "%s/simulated/%02zu", out, i);
+        snprintf(serr, sizeof(serr), "%s/simulated-%02zu.log", out, i);
+        if (!o.quiet)
+            fprintf(stderr, "[%zu/%zu] %s: simulated run\n", i + 1, NSETUPS, s->name);
+        int st = dahlsim_run_experiment(&x[i], NULL, sdir, serr, true);
+        double sim = st == 0 ? read_makespan(sdir) : NAN;
+        if (isnan(sim)) {
+            dahlsim_error("validate: %s: the simulation failed (exit %d); see %s", s->name, st, serr);
+            cJSON_Delete(root);
+            return DAHLSIM_EXIT_FAILURE;
+        }
+        double lo = t[0], hi = t[0];
+        for (long r = 1; r < o.repeats; r++) {
+            lo = t[r] < lo ? t[r] : lo;
+            hi = t[r] > hi ? t[r] : hi;
+        }
+        double med = median(t, (size_t)o.repeats);
+        double err = (sim - med) / med;
+        errs[nerr++] = fabs(err);
+        char range[64];
+        snprintf(range, sizeof(range), "%.4f-%.4f", lo, hi);
+        printf("%-28s %12.4f %22s %12.4f %+7.1f%%\n", s->name, med, range, sim, 100 * err);
+        fflush(stdout);
+        if (used < sizeof(md))
+            used += (size_t)snprintf(md + used, sizeof(md) - used, "| %s | %.4f s (%.4f–%.4f) | %.4f s | %+.1f %% |\n",
+                                     s->name, med, lo, hi, sim, 100 * err);
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddStringToObject(row, "setup", s->name);
+        cJSON_AddStringToObject(row, "dataset", s->dataset);
+        cJSON_AddNumberToObject(row, "samples", (double)s->samples);
+        cJSON_AddNumberToObject(row, "batch", (double)s->batch);
+        cJSON_AddNumberToObject(row, "cpus", (double)s->ncpu);
+        cJSON_AddStringToObject(row, "scheduler", s->sched);
+        cJSON_AddItemToObject(row, "native_makespans_s", cJSON_CreateDoubleArray(t, (int)o.repeats));
+        cJSON_AddNumberToObject(row, "native_median_s", med);
+        cJSON_AddNumberToObject(row, "simulated_s", sim);
+        cJSON_AddNumberToObject(row, "relative_error", err);
+        cJSON_AddItemToArray(rows, row);
+    }
+    double med_err = median(errs, nerr), max_err = errs[nerr - 1];
+    printf("median |error| %.1f %%, max |error| %.1f %% over %zu setups\n", 100 * med_err, 100 * max_err, nerr);
+    if (used < sizeof(md))
+        snprintf(md + used, sizeof(md) - used, "\nMedian |error| %.1f %%, max |error| %.1f %% over %zu setups, %ld native "
+                 "repeats each.\n", 100 * med_err, 100 * max_err, nerr, o.repeats);
+    cJSON_AddNumberToObject(root, "median_abs_error", med_err);
+    cJSON_AddNumberToObject(root, "max_abs_error", max_err);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/fidelity.json", out);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    FILE *f = fopen(path, "w");
+    if (f == NULL || text == NULL) {
+        dahlsim_error("validate: %s: %s", path, strerror(errno));
+        free(text);
+        if (f != NULL)
+            fclose(f);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    fprintf(f, "%s\n", text);
+    fclose(f);
+    free(text);
+    snprintf(path, sizeof(path), "%s/fidelity.md", out);
+    f = fopen(path, "w");
+    if (f == NULL) {
+        dahlsim_error("validate: %s: %s", path, strerror(errno));
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    fputs(md, f);
+    fclose(f);
+    if (!o.quiet)
+        fprintf(stderr, "dahlsim validate: wrote %s/fidelity.json and fidelity.md\n", out);
+    return DAHLSIM_EXIT_OK;
+}
