@@ -595,8 +595,10 @@ static int native_round(const struct calib_opts *o, const struct cover *c, const
     snprintf(samples, sizeof(samples), "%ld", o->steps * o->batch);
     snprintf(batch, sizeof(batch), "%ld", o->batch);
     snprintf(seed, sizeof(seed), "%d", round);
+    /* regression is measured as nl-regression: see kind_rank */
+    const char *kind = strcmp(c->perfmodel, "regression") == 0 ? "nl-regression" : c->perfmodel;
     char *argv[] = {self, "train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
-                    (char *)c->perfmodel, "--samples", samples, "--test-samples", batch, "--batch", batch,
+                    (char *)kind, "--samples", samples, "--test-samples", batch, "--batch", batch,
                     "--seed", seed, "--quiet", NULL};
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling},
@@ -682,8 +684,8 @@ static int first_pass(const struct calib_opts *o, int i, const struct paths *p, 
 /* Second pass: more runs of setup i until the simulated check is clean. Returns an exit code, -1 when done. */
 static int converge(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
 {
-    if (cs->status != NULL)
-        return -1;
+    /* Every setup is checked again here, "already calibrated" ones included: measuring an earlier setup may
+     * have reset a regression fit (see kind_rank). */
     char name[PATH_MAX + 128];
     cover_name(&o->covers[i], name, sizeof(name));
     double start = mono_s() - cs->seconds;
@@ -692,6 +694,8 @@ static int converge(const struct calib_opts *o, int i, const struct paths *p, st
         if (simulated_check(o, &o->covers[i], p, &r) != 0)
             return DAHLSIM_EXIT_FAILURE;
         if (r.status == 0 && r.uncalibrated == 0) {
+            if (cs->status != NULL && cs->rounds == 0)
+                return -1; /* already calibrated, and still */
             cs->status = "calibrated";
             cs->seconds = mono_s() - start;
             if (!o->quiet)
@@ -901,7 +905,57 @@ static int drop_flagged(const struct calib_opts *o, const char *sampling)
     return ret == -ENOENT ? 0 : ret;
 }
 
-static int calibrate(const struct calib_opts *o, struct paths *p, int argc, char **argv)
+/* Rank of a perf-model kind in the measuring order. Two StarPU 1.3.10 behaviours decide it: a run with
+ * STARPU_CALIBRATE=1 and history-based models writes the regression fit (alpha, beta) back as nan, keeping
+ * only its sums; and a model built as plain regression does not load the history entries, so its run
+ * rewrites the file without them. So history setups are measured first, and regression setups after them,
+ * measured with the models built as nl-regression (which keeps the history entries and updates the same
+ * log-log sums and fit). */
+static int kind_rank(const struct cover *c)
+{
+    return strcmp(c->perfmodel, "history") == 0 ? 0 : strcmp(c->perfmodel, "nl-regression") == 0 ? 1 : 2;
+}
+
+static int cover_cmp(const void *a, const void *b)
+{
+    const struct cover *x = a, *y = b;
+    return kind_rank(x) - kind_rank(y);
+}
+
+/* Adds the setups an earlier calibration covered and the command line did not name (so they are checked
+ * again and stay covered), then orders all of them by kind_rank (stable: insertion sort). */
+static void merge_covers(struct calib_opts *o, const cJSON *prev_covered)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, prev_covered)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dataset");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
+        if (!cJSON_IsString(d) || !cJSON_IsString(m) || !cJSON_IsString(k) || o->ncovers == MAX_COVERS ||
+            strlen(d->valuestring) >= sizeof(o->covers[0].dataset) || strlen(m->valuestring) >= sizeof(o->covers[0].model) ||
+            strlen(k->valuestring) >= sizeof(o->covers[0].perfmodel))
+            continue;
+        bool named = false;
+        for (int i = 0; i < o->ncovers && !named; i++)
+            named = strcmp(o->covers[i].dataset, d->valuestring) == 0 && strcmp(o->covers[i].model, m->valuestring) == 0 &&
+                    strcmp(o->covers[i].perfmodel, k->valuestring) == 0;
+        if (named)
+            continue;
+        struct cover *n = &o->covers[o->ncovers++];
+        snprintf(n->dataset, sizeof(n->dataset), "%s", d->valuestring);
+        snprintf(n->model, sizeof(n->model), "%s", m->valuestring);
+        snprintf(n->perfmodel, sizeof(n->perfmodel), "%s", k->valuestring);
+    }
+    for (int i = 1; i < o->ncovers; i++)
+        for (int j = i; j > 0 && cover_cmp(&o->covers[j - 1], &o->covers[j]) > 0; j--) {
+            struct cover tmp = o->covers[j];
+            o->covers[j] = o->covers[j - 1];
+            o->covers[j - 1] = tmp;
+        }
+}
+
+static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **argv)
 {
     int ret = make_dirs(o->dir);
     if (ret != 0) {
@@ -918,6 +972,7 @@ static int calibrate(const struct calib_opts *o, struct paths *p, int argc, char
         return DAHLSIM_EXIT_USAGE;
     }
     const cJSON *prev_covered = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "covered");
+    merge_covers(o, prev_covered);
     remove_tree(p->tmp);
     if (mkdir(p->tmp, 0777) != 0) {
         dahlsim_error("calibrate: cannot write in %s: %s", o->dir, strerror(errno));
