@@ -5,7 +5,11 @@
 #ifndef DAHL_CODELETS_H
 #define DAHL_CODELETS_H
 
+#include "dahl_kernels.h"
+
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Perf-model symbol "dahl_probe": a data-less task busy on one CPU for duration_us (footprint: the
  * duration rounded to whole microseconds). Submits one task; returns 0 or a negative StarPU error. The
@@ -37,5 +41,26 @@ enum dahl_perfmodel_kind dahl_codelets_perfmodel(void);
 /* The perf-model symbols of every dahl codelet, e.g. "dahl_conv2d_forward" (static, *n entries): what a
  * calibration must measure and what a simulated machine's codelets/45/ directory must hold. */
 const char *const *dahl_codelet_symbols(size_t *n);
+
+/* ---- footprints and sizes: what StarPU keys and scales each codelet's perf model by ---------------------
+ * Each codelet's footprint callback computes its footprint with these, from the task's arguments (or, for
+ * dahl_accumulate and dahl_zero, the handle's element count); dahl_catalogue.c computes the same values from
+ * layer shapes alone, so perf models can be written for tasks that never ran. Changing one of them changes
+ * every footprint in calibration/: recalibrate. */
+uint32_t dahl_conv2d_footprint_of(const struct dahl_conv2d_shape *s);  /* the three conv2d models */
+uint32_t dahl_maxpool_footprint_of(const struct dahl_maxpool_shape *s); /* both max-pool models */
+uint32_t dahl_relu_footprint_of(size_t n);                              /* both ReLU models */
+uint32_t dahl_dense_footprint_of(int n_in, int n_out);                  /* the three dense models */
+uint32_t dahl_softmax_xent_footprint_of(int k);
+uint32_t dahl_sgd_update_footprint_of(size_t n, bool with_momentum);
+uint32_t dahl_reduce_footprint_of(size_t n); /* dahl_accumulate and dahl_zero: n, the elements of dst */
+
+/* A perf model's size (StarPU's size_base) from a task's flop count: every dahl codelet's size is
+ * dahl_size_of_flops(its kernel's _flops()), except dahl_zero's, which is dahl_size_of_flops(n). Regression
+ * models fit log(time) against log(size), so the size is positive even for a task that does no arithmetic. */
+static inline size_t dahl_size_of_flops(double flops)
+{
+    return flops < 1.0 ? 1 : (size_t)flops;
+}
 
 #endif /* DAHL_CODELETS_H */

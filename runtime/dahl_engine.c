@@ -83,7 +83,8 @@ int dahl_engine_ngpu(void)
 
 bool dahl_engine_has_cuda(void)
 {
-#ifdef STARPU_USE_CUDA
+    /* StarPU-SimGrid simulates the CUDA workers its platform describes even when built without CUDA. */
+#if defined(STARPU_USE_CUDA) || defined(STARPU_SIMGRID)
     return true;
 #else
     return false;

@@ -30,7 +30,8 @@ double dahl_engine_now_us(void);
 int dahl_engine_ncpu(void);
 int dahl_engine_ngpu(void);
 
-/* True when this build's StarPU can drive CUDA devices (--ngpu > 0 makes sense). */
+/* True when this build's StarPU can drive CUDA devices (--ngpu > 0 makes sense): a native StarPU built with
+ * CUDA, or any SimGrid build (simulated GPUs, as many as the machine's platform file has). */
 bool dahl_engine_has_cuda(void);
 
 /* True when name is one of StarPU's predefined scheduling policies ("eager", "lws", "dmda", ...). Can be

@@ -18,11 +18,7 @@
 #include <string.h>
 
 struct layer {
-    struct dahl_layer_desc desc;
-    int in_c, in_h, in_w, out_c, out_h, out_w;
-    struct dahl_conv2d_shape conv;
-    struct dahl_maxpool_shape pool;
-    size_t nw, nb;                 /* parameter counts, 0 for layers without parameters */
+    struct dahl_layer_shape s;     /* the description and shapes (dahl_network_desc_shapes) */
     struct dahl_tensor *w, *b;     /* parameters */
     struct dahl_tensor *dw, *db;   /* REDUX gradients (whole) or per-sample gradients (split, manual) */
     struct dahl_tensor *vw, *vb;   /* momentum velocities, NULL without momentum */
@@ -157,8 +153,8 @@ int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int wi
     return 0;
 }
 
-/* Fills in the shapes of every layer from the description; the error names the layer. */
-static int layers_plan(const struct dahl_network_desc *d, struct layer *layers, char *err, size_t err_size)
+int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
+                             size_t err_size)
 {
     if (d->c < 1 || d->h < 1 || d->w < 1) {
         snprintf(err, err_size, "input shape %dx%dx%d: every dimension must be positive", d->c, d->h, d->w);
@@ -170,7 +166,7 @@ static int layers_plan(const struct dahl_network_desc *d, struct layer *layers, 
     }
     int c = d->c, h = d->h, w = d->w;
     for (int i = 0; i < d->nlayers; i++) {
-        struct layer *l = &layers[i];
+        struct dahl_layer_shape *l = &layers[i];
         memset(l, 0, sizeof(*l));
         l->desc = d->layers[i];
         l->in_c = c;
@@ -232,15 +228,15 @@ static int layers_plan(const struct dahl_network_desc *d, struct layer *layers, 
 
 int dahl_network_desc_check(const struct dahl_network_desc *d, char *err, size_t err_size)
 {
-    struct layer layers[DAHL_NETWORK_MAX_LAYERS];
-    return layers_plan(d, layers, err, err_size);
+    struct dahl_layer_shape layers[DAHL_NETWORK_MAX_LAYERS];
+    return dahl_network_desc_shapes(d, layers, err, err_size);
 }
 
 size_t dahl_network_desc_params(const struct dahl_network_desc *d)
 {
-    struct layer layers[DAHL_NETWORK_MAX_LAYERS];
+    struct dahl_layer_shape layers[DAHL_NETWORK_MAX_LAYERS];
     char err[256];
-    if (layers_plan(d, layers, err, sizeof(err)) != 0)
+    if (dahl_network_desc_shapes(d, layers, err, sizeof(err)) != 0)
         return 0;
     size_t n = 0;
     for (int i = 0; i < d->nlayers; i++)
@@ -255,17 +251,17 @@ static int init_weights(struct layer *l, uint64_t *state)
 {
     if (DAHL_SIMULATED)
         return 0;
-    size_t fan_in = l->nw / l->nb;
-    float *v = malloc(l->nw * sizeof(float));
+    size_t fan_in = l->s.nw / l->s.nb;
+    float *v = malloc(l->s.nw * sizeof(float));
     if (v == NULL)
         return -ENOMEM;
     double sigma = sqrt(2.0 / (double)fan_in);
-    for (size_t i = 0; i < l->nw; i++) {
+    for (size_t i = 0; i < l->s.nw; i++) {
         double u1 = ((double)(dahl_splitmix64(state) >> 11) + 1.0) / 9007199254740993.0;
         double u2 = (double)(dahl_splitmix64(state) >> 11) / 9007199254740992.0;
         v[i] = (float)(sigma * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
     }
-    int ret = dahl_tensor_write(l->w, v, l->nw);
+    int ret = dahl_tensor_write(l->w, v, l->s.nw);
     free(v);
     return ret;
 }
@@ -285,18 +281,18 @@ static struct dahl_tensor *tensor(int batch, size_t per_sample)
 static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *state)
 {
     int batch = net->conf.batch;
-    if (l->nw == 0)
+    if (l->s.nw == 0)
         return 0;
-    l->w = tensor(0, l->nw);
-    l->b = tensor(0, l->nb);
+    l->w = tensor(0, l->s.nw);
+    l->b = tensor(0, l->s.nb);
     int grad_batch = net->conf.reduction == DAHL_REDUCTION_MANUAL ? batch : 0;
-    l->dw = tensor(grad_batch, l->nw);
-    l->db = tensor(grad_batch, l->nb);
+    l->dw = tensor(grad_batch, l->s.nw);
+    l->db = tensor(grad_batch, l->s.nb);
     if (l->w == NULL || l->b == NULL || l->dw == NULL || l->db == NULL)
         return -ENOMEM;
     if (net->conf.momentum != 0.0f) {
-        l->vw = tensor(0, l->nw);
-        l->vb = tensor(0, l->nb);
+        l->vw = tensor(0, l->s.nw);
+        l->vb = tensor(0, l->s.nb);
         if (l->vw == NULL || l->vb == NULL)
             return -ENOMEM;
     }
@@ -304,8 +300,8 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
         dahl_gradient_enable_redux(dahl_tensor_handle(l->dw));
         dahl_gradient_enable_redux(dahl_tensor_handle(l->db));
     }
-    if (l->desc.kind == DAHL_LAYER_CONV) {
-        l->workspace = dahl_workspace_create(dahl_conv2d_workspace_bytes(&l->conv));
+    if (l->s.desc.kind == DAHL_LAYER_CONV) {
+        l->workspace = dahl_workspace_create(dahl_conv2d_workspace_bytes(&l->s.conv));
         if (l->workspace == NULL)
             return -ENOMEM;
     }
@@ -335,18 +331,21 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
         dahl_network_destroy(net);
         return NULL;
     }
-    if (layers_plan(d, net->layers, err, err_size) != 0) {
+    struct dahl_layer_shape shapes[DAHL_NETWORK_MAX_LAYERS];
+    if (dahl_network_desc_shapes(d, shapes, err, err_size) != 0) {
         net->desc.nlayers = 0; /* nothing was created */
         dahl_network_destroy(net);
         return NULL;
     }
+    for (int i = 0; i < d->nlayers; i++)
+        net->layers[i].s = shapes[i];
     uint64_t state = conf->seed;
     int L = d->nlayers;
     net->act[0] = tensor(conf->batch, (size_t)d->c * d->h * d->w);
     int ret = net->act[0] == NULL ? -ENOMEM : 0;
     for (int i = 0; i < L && ret == 0; i++) {
         struct layer *l = &net->layers[i];
-        size_t out = (size_t)l->out_c * l->out_h * l->out_w;
+        size_t out = (size_t)l->s.out_c * l->s.out_h * l->s.out_w;
         net->act[i + 1] = tensor(conf->batch, out);
         net->grad[i + 1] = tensor(conf->batch, out);
         ret = net->act[i + 1] == NULL || net->grad[i + 1] == NULL ? -ENOMEM : layer_create(net, l, &state);
@@ -441,27 +440,30 @@ static int load_input(struct dahl_network *net, int s, const float *images)
     return 0;
 }
 
+/* dahl_catalogue.c lists the tasks of forward_sample, backward_sample and update_params from the same layer
+ * shapes, for perf models of unmeasured machines: a task added or changed here goes there too (test_catalogue
+ * checks both against what StarPU records). */
 static int forward_sample(struct dahl_network *net, int s, int label)
 {
     for (int i = 0; i < net->desc.nlayers; i++) {
         struct layer *l = &net->layers[i];
         starpu_data_handle_t x = sample(net->act[i], s), y = sample(net->act[i + 1], s);
-        switch (l->desc.kind) {
+        switch (l->s.desc.kind) {
         case DAHL_LAYER_CONV:
             SUBMIT(net, "dahl_conv2d_forward",
-                   dahl_insert_conv2d_forward(&l->conv, x, dahl_tensor_handle(l->w), dahl_tensor_handle(l->b), y,
+                   dahl_insert_conv2d_forward(&l->s.conv, x, dahl_tensor_handle(l->w), dahl_tensor_handle(l->b), y,
                                               l->workspace));
             break;
         case DAHL_LAYER_RELU:
             SUBMIT(net, "dahl_relu_forward", dahl_insert_relu_forward(x, y));
             break;
         case DAHL_LAYER_MAXPOOL:
-            SUBMIT(net, "dahl_maxpool_forward", dahl_insert_maxpool_forward(&l->pool, x, y));
+            SUBMIT(net, "dahl_maxpool_forward", dahl_insert_maxpool_forward(&l->s.pool, x, y));
             break;
         case DAHL_LAYER_DENSE:
             SUBMIT(net, "dahl_dense_forward",
-                   dahl_insert_dense_forward(l->in_c * l->in_h * l->in_w, l->desc.units, x, dahl_tensor_handle(l->w),
-                                             dahl_tensor_handle(l->b), y));
+                   dahl_insert_dense_forward(l->s.in_c * l->s.in_h * l->s.in_w, l->s.desc.units, x,
+                                             dahl_tensor_handle(l->w), dahl_tensor_handle(l->b), y));
             break;
         }
     }
@@ -486,14 +488,14 @@ static int backward_sample(struct dahl_network *net, int s)
         starpu_data_handle_t x = sample(net->act[i], s), y = sample(net->act[i + 1], s);
         starpu_data_handle_t dy = sample(net->grad[i + 1], s);
         starpu_data_handle_t dx = i > 0 ? sample(net->grad[i], s) : NULL;
-        switch (l->desc.kind) {
+        switch (l->s.desc.kind) {
         case DAHL_LAYER_CONV:
             SUBMIT(net, "dahl_conv2d_backward_weights",
-                   dahl_insert_conv2d_backward_weights(&l->conv, x, dy, grad_handle(net, l->dw, s),
+                   dahl_insert_conv2d_backward_weights(&l->s.conv, x, dy, grad_handle(net, l->dw, s),
                                                        grad_handle(net, l->db, s), mode, l->workspace));
             if (dx != NULL)
                 SUBMIT(net, "dahl_conv2d_backward_input",
-                       dahl_insert_conv2d_backward_input(&l->conv, dy, dahl_tensor_handle(l->w), dx, l->workspace));
+                       dahl_insert_conv2d_backward_input(&l->s.conv, dy, dahl_tensor_handle(l->w), dx, l->workspace));
             break;
         case DAHL_LAYER_RELU:
             if (dx != NULL)
@@ -501,16 +503,16 @@ static int backward_sample(struct dahl_network *net, int s)
             break;
         case DAHL_LAYER_MAXPOOL:
             if (dx != NULL)
-                SUBMIT(net, "dahl_maxpool_backward", dahl_insert_maxpool_backward(&l->pool, x, dy, dx));
+                SUBMIT(net, "dahl_maxpool_backward", dahl_insert_maxpool_backward(&l->s.pool, x, dy, dx));
             break;
         case DAHL_LAYER_DENSE: {
-            int n_in = l->in_c * l->in_h * l->in_w;
+            int n_in = l->s.in_c * l->s.in_h * l->s.in_w;
             SUBMIT(net, "dahl_dense_backward_weights",
-                   dahl_insert_dense_backward_weights(n_in, l->desc.units, x, dy, grad_handle(net, l->dw, s),
+                   dahl_insert_dense_backward_weights(n_in, l->s.desc.units, x, dy, grad_handle(net, l->dw, s),
                                                       grad_handle(net, l->db, s), mode));
             if (dx != NULL)
                 SUBMIT(net, "dahl_dense_backward_input",
-                       dahl_insert_dense_backward_input(n_in, l->desc.units, dy, dahl_tensor_handle(l->w), dx));
+                       dahl_insert_dense_backward_input(n_in, l->s.desc.units, dy, dahl_tensor_handle(l->w), dx));
             break;
         }
         }
@@ -606,7 +608,7 @@ static int param_handles(struct dahl_network *net, starpu_data_handle_t *out)
 {
     int n = 0;
     for (int i = 0; i < net->desc.nlayers; i++) {
-        if (net->layers[i].nw == 0 || net->layers[i].w == NULL || net->layers[i].b == NULL)
+        if (net->layers[i].s.nw == 0 || net->layers[i].w == NULL || net->layers[i].b == NULL)
             continue; /* no parameters, or a network whose creation failed half way */
         out[n++] = dahl_tensor_handle(net->layers[i].w);
         out[n++] = dahl_tensor_handle(net->layers[i].b);
@@ -695,7 +697,7 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
     }
     for (int i = 0; i < net->desc.nlayers; i++) {
         struct layer *l = &net->layers[i];
-        if (l->nw == 0)
+        if (l->s.nw == 0)
             continue;
         DAHL_CHECK_STARPU(update_params(net, l->w, l->dw, l->vw));
         DAHL_CHECK_STARPU(update_params(net, l->b, l->db, l->vb));
@@ -757,8 +759,8 @@ int dahl_network_read_params(struct dahl_network *net, int layer, float *dst, si
     if (layer < 0 || layer >= net->desc.nlayers)
         return -EINVAL;
     struct layer *l = &net->layers[layer];
-    if (l->nw == 0 || count != l->nw + l->nb)
+    if (l->s.nw == 0 || count != l->s.nw + l->s.nb)
         return -EINVAL;
-    DAHL_CHECK_STARPU(dahl_tensor_read(l->w, dst, l->nw));
-    return dahl_tensor_read(l->b, dst + l->nw, l->nb);
+    DAHL_CHECK_STARPU(dahl_tensor_read(l->w, dst, l->s.nw));
+    return dahl_tensor_read(l->b, dst + l->s.nw, l->s.nb);
 }

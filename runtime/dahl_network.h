@@ -7,6 +7,8 @@
 #ifndef DAHL_NETWORK_H
 #define DAHL_NETWORK_H
 
+#include "dahl_kernels.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +47,22 @@ int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int wi
 /* Checks every layer's shape against its input; on failure returns -EINVAL and writes the reason, naming
  * the layer, into err. */
 int dahl_network_desc_check(const struct dahl_network_desc *d, char *err, size_t err_size);
+
+/* One layer as the network builds it: its description, input and output shapes, kernel shape and
+ * parameter counts. The network's tensors and tasks are built from these, and so is the task catalogue
+ * (dahl_catalogue.h) that perf models for unmeasured machines are written from. */
+struct dahl_layer_shape {
+    struct dahl_layer_desc desc;
+    int in_c, in_h, in_w, out_c, out_h, out_w;
+    struct dahl_conv2d_shape conv;  /* DAHL_LAYER_CONV */
+    struct dahl_maxpool_shape pool; /* DAHL_LAYER_MAXPOOL */
+    size_t nw, nb;                  /* weights and bias counts, 0 for layers without parameters */
+};
+
+/* Plans every layer's shapes into layers[0 .. d->nlayers - 1] (DAHL_NETWORK_MAX_LAYERS entries suffice).
+ * Returns 0, or -EINVAL with the reason, naming the layer, in err (what dahl_network_desc_check says). */
+int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
+                             size_t err_size);
 
 /* Number of trainable parameters. */
 size_t dahl_network_desc_params(const struct dahl_network_desc *d);

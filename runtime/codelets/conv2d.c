@@ -17,10 +17,15 @@ static struct dahl_conv2d_shape conv2d_task_shape(struct starpu_task *task)
     return args.shape;
 }
 
+uint32_t dahl_conv2d_footprint_of(const struct dahl_conv2d_shape *s)
+{
+    return starpu_hash_crc32c_be_n(s, sizeof(*s), 0);
+}
+
 static uint32_t conv2d_footprint(struct starpu_task *task)
 {
     struct dahl_conv2d_shape s = conv2d_task_shape(task);
-    return starpu_hash_crc32c_be_n(&s, sizeof(s), 0);
+    return dahl_conv2d_footprint_of(&s);
 }
 
 static size_t conv2d_forward_size(struct starpu_task *task, unsigned nimpl)
@@ -100,6 +105,7 @@ struct starpu_perfmodel dahl_conv2d_backward_weights_model = {
 static struct starpu_codelet conv2d_forward_cl = {
     .cpu_funcs = {conv2d_forward_cpu},
     .cpu_funcs_name = {"conv2d_forward_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &dahl_conv2d_forward_model,
@@ -109,6 +115,7 @@ static struct starpu_codelet conv2d_forward_cl = {
 static struct starpu_codelet conv2d_backward_input_cl = {
     .cpu_funcs = {conv2d_backward_input_cpu},
     .cpu_funcs_name = {"conv2d_backward_input_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_input_model,
@@ -118,6 +125,7 @@ static struct starpu_codelet conv2d_backward_input_cl = {
 static struct starpu_codelet conv2d_backward_weights_redux_cl = {
     .cpu_funcs = {conv2d_backward_weights_cpu},
     .cpu_funcs_name = {"conv2d_backward_weights_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_REDUX, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_weights_model,
@@ -127,6 +135,7 @@ static struct starpu_codelet conv2d_backward_weights_redux_cl = {
 static struct starpu_codelet conv2d_backward_weights_rw_cl = {
     .cpu_funcs = {conv2d_backward_weights_cpu},
     .cpu_funcs_name = {"conv2d_backward_weights_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_weights_model,

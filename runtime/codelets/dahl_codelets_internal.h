@@ -38,13 +38,6 @@ static inline bool dahl_vector_holds(starpu_data_handle_t h, size_t bytes)
     return h != NULL && (size_t)starpu_vector_get_nx(h) * starpu_vector_get_elemsize(h) >= bytes;
 }
 
-/* A perf model's size from a flop count: regression models fit log(time) against log(size), so the size
- * must be positive even for a task that does no arithmetic. */
-static inline size_t dahl_size_of_flops(double flops)
-{
-    return flops < 1.0 ? 1 : (size_t)flops;
-}
-
 /* Whether a gradient access mode is one backward_weights accepts: STARPU_REDUX (per-worker copies reduced
  * by StarPU) or STARPU_RW (the caller's private buffer, e.g. one per sample). */
 static inline bool dahl_grad_mode_valid(enum starpu_data_access_mode mode)

@@ -16,10 +16,15 @@ static struct dense_args dense_task_args(struct starpu_task *task)
     return args;
 }
 
+uint32_t dahl_dense_footprint_of(int n_in, int n_out)
+{
+    return starpu_hash_crc32c_be((uint32_t)n_out, starpu_hash_crc32c_be((uint32_t)n_in, 0));
+}
+
 static uint32_t dense_footprint(struct starpu_task *task)
 {
     struct dense_args a = dense_task_args(task);
-    return starpu_hash_crc32c_be((uint32_t)a.n_out, starpu_hash_crc32c_be((uint32_t)a.n_in, 0));
+    return dahl_dense_footprint_of(a.n_in, a.n_out);
 }
 
 static size_t dense_forward_size(struct starpu_task *task, unsigned nimpl)
@@ -97,6 +102,7 @@ struct starpu_perfmodel dahl_dense_backward_weights_model = {
 static struct starpu_codelet dense_forward_cl = {
     .cpu_funcs = {dense_forward_cpu},
     .cpu_funcs_name = {"dense_forward_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_dense_forward_model,
@@ -106,6 +112,7 @@ static struct starpu_codelet dense_forward_cl = {
 static struct starpu_codelet dense_backward_input_cl = {
     .cpu_funcs = {dense_backward_input_cpu},
     .cpu_funcs_name = {"dense_backward_input_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_dense_backward_input_model,
@@ -115,6 +122,7 @@ static struct starpu_codelet dense_backward_input_cl = {
 static struct starpu_codelet dense_backward_weights_redux_cl = {
     .cpu_funcs = {dense_backward_weights_cpu},
     .cpu_funcs_name = {"dense_backward_weights_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_REDUX},
     .model = &dahl_dense_backward_weights_model,
@@ -124,6 +132,7 @@ static struct starpu_codelet dense_backward_weights_redux_cl = {
 static struct starpu_codelet dense_backward_weights_rw_cl = {
     .cpu_funcs = {dense_backward_weights_cpu},
     .cpu_funcs_name = {"dense_backward_weights_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW},
     .model = &dahl_dense_backward_weights_model,

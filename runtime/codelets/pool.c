@@ -16,10 +16,15 @@ static struct dahl_maxpool_shape maxpool_task_shape(struct starpu_task *task)
     return args.shape;
 }
 
+uint32_t dahl_maxpool_footprint_of(const struct dahl_maxpool_shape *s)
+{
+    return starpu_hash_crc32c_be_n(s, sizeof(*s), 0);
+}
+
 static uint32_t maxpool_footprint(struct starpu_task *task)
 {
     struct dahl_maxpool_shape s = maxpool_task_shape(task);
-    return starpu_hash_crc32c_be_n(&s, sizeof(s), 0);
+    return dahl_maxpool_footprint_of(&s);
 }
 
 static size_t maxpool_forward_size(struct starpu_task *task, unsigned nimpl)
@@ -72,6 +77,7 @@ struct starpu_perfmodel dahl_maxpool_backward_model = {
 static struct starpu_codelet maxpool_forward_cl = {
     .cpu_funcs = {maxpool_forward_cpu},
     .cpu_funcs_name = {"maxpool_forward_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &dahl_maxpool_forward_model,
@@ -81,6 +87,7 @@ static struct starpu_codelet maxpool_forward_cl = {
 static struct starpu_codelet maxpool_backward_cl = {
     .cpu_funcs = {maxpool_backward_cpu},
     .cpu_funcs_name = {"maxpool_backward_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_maxpool_backward_model,

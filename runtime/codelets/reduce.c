@@ -12,10 +12,15 @@ static size_t reduce_task_n(struct starpu_task *task)
     return starpu_vector_get_nx(STARPU_TASK_GET_HANDLE(task, 0));
 }
 
+uint32_t dahl_reduce_footprint_of(size_t n)
+{
+    const uint64_t n64 = n;
+    return starpu_hash_crc32c_be_n(&n64, sizeof(n64), 0);
+}
+
 static uint32_t reduce_footprint(struct starpu_task *task)
 {
-    const uint64_t n = reduce_task_n(task);
-    return starpu_hash_crc32c_be_n(&n, sizeof(n), 0);
+    return dahl_reduce_footprint_of(reduce_task_n(task));
 }
 
 static size_t accumulate_size(struct starpu_task *task, unsigned nimpl)
@@ -63,6 +68,7 @@ struct starpu_perfmodel dahl_zero_model = {
 static struct starpu_codelet accumulate_cl = {
     .cpu_funcs = {accumulate_cpu},
     .cpu_funcs_name = {"accumulate_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 2,
     .modes = {STARPU_RW, STARPU_R},
     .model = &dahl_accumulate_model,
@@ -72,6 +78,7 @@ static struct starpu_codelet accumulate_cl = {
 static struct starpu_codelet zero_cl = {
     .cpu_funcs = {zero_cpu},
     .cpu_funcs_name = {"zero_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 1,
     .modes = {STARPU_W},
     .model = &dahl_zero_model,

@@ -102,6 +102,13 @@ enum dahl_perfmodel_kind dahl_codelets_perfmodel(void)
     return current_kind;
 }
 
+#if DAHL_SIMULATED
+void dahl_simulated_cuda_func(void *buffers[], void *cl_arg)
+{
+    (void)buffers, (void)cl_arg; /* see DAHL_CUDA_FUNCS in dahl_starpu.h */
+}
+#endif
+
 const char *const *dahl_codelet_symbols(size_t *n)
 {
     pthread_once(&symbols_once, symbols_fill);

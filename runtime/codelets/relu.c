@@ -15,10 +15,15 @@ static size_t relu_task_n(struct starpu_task *task)
     return args.n;
 }
 
+uint32_t dahl_relu_footprint_of(size_t n)
+{
+    const uint64_t n64 = n;
+    return starpu_hash_crc32c_be_n(&n64, sizeof(n64), 0);
+}
+
 static uint32_t relu_footprint(struct starpu_task *task)
 {
-    const uint64_t n = relu_task_n(task);
-    return starpu_hash_crc32c_be_n(&n, sizeof(n), 0);
+    return dahl_relu_footprint_of(relu_task_n(task));
 }
 
 static size_t relu_forward_size(struct starpu_task *task, unsigned nimpl)
@@ -68,6 +73,7 @@ struct starpu_perfmodel dahl_relu_backward_model = {
 static struct starpu_codelet relu_forward_cl = {
     .cpu_funcs = {relu_forward_cpu},
     .cpu_funcs_name = {"relu_forward_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &dahl_relu_forward_model,
@@ -77,6 +83,7 @@ static struct starpu_codelet relu_forward_cl = {
 static struct starpu_codelet relu_backward_cl = {
     .cpu_funcs = {relu_backward_cpu},
     .cpu_funcs_name = {"relu_backward_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_relu_backward_model,

@@ -18,11 +18,16 @@ static struct sgd_args sgd_task_args(struct starpu_task *task)
     return args;
 }
 
+uint32_t dahl_sgd_update_footprint_of(size_t n, bool with_momentum)
+{
+    const uint64_t n64 = n;
+    return starpu_hash_crc32c_be(with_momentum ? 1u : 0u, starpu_hash_crc32c_be_n(&n64, sizeof(n64), 0));
+}
+
 static uint32_t sgd_footprint(struct starpu_task *task)
 {
     struct sgd_args a = sgd_task_args(task);
-    const uint64_t n = a.n;
-    return starpu_hash_crc32c_be(a.with_momentum ? 1u : 0u, starpu_hash_crc32c_be_n(&n, sizeof(n), 0));
+    return dahl_sgd_update_footprint_of(a.n, a.with_momentum);
 }
 
 static size_t sgd_size(struct starpu_task *task, unsigned nimpl)
@@ -60,6 +65,7 @@ struct starpu_perfmodel dahl_sgd_update_model = {
 static struct starpu_codelet sgd_cl = {
     .cpu_funcs = {sgd_cpu},
     .cpu_funcs_name = {"sgd_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 2,
     .modes = {STARPU_RW, STARPU_R},
     .model = &dahl_sgd_update_model,
@@ -69,6 +75,7 @@ static struct starpu_codelet sgd_cl = {
 static struct starpu_codelet sgd_momentum_cl = {
     .cpu_funcs = {sgd_momentum_cpu},
     .cpu_funcs_name = {"sgd_momentum_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 3,
     .modes = {STARPU_RW, STARPU_R, STARPU_RW},
     .model = &dahl_sgd_update_model,

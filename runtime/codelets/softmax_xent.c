@@ -16,9 +16,14 @@ static struct softmax_xent_args softmax_xent_task_args(struct starpu_task *task)
     return args;
 }
 
+uint32_t dahl_softmax_xent_footprint_of(int k)
+{
+    return starpu_hash_crc32c_be((uint32_t)k, 0);
+}
+
 static uint32_t softmax_xent_footprint(struct starpu_task *task)
 {
-    return starpu_hash_crc32c_be((uint32_t)softmax_xent_task_args(task).k, 0);
+    return dahl_softmax_xent_footprint_of(softmax_xent_task_args(task).k);
 }
 
 static size_t softmax_xent_size(struct starpu_task *task, unsigned nimpl)
@@ -49,6 +54,7 @@ struct starpu_perfmodel dahl_softmax_xent_model = {
 static struct starpu_codelet softmax_xent_cl = {
     .cpu_funcs = {softmax_xent_cpu},
     .cpu_funcs_name = {"softmax_xent_cpu"},
+    DAHL_CUDA_FUNCS,
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_W, STARPU_W},
     .model = &dahl_softmax_xent_model,

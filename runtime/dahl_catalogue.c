@@ -1,0 +1,204 @@
+/* The task catalogue of a training step (see dahl_catalogue.h). It walks the layer shapes the way
+ * dahl_network.c submits tasks (forward_sample, backward_sample, update_params), and takes every footprint,
+ * size, flop and byte count from the functions the codelets and kernels themselves use. tests/test_catalogue.c
+ * checks it against what StarPU records in a real run: a change to the task graph that is not made here too
+ * fails there. */
+#include "dahl_catalogue.h"
+
+#include "dahl_codelets.h"
+#include "dahl_kernels.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dahl_catalogue_init(struct dahl_catalogue *c)
+{
+    *c = (struct dahl_catalogue){0};
+}
+
+void dahl_catalogue_fini(struct dahl_catalogue *c)
+{
+    free(c->entries);
+    dahl_catalogue_init(c);
+}
+
+const struct dahl_catalogue_entry *dahl_catalogue_find(const struct dahl_catalogue *c, const char *symbol,
+                                                       uint32_t footprint)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->entries[i].footprint == footprint && strcmp(c->entries[i].symbol, symbol) == 0)
+            return &c->entries[i];
+    return NULL;
+}
+
+long dahl_catalogue_count(const struct dahl_catalogue *c, const char *symbol, bool dahl_only)
+{
+    long n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->entries[i].symbol, symbol) == 0)
+            n += c->entries[i].count - (dahl_only ? c->entries[i].starpu_count : 0);
+    return n;
+}
+
+/* Adds count tasks of one kind (by_starpu: StarPU submits them). A (symbol, footprint) pair seen before is
+ * the same work: the footprint is all StarPU keys a task's time by (a REDUX reduction and a manual
+ * accumulate of the same size are one kind). */
+static int add(struct dahl_catalogue *c, const char *symbol, uint32_t footprint, size_t size, double flops,
+               double bytes, long count, bool by_starpu)
+{
+    if (count <= 0)
+        return 0;
+    struct dahl_catalogue_entry *e = (struct dahl_catalogue_entry *)dahl_catalogue_find(c, symbol, footprint);
+    if (e != NULL) {
+        e->count += count;
+        e->starpu_count += by_starpu ? count : 0;
+        return 0;
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap > 0 ? 2 * c->cap : 32;
+        struct dahl_catalogue_entry *grown = realloc(c->entries, cap * sizeof(*grown));
+        if (grown == NULL)
+            return -ENOMEM;
+        c->entries = grown;
+        c->cap = cap;
+    }
+    c->entries[c->n++] = (struct dahl_catalogue_entry){.symbol = symbol, .footprint = footprint, .size = size,
+                                                       .flops = flops, .bytes = bytes, .count = count,
+                                                       .starpu_count = by_starpu ? count : 0};
+    return 0;
+}
+
+#define ADD(...)                                                                                                \
+    do {                                                                                                        \
+        int add_ret_ = add(__VA_ARGS__);                                                                        \
+        if (add_ret_ != 0)                                                                                      \
+            return add_ret_;                                                                                    \
+    } while (0)
+
+/* forward_sample: one task per layer, then the loss; times batch. */
+static int forward_tasks(struct dahl_catalogue *c, const struct dahl_network_desc *d,
+                         const struct dahl_layer_shape *layers, long batch)
+{
+    for (int i = 0; i < d->nlayers; i++) {
+        const struct dahl_layer_shape *l = &layers[i];
+        size_t n_in = (size_t)l->in_c * l->in_h * l->in_w;
+        double flops;
+        switch (l->desc.kind) {
+        case DAHL_LAYER_CONV:
+            flops = dahl_conv2d_forward_flops(&l->conv);
+            ADD(c, "dahl_conv2d_forward", dahl_conv2d_footprint_of(&l->conv), dahl_size_of_flops(flops), flops,
+                (double)dahl_conv2d_forward_bytes(&l->conv), batch, false);
+            break;
+        case DAHL_LAYER_RELU:
+            flops = dahl_relu_forward_flops(n_in);
+            ADD(c, "dahl_relu_forward", dahl_relu_footprint_of(n_in), dahl_size_of_flops(flops), flops,
+                (double)dahl_relu_forward_bytes(n_in), batch, false);
+            break;
+        case DAHL_LAYER_MAXPOOL:
+            flops = dahl_maxpool_forward_flops(&l->pool);
+            ADD(c, "dahl_maxpool_forward", dahl_maxpool_footprint_of(&l->pool), dahl_size_of_flops(flops), flops,
+                (double)dahl_maxpool_forward_bytes(&l->pool), batch, false);
+            break;
+        case DAHL_LAYER_DENSE:
+            flops = dahl_dense_forward_flops((int)n_in, l->desc.units);
+            ADD(c, "dahl_dense_forward", dahl_dense_footprint_of((int)n_in, l->desc.units), dahl_size_of_flops(flops),
+                flops, (double)dahl_dense_forward_bytes((int)n_in, l->desc.units), batch, false);
+            break;
+        }
+    }
+    double flops = dahl_softmax_xent_flops(d->nclasses);
+    ADD(c, "dahl_softmax_xent", dahl_softmax_xent_footprint_of(d->nclasses), dahl_size_of_flops(flops), flops,
+        (double)dahl_softmax_xent_bytes(d->nclasses), batch, false);
+    return 0;
+}
+
+/* backward_sample: the weight gradients of every layer with parameters, and the input gradient of every
+ * layer but the first; times batch. */
+static int backward_tasks(struct dahl_catalogue *c, const struct dahl_network_desc *d,
+                          const struct dahl_layer_shape *layers, long batch)
+{
+    for (int i = d->nlayers - 1; i >= 0; i--) {
+        const struct dahl_layer_shape *l = &layers[i];
+        size_t n_in = (size_t)l->in_c * l->in_h * l->in_w;
+        long has_dx = i > 0 ? batch : 0;
+        double flops;
+        switch (l->desc.kind) {
+        case DAHL_LAYER_CONV:
+            flops = dahl_conv2d_backward_weights_flops(&l->conv);
+            ADD(c, "dahl_conv2d_backward_weights", dahl_conv2d_footprint_of(&l->conv), dahl_size_of_flops(flops),
+                flops, (double)dahl_conv2d_backward_weights_bytes(&l->conv), batch, false);
+            flops = dahl_conv2d_backward_input_flops(&l->conv);
+            ADD(c, "dahl_conv2d_backward_input", dahl_conv2d_footprint_of(&l->conv), dahl_size_of_flops(flops),
+                flops, (double)dahl_conv2d_backward_input_bytes(&l->conv), has_dx, false);
+            break;
+        case DAHL_LAYER_RELU:
+            flops = dahl_relu_backward_flops(n_in);
+            ADD(c, "dahl_relu_backward", dahl_relu_footprint_of(n_in), dahl_size_of_flops(flops), flops,
+                (double)dahl_relu_backward_bytes(n_in), has_dx, false);
+            break;
+        case DAHL_LAYER_MAXPOOL:
+            flops = dahl_maxpool_backward_flops(&l->pool);
+            ADD(c, "dahl_maxpool_backward", dahl_maxpool_footprint_of(&l->pool), dahl_size_of_flops(flops), flops,
+                (double)dahl_maxpool_backward_bytes(&l->pool), has_dx, false);
+            break;
+        case DAHL_LAYER_DENSE:
+            flops = dahl_dense_backward_weights_flops((int)n_in, l->desc.units);
+            ADD(c, "dahl_dense_backward_weights", dahl_dense_footprint_of((int)n_in, l->desc.units),
+                dahl_size_of_flops(flops), flops, (double)dahl_dense_backward_weights_bytes((int)n_in, l->desc.units),
+                batch, false);
+            flops = dahl_dense_backward_input_flops((int)n_in, l->desc.units);
+            ADD(c, "dahl_dense_backward_input", dahl_dense_footprint_of((int)n_in, l->desc.units),
+                dahl_size_of_flops(flops), flops, (double)dahl_dense_backward_input_bytes((int)n_in, l->desc.units),
+                has_dx, false);
+            break;
+        }
+    }
+    return 0;
+}
+
+/* update_params for one parameter tensor of n elements: the reduction of its gradient (manual: a tree of
+ * batch - 1 additions; REDUX: StarPU's, one addition per per-worker copy), the SGD update, and the zeroing
+ * of the gradient for the next step (manual: every per-sample buffer; REDUX: the one tensor). */
+static int update_tasks(struct dahl_catalogue *c, size_t n, const struct dahl_catalogue_conf *conf)
+{
+    uint32_t fp = dahl_reduce_footprint_of(n);
+    double flops = dahl_accumulate_flops(n);
+    bool redux = conf->reduction == DAHL_REDUCTION_REDUX;
+    ADD(c, "dahl_accumulate", fp, dahl_size_of_flops(flops), flops, (double)dahl_accumulate_bytes(n),
+        redux ? conf->redux_copies : conf->batch - 1, redux);
+    flops = dahl_sgd_update_flops(n, conf->momentum);
+    ADD(c, "dahl_sgd_update", dahl_sgd_update_footprint_of(n, conf->momentum), dahl_size_of_flops(flops), flops,
+        (double)dahl_sgd_update_bytes(n, conf->momentum), 1, false);
+    /* dahl_zero's size is the element count it writes: it does no arithmetic (see reduce.c). */
+    ADD(c, "dahl_zero", fp, dahl_size_of_flops((double)n), dahl_zero_flops(n), (double)dahl_zero_bytes(n),
+        redux ? 1 : conf->batch, false);
+    return 0;
+}
+
+int dahl_catalogue_add_step(struct dahl_catalogue *c, const struct dahl_network_desc *d,
+                            const struct dahl_catalogue_conf *conf, char *err, size_t err_size)
+{
+    if (conf->batch < 1 || (conf->reduction == DAHL_REDUCTION_REDUX && conf->redux_copies < 1)) {
+        snprintf(err, err_size, "catalogue: batch >= 1 and, with REDUX, redux_copies >= 1 expected");
+        return -EINVAL;
+    }
+    struct dahl_layer_shape layers[DAHL_NETWORK_MAX_LAYERS];
+    int ret = dahl_network_desc_shapes(d, layers, err, err_size);
+    if (ret != 0)
+        return ret;
+    ret = forward_tasks(c, d, layers, conf->batch);
+    if (ret == 0)
+        ret = backward_tasks(c, d, layers, conf->batch);
+    for (int i = 0; i < d->nlayers && ret == 0; i++) {
+        if (layers[i].nw == 0)
+            continue;
+        ret = update_tasks(c, layers[i].nw, conf);
+        if (ret == 0)
+            ret = update_tasks(c, layers[i].nb, conf);
+    }
+    if (ret == -ENOMEM)
+        snprintf(err, err_size, "catalogue: out of memory");
+    return ret;
+}
