@@ -14,6 +14,7 @@
  * calibration leaves the previous one intact. */
 #include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
 #include "dahlsim_spawn.h"
 
 #include "dahl_codelets.h"
@@ -107,130 +108,6 @@ static void help(void)
            DEFAULT_MAX_RSD, DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_BATCH);
 }
 
-/* ---- small file-system helpers ------------------------------------------------------------------------ */
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-/* rm -rf path; a missing path is fine. Returns 0 or -errno. */
-static int remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT ? 0 : -errno;
-    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -errno;
-}
-
-static int copy_file(const char *from, const char *to)
-{
-    FILE *in = fopen(from, "rb");
-    if (in == NULL)
-        return -errno;
-    FILE *out = fopen(to, "wb");
-    if (out == NULL) {
-        int e = errno;
-        fclose(in);
-        return -e;
-    }
-    char buf[65536];
-    size_t n;
-    int ret = 0;
-    while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
-        if (fwrite(buf, 1, n, out) != n) {
-            ret = -EIO;
-            break;
-        }
-    }
-    if (ferror(in))
-        ret = -EIO;
-    fclose(in);
-    if (fclose(out) != 0 && ret == 0)
-        ret = -errno;
-    return ret;
-}
-
-/* cp -r from to (regular files and directories only); to must not exist. Returns 0 or -errno. */
-static int copy_tree(const char *from, const char *to)
-{
-    if (mkdir(to, 0777) != 0)
-        return -errno;
-    DIR *d = opendir(from);
-    if (d == NULL)
-        return -errno;
-    int ret = 0;
-    struct dirent *e;
-    while (ret == 0 && (e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char src[PATH_MAX], dst[PATH_MAX];
-        if (snprintf(src, sizeof(src), "%s/%s", from, e->d_name) >= (int)sizeof(src) ||
-            snprintf(dst, sizeof(dst), "%s/%s", to, e->d_name) >= (int)sizeof(dst)) {
-            ret = -ENAMETOOLONG;
-            break;
-        }
-        struct stat st;
-        if (lstat(src, &st) != 0)
-            ret = -errno;
-        else if (S_ISDIR(st.st_mode))
-            ret = copy_tree(src, dst);
-        else if (S_ISREG(st.st_mode))
-            ret = copy_file(src, dst);
-    }
-    closedir(d);
-    return ret;
-}
-
-static bool is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* mkdir -p; returns 0 or -errno. */
-static int make_dirs(const char *path)
-{
-    char buf[PATH_MAX];
-    if (strlen(path) >= sizeof(buf))
-        return -ENAMETOOLONG;
-    strcpy(buf, path);
-    for (char *p = buf + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -errno;
-    return is_dir(buf) ? 0 : -ENOTDIR;
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 8192, len = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        len += fread(buf + len, 1, cap - 1 - len, f);
-        if (ferror(f) || feof(f))
-            break;
-        char *grown = realloc(buf, cap *= 2);
-        if (grown == NULL)
-            free(buf);
-        buf = grown;
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[len] = '\0';
-    return buf;
-}
-
 /* ---- options ------------------------------------------------------------------------------------------ */
 
 bool dahlsim_machine_name_valid(const char *name)
@@ -286,14 +163,8 @@ static bool parse_cover(const char *text, struct cover *c)
     return true;
 }
 
-static const char *home_dir(void)
-{
-    const char *home = getenv("DAHLSIM_HOME");
-    return home != NULL && home[0] != '\0' ? home : DAHLSIM_SOURCE_DIR;
-}
-
 /* Parses argv into o; returns -1 to go on, or an exit code. */
-static int parse_options(int argc, char **argv, struct calib_opts *o, char *dir_buf, size_t dir_size)
+static int parse_options(int argc, char **argv, struct calib_opts *o)
 {
     enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
            O_QUIET, O_HELP };
@@ -392,11 +263,7 @@ static int parse_options(int argc, char **argv, struct calib_opts *o, char *dir_
             parse_cover(default_covers[i], &o->covers[o->ncovers++]);
     }
     if (o->dir == NULL) {
-        if (snprintf(dir_buf, dir_size, "%s/calibration", home_dir()) >= (int)dir_size) {
-            dahlsim_error("calibrate: DAHLSIM_HOME is too long");
-            return DAHLSIM_EXIT_USAGE;
-        }
-        o->dir = dir_buf;
+        o->dir = dahlsim_calibration_root();
     }
     return -1;
 }
@@ -436,7 +303,7 @@ static int table_add(struct model_table *t, const struct model_entry *e)
  * "# Model for <arch>" comment names the architecture, the lines after "# hash ..." are the entries. */
 static int load_model_file(const char *path, const char *symbol, struct model_table *t)
 {
-    char *text = read_text(path);
+    char *text = dahlsim_read_text(path, SIZE_MAX);
     if (text == NULL)
         return -errno;
     char arch[48] = "?";
@@ -570,7 +437,7 @@ static int simulated_check(const struct calib_opts *o, const struct cover *c, co
     r->first[0] = '\0';
     if (r->status < 0)
         return -1;
-    char *text = read_text(p->errlog);
+    char *text = dahlsim_read_text(p->errlog, SIZE_MAX);
     if (text == NULL)
         return 0;
     char *save = NULL;
@@ -612,18 +479,11 @@ static int native_round(const struct calib_opts *o, const struct cover *c, const
     return dahlsim_spawn_err(argv, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
 }
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The last non-empty line of a file, for error messages. */
 static void last_line(const char *path, char *buf, size_t size)
 {
     buf[0] = '\0';
-    char *text = read_text(path);
+    char *text = dahlsim_read_text(path, SIZE_MAX);
     if (text == NULL)
         return;
     char *save = NULL;
@@ -663,13 +523,13 @@ static int first_pass(const struct calib_opts *o, int i, const struct paths *p, 
     char name[PATH_MAX + 128];
     cover_name(&o->covers[i], name, sizeof(name));
     *cs = (struct cover_status){NULL, 0, 0};
-    double start = mono_s();
-    if (!o->force && is_dir(p->sampling)) {
+    double start = dahlsim_mono_s();
+    if (!o->force && dahlsim_is_dir(p->sampling)) {
         struct check_result r;
         if (simulated_check(o, &o->covers[i], p, &r) != 0)
             return DAHLSIM_EXIT_FAILURE;
         if (r.status == 0 && r.uncalibrated == 0) {
-            *cs = (struct cover_status){"already calibrated", 0, mono_s() - start};
+            *cs = (struct cover_status){"already calibrated", 0, dahlsim_mono_s() - start};
             if (!o->quiet)
                 fprintf(stderr, "[%d/%d] %s: already calibrated\n", i + 1, o->ncovers, name);
             return -1;
@@ -677,7 +537,7 @@ static int first_pass(const struct calib_opts *o, int i, const struct paths *p, 
     }
     int code = measure(o, i, p, 1, name);
     cs->rounds = 1;
-    cs->seconds = mono_s() - start;
+    cs->seconds = dahlsim_mono_s() - start;
     return code;
 }
 
@@ -688,7 +548,7 @@ static int converge(const struct calib_opts *o, int i, const struct paths *p, st
      * have reset a regression fit (see kind_rank). */
     char name[PATH_MAX + 128];
     cover_name(&o->covers[i], name, sizeof(name));
-    double start = mono_s() - cs->seconds;
+    double start = dahlsim_mono_s() - cs->seconds;
     struct check_result r;
     for (;;) {
         if (simulated_check(o, &o->covers[i], p, &r) != 0)
@@ -697,7 +557,7 @@ static int converge(const struct calib_opts *o, int i, const struct paths *p, st
             if (cs->status != NULL && cs->rounds == 0)
                 return -1; /* already calibrated, and still */
             cs->status = "calibrated";
-            cs->seconds = mono_s() - start;
+            cs->seconds = dahlsim_mono_s() - start;
             if (!o->quiet)
                 fprintf(stderr, "[%d/%d] %s: calibrated after %d run(s), %.1f s\n", i + 1, o->ncovers, name,
                         cs->rounds, cs->seconds);
@@ -848,24 +708,11 @@ static int write_manifest(const struct calib_opts *o, const struct cover_status 
     return ret;
 }
 
-/* DIR/manifest.json parsed, or NULL when there is none or it does not parse. */
-static cJSON *manifest_load(const char *dir)
-{
-    char path[XPATH];
-    snprintf(path, sizeof(path), "%s/manifest.json", dir);
-    char *text = read_text(path);
-    if (text == NULL)
-        return NULL;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    return root;
-}
-
 /* ---- the command ------------------------------------------------------------------------------------- */
 
 static int report_only(const struct calib_opts *o, const struct paths *p)
 {
-    if (!is_dir(p->final)) {
+    if (!dahlsim_is_dir(p->final)) {
         dahlsim_error("calibrate --report: %s: no such calibration", p->final);
         fprintf(stderr, "hint: calibrate it first with dahlsim calibrate --machine %s\n", o->machine);
         return DAHLSIM_EXIT_USAGE;
@@ -957,12 +804,14 @@ static void merge_covers(struct calib_opts *o, const cJSON *prev_covered)
 
 static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **argv)
 {
-    int ret = make_dirs(o->dir);
+    int ret = dahlsim_make_dirs(o->dir);
     if (ret != 0) {
         dahlsim_error("calibrate: cannot create the calibration directory %s: %s", o->dir, strerror(-ret));
         return DAHLSIM_EXIT_USAGE;
     }
-    cJSON *prev = is_dir(p->final) ? manifest_load(p->final) : NULL;
+    char prev_path[XPATH];
+    snprintf(prev_path, sizeof(prev_path), "%s/manifest.json", p->final);
+    cJSON *prev = dahlsim_read_json(prev_path);
     const cJSON *source = cJSON_GetObjectItemCaseSensitive(prev, "source");
     if (cJSON_IsString(source) && strcmp(source->valuestring, "measured") != 0) {
         dahlsim_error("calibrate: %s is a \"%s\" machine, not a measured calibration: refusing to mix them",
@@ -973,7 +822,7 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
     }
     const cJSON *prev_covered = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "covered");
     merge_covers(o, prev_covered);
-    remove_tree(p->tmp);
+    dahlsim_remove_tree(p->tmp);
     if (mkdir(p->tmp, 0777) != 0) {
         dahlsim_error("calibrate: cannot write in %s: %s", o->dir, strerror(errno));
         cJSON_Delete(prev);
@@ -981,8 +830,8 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
     }
     char prev_sampling[XPATH];
     snprintf(prev_sampling, sizeof(prev_sampling), "%s/sampling", p->final);
-    if (!o->force && is_dir(prev_sampling)) {
-        ret = copy_tree(prev_sampling, p->sampling);
+    if (!o->force && dahlsim_is_dir(prev_sampling)) {
+        ret = dahlsim_copy_tree(prev_sampling, p->sampling);
         if (ret != 0) {
             dahlsim_error("calibrate: cannot copy %s: %s", prev_sampling, strerror(-ret));
             goto fail;
@@ -1024,7 +873,7 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
         print_report(&t, o->max_rsd, stderr);
     free(t.v);
     /* The swap: the previous calibration stays complete until the new one is in place. */
-    bool had_previous = is_dir(p->final);
+    bool had_previous = dahlsim_is_dir(p->final);
     if (had_previous && rename(p->final, p->old) != 0) {
         dahlsim_error("calibrate: cannot move %s aside: %s", p->final, strerror(errno));
         goto fail;
@@ -1036,7 +885,7 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
         goto fail;
     }
     if (had_previous)
-        remove_tree(p->old);
+        dahlsim_remove_tree(p->old);
     if (!o->quiet)
         fprintf(stderr, "dahlsim calibrate: wrote %s\n", p->final);
     cJSON_Delete(prev);
@@ -1045,8 +894,8 @@ fail:
     code = DAHLSIM_EXIT_FAILURE;
 fail_code:
     cJSON_Delete(prev);
-    remove_tree(p->tmp);
-    if (!o->quiet && is_dir(p->final))
+    dahlsim_remove_tree(p->tmp);
+    if (!o->quiet && dahlsim_is_dir(p->final))
         fprintf(stderr, "dahlsim calibrate: %s is unchanged\n", p->final);
     return code;
 }
@@ -1059,8 +908,7 @@ int dahlsim_cmd_calibrate(int argc, char **argv)
         return DAHLSIM_EXIT_USAGE;
     }
     struct calib_opts o;
-    char dir_buf[PATH_MAX];
-    int code = parse_options(argc, argv, &o, dir_buf, sizeof(dir_buf));
+    int code = parse_options(argc, argv, &o);
     if (code >= 0)
         return code;
     struct paths p;

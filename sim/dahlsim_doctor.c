@@ -4,6 +4,7 @@
  * model of 5 ms), the simulated makespan must equal what the perf model predicts.
  * `dahlsim engine-probe` is the hidden half that runs inside either flavour's binary. */
 #include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
 #include "dahlsim_spawn.h"
 
 #include "dahl_engine.h"
@@ -116,14 +117,6 @@ static bool json_number(const char *line, const char *key, double *out)
     return end != at + strlen(pattern);
 }
 
-/* The directory holding platforms/, calibration/ and tests/data/: $DAHLSIM_HOME, else the source tree
- * this binary was built from. */
-static const char *data_dir(void)
-{
-    const char *home = getenv("DAHLSIM_HOME");
-    return home != NULL && home[0] != '\0' ? home : DAHLSIM_SOURCE_DIR;
-}
-
 static int doctor_native(void)
 {
     char exe[4096];
@@ -155,7 +148,7 @@ static int doctor_native(void)
 static int doctor_simulated(void)
 {
     char machine[4096];
-    snprintf(machine, sizeof(machine), "%s/%s", data_dir(), PROBE_MACHINE_DIR);
+    snprintf(machine, sizeof(machine), "%s/%s", dahlsim_home(), PROBE_MACHINE_DIR);
     char platform[4200];
     snprintf(platform, sizeof(platform), "%s/bus/%s.platform.v4.xml", machine, PROBE_MACHINE_NAME);
     if (access(platform, R_OK) != 0) {

@@ -10,6 +10,7 @@
 
 #include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
 
 #include "dahl_codelets.h"
 #include "dahl_engine.h"
@@ -49,42 +50,6 @@
 #define REPORT_BATCH 32          /* `dahlsim train`'s default batch, for the per-step estimates printed */
 
 /* ---- files ---------------------------------------------------------------------------------------------- */
-
-/* mkdir -p; returns 0 or -errno. */
-static int make_dirs(const char *path)
-{
-    char buf[XPATH];
-    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-        return -ENAMETOOLONG;
-    for (char *p = buf + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -errno;
-    struct stat st;
-    if (stat(buf, &st) != 0)
-        return -errno;
-    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-/* rm -rf path; a missing path is fine. */
-static void remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) == 0)
-        nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* An output file being written: every write is checked once, at close. */
 struct out {
@@ -381,7 +346,7 @@ int dahlsim_machine_write_sampling(const char *sampling, const char *name, const
     const char *const subdirs[] = {"codelets/45", "bus"};
     for (size_t i = 0; i < 2; i++) {
         snprintf(dir, sizeof(dir), "%s/%s", sampling, subdirs[i]);
-        int ret = make_dirs(dir);
+        int ret = dahlsim_make_dirs(dir);
         if (ret != 0) {
             snprintf(err, err_size, "%s: cannot create: %s", dir, strerror(-ret));
             return ret;
@@ -874,14 +839,7 @@ static void existing_source(const char *final, char *buf, size_t size)
     buf[0] = '\0';
     char path[XPATH + 32];
     snprintf(path, sizeof(path), "%s/manifest.json", final);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return;
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    cJSON *doc = cJSON_Parse(text);
+    cJSON *doc = dahlsim_read_json(path);
     const cJSON *source = cJSON_GetObjectItemCaseSensitive(doc, "source");
     if (cJSON_IsString(source))
         snprintf(buf, size, "%s", source->valuestring);
@@ -1069,7 +1027,7 @@ static int synth(const struct synth_opts *o)
         goto out;
     }
 
-    int ret = make_dirs(o->out);
+    int ret = dahlsim_make_dirs(o->out);
     if (ret != 0) {
         dahlsim_error("--out: cannot create %s: %s", o->out, strerror(-ret));
         code = DAHLSIM_EXIT_USAGE;
@@ -1127,13 +1085,13 @@ static int synth(const struct synth_opts *o)
     }
     tmp[0] = '\0';
     if (old[0] != '\0')
-        remove_tree(old);
+        dahlsim_remove_tree(old);
     if (!o->quiet)
         print_summary(o, &spec, &cat, &fit, final);
     code = DAHLSIM_EXIT_OK;
 out:
     if (tmp[0] != '\0')
-        remove_tree(tmp);
+        dahlsim_remove_tree(tmp);
     cJSON_Delete(spec_json);
     dahl_catalogue_fini(&cat);
     return code;

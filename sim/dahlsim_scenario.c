@@ -24,6 +24,7 @@
 #include "dahlsim_scenario.h"
 #include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
 
 #include "dahl_codelets.h"
 #include "dahl_engine.h"
@@ -56,36 +57,6 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "prefetch", "perfmodel", "reduction", "seed",          "lr",      "momentum",
                                    "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
-
-const char *dahlsim_calibration_root(void)
-{
-    static char root[PATH_MAX];
-    const char *home = getenv("DAHLSIM_HOME");
-    snprintf(root, sizeof(root), "%s/calibration", home != NULL && home[0] != '\0' ? home : DAHLSIM_SOURCE_DIR);
-    return root;
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 8192, len = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        len += fread(buf + len, 1, cap - 1 - len, f);
-        if (ferror(f) || feof(f))
-            break;
-        char *grown = realloc(buf, cap *= 2);
-        if (grown == NULL)
-            free(buf);
-        buf = grown;
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[len] = '\0';
-    return buf;
-}
 
 static bool key_known(const char *key)
 {
@@ -193,7 +164,7 @@ static bool platform_counts(const char *machine_dir, const char *machine, long *
 {
     if (snprintf(path, size, "%s/sampling/bus/%s.platform.v4.xml", machine_dir, machine) >= (int)size)
         return false;
-    char *xml = read_text(path);
+    char *xml = dahlsim_read_text(path, SIZE_MAX);
     if (xml == NULL)
         return false;
     *ncpu = *ngpu = 0;
@@ -240,11 +211,9 @@ static bool covered(const char *machine_dir, const struct dahlsim_experiment *x,
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
     covers[0] = '\0';
-    char *text = read_text(path);
-    if (text == NULL)
+    cJSON *root = dahlsim_read_json(path);
+    if (root == NULL)
         return true;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "covered");
     bool ok = !cJSON_IsArray(list);
     char want[64];
@@ -460,7 +429,7 @@ static void point_label(const struct dahlsim_scenario *s, const size_t *idx, cha
 
 struct dahlsim_scenario *dahlsim_scenario_load(const char *path, const char *const *sets, size_t nsets)
 {
-    char *text = read_text(path);
+    char *text = dahlsim_read_text(path, SIZE_MAX);
     if (text == NULL) {
         dahlsim_error("%s: %s", path, strerror(errno));
         fprintf(stderr, "hint: scenario files are in scenarios/ (see scenarios/README.md)\n");
@@ -468,10 +437,7 @@ struct dahlsim_scenario *dahlsim_scenario_load(const char *path, const char *con
     }
     cJSON *root = cJSON_Parse(text);
     if (root == NULL) {
-        const char *at = cJSON_GetErrorPtr();
-        int line = 1;
-        for (const char *p = text; at != NULL && p < at && *p != '\0'; p++)
-            line += *p == '\n';
+        int line = dahlsim_json_error_line(text);
         dahlsim_error("%s: line %d: not valid JSON", path, line);
         free(text);
         return NULL;

@@ -48,7 +48,5 @@ const struct dahlsim_experiment *dahlsim_scenario_point(const struct dahlsim_sce
 /* The swept keys (static strings owned by s), *n of them. */
 const char *const *dahlsim_scenario_sweep_keys(const struct dahlsim_scenario *s, size_t *n);
 
-/* The calibration root: $DAHLSIM_HOME/calibration, else calibration/ of the source tree. */
-const char *dahlsim_calibration_root(void);
 
 #endif /* DAHLSIM_SCENARIO_H */

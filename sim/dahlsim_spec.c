@@ -2,6 +2,7 @@
  * platforms/specs/README.md. Parsing is strict: every error names the file and the field, unknown keys
  * included, and nothing is defaulted silently except the documented optional fields. */
 #include "dahlsim_spec.h"
+#include "dahlsim_fs.h"
 
 #include "dahl_codelets.h"
 
@@ -313,42 +314,6 @@ static int read_efficiency(struct reader *r, const cJSON *eff, struct dahlsim_sp
     return 0;
 }
 
-static char *read_text(const char *path, int *error)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        *error = errno;
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap > 0 ? 2 * cap : 8192;
-            char *grown = cap <= (16u << 20) ? realloc(buf, cap) : NULL;
-            if (grown == NULL) {
-                free(buf);
-                fclose(f);
-                *error = cap > (16u << 20) ? EFBIG : ENOMEM;
-                return NULL;
-            }
-            buf = grown;
-        }
-        size_t n = fread(buf + len, 1, 4096, f);
-        len += n;
-        if (n < 4096)
-            break;
-    }
-    *error = ferror(f) ? EIO : 0;
-    fclose(f);
-    if (*error != 0) {
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 int dahlsim_spec_load(const char *path, struct dahlsim_spec *spec, void **json, char *err, size_t err_size)
 {
     struct reader r = {.path = path, .err = err, .err_size = err_size};
@@ -362,16 +327,12 @@ int dahlsim_spec_load(const char *path, struct dahlsim_spec *spec, void **json, 
             if (!dahlsim_efficiency_default(symbols[k], (enum dahlsim_arch)a, &spec->eff[a][k]))
                 return fail(&r, "internal: no default efficiency for %s", symbols[k]);
 
-    int error;
-    char *text = read_text(path, &error);
+    char *text = dahlsim_read_text(path, (size_t)16 << 20);
     if (text == NULL)
-        return fail(&r, "cannot read: %s", strerror(error));
+        return fail(&r, "cannot read: %s", strerror(errno));
     cJSON *root = cJSON_Parse(text);
     if (root == NULL) {
-        const char *at = cJSON_GetErrorPtr();
-        int line = 1;
-        for (const char *p = text; at != NULL && p < at && *p != '\0'; p++)
-            line += *p == '\n';
+        int line = dahlsim_json_error_line(text);
         free(text);
         return fail(&r, "line %d: not valid JSON", line);
     }

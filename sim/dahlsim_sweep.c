@@ -6,6 +6,7 @@
  * (DIR/plots/, PNG and SVG: makespan and samples/s against each numeric swept key, one line per scheduler)
  * are rebuilt from results.jsonl. --emit-slurm writes DIR/sweep.slurm, a job array of one point per task. */
 #include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
 #include "dahlsim_run.h"
 #include "dahlsim_scenario.h"
 
@@ -60,32 +61,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     interrupted = 1;
-}
-
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int make_dirs(const char *path)
-{
-    char buf[PATH_MAX];
-    if (strlen(path) >= sizeof(buf))
-        return -ENAMETOOLONG;
-    strcpy(buf, path);
-    for (char *p = buf + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -errno;
-    return 0;
 }
 
 static int parse(int argc, char **argv, struct sweep_opts *o)
@@ -212,13 +187,7 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
     char path[PATH_MAX + 64];
     if (snprintf(path, sizeof(path), "%s/results.json", point_dir) >= (int)sizeof(path))
         return NULL;
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return NULL;
-    static char text[4 << 20];
-    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
-    fclose(f);
-    cJSON *r = cJSON_Parse(text);
+    cJSON *r = dahlsim_read_json(path);
     if (r == NULL)
         return NULL;
     const struct dahlsim_experiment *x = dahlsim_scenario_point(s, i);
@@ -366,7 +335,7 @@ static int write_plots(const char *dir, const struct dahlsim_scenario *s)
     const char *const *keys = dahlsim_scenario_sweep_keys(s, &nkeys);
     char plots[PATH_MAX + 16];
     snprintf(plots, sizeof(plots), "%s/plots", dir);
-    if (make_dirs(plots) != 0)
+    if (dahlsim_make_dirs(plots) != 0)
         return 1;
     int failures = 0;
     for (size_t k = 0; k < nkeys; k++) {
@@ -415,7 +384,7 @@ static void progress(const struct sweep_opts *o, size_t done, size_t total, size
 {
     if (o->quiet)
         return;
-    double el = mono_s() - start;
+    double el = dahlsim_mono_s() - start;
     int width = 30, filled = total ? (int)(width * done / total) : width;
     char bar[64];
     for (int i = 0; i < width; i++)
@@ -475,7 +444,7 @@ int dahlsim_cmd_sweep(int argc, char **argv)
         dahlsim_scenario_destroy(s);
         return DAHLSIM_EXIT_USAGE;
     }
-    int ret = make_dirs(o.out);
+    int ret = dahlsim_make_dirs(o.out);
     if (ret != 0) {
         dahlsim_error("sweep: --out: cannot create %s: %s", o.out, strerror(-ret));
         dahlsim_scenario_destroy(s);
@@ -511,7 +480,7 @@ int dahlsim_cmd_sweep(int argc, char **argv)
     size_t next = 0, running = 0, finished = (size_t)ndone, failed = 0;
     size_t todo_total = o.only >= 0 ? (done[o.only] ? 0 : 1) : n - (size_t)ndone;
     size_t todo_done = 0;
-    double start = mono_s();
+    double start = dahlsim_mono_s();
     code = DAHLSIM_EXIT_OK;
     for (;;) {
         /* launch */
@@ -535,7 +504,7 @@ int dahlsim_cmd_sweep(int argc, char **argv)
                 sigaction(SIGINT, &old_int, NULL);
                 sigaction(SIGTERM, &old_term, NULL);
                 char err[PATH_MAX + 48];
-                if (make_dirs(dir) != 0)
+                if (dahlsim_make_dirs(dir) != 0)
                     _exit(DAHLSIM_EXIT_FAILURE);
                 snprintf(err, sizeof(err), "%s/stderr.log", dir);
                 int st = dahlsim_run_experiment(dahlsim_scenario_point(s, i), o.file, dir, err, true);

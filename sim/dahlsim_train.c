@@ -8,6 +8,7 @@
  * StarPU-SimGrid. No kernel runs and no pixel exists (shape-only data, folded tensors), so there is no
  * loss, accuracy or evaluation: epochs report only their simulated time, and results.json says "simulated". */
 #include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
 #include "dahlsim_results.h"
 
 #include "dahl_codelets.h"
@@ -284,43 +285,6 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
 
 /* ---- the model ------------------------------------------------------------------------------------------ */
 
-/* Reads a whole file into a NUL-terminated heap string; NULL with errno set on failure. */
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        len += fread(buf + len, 1, cap - 1 - len, f);
-        if (ferror(f)) {
-            free(buf);
-            buf = NULL;
-            errno = EIO;
-            break;
-        }
-        if (feof(f))
-            break;
-        if (cap > (64u << 20)) {
-            free(buf);
-            buf = NULL;
-            errno = EFBIG;
-            break;
-        }
-        char *grown = realloc(buf, cap *= 2);
-        if (grown == NULL)
-            free(buf);
-        buf = grown;
-    }
-    int e = errno;
-    fclose(f);
-    if (buf != NULL)
-        buf[len] = '\0';
-    errno = e;
-    return buf;
-}
-
 /* Reads layers[i].key as an integer in [min, max] into *out; absent: *out = dflt, or an error when dflt < 0. */
 static bool layer_int(const char *path, int i, const cJSON *layer, const char *key, int min, int dflt, int *out)
 {
@@ -371,7 +335,7 @@ static bool layer_keys(const char *path, int i, const cJSON *layer, const char *
 /* Fills d->layers from a JSON model file; every error names the file and the field. */
 static bool model_from_json(const char *path, struct dahl_network_desc *d)
 {
-    char *text = read_file(path);
+    char *text = dahlsim_read_text(path, (size_t)64 << 20);
     if (text == NULL) {
         dahlsim_error("--model: %s: %s", path, strerror(errno));
         fprintf(stderr, "hint: --model takes lenet, deep, deep:BLOCKS or a JSON model file\n");
@@ -379,10 +343,7 @@ static bool model_from_json(const char *path, struct dahl_network_desc *d)
     }
     cJSON *root = cJSON_Parse(text);
     if (root == NULL) {
-        const char *at = cJSON_GetErrorPtr();
-        int line = 1;
-        for (const char *p = text; at != NULL && p < at && *p != '\0'; p++)
-            line += *p == '\n';
+        int line = dahlsim_json_error_line(text);
         dahlsim_error("%s: line %d: not valid JSON", path, line);
         free(text);
         return false;
@@ -493,36 +454,6 @@ static bool model_desc(const char *model, int c, int h, int w, struct dahl_netwo
 
 /* ---- helpers ------------------------------------------------------------------------------------------ */
 
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* mkdir -p; returns 0 or -errno. */
-static int make_dirs(const char *path)
-{
-    char buf[4096];
-    if (strlen(path) >= sizeof(buf))
-        return -ENAMETOOLONG;
-    strcpy(buf, path);
-    for (char *p = buf + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -errno;
-    struct stat st;
-    if (stat(buf, &st) != 0)
-        return -errno;
-    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
 /* The progress line on stderr: redrawn in place on a terminal, a plain line every few seconds otherwise. */
 struct progress {
     bool enabled, tty;
@@ -533,7 +464,7 @@ static void progress_show(struct progress *p, int epoch, int epochs, long done, 
 {
     if (!p->enabled)
         return;
-    double now = mono_s();
+    double now = dahlsim_mono_s();
     if (now - p->last_s < (p->tty ? 0.25 : 2.0))
         return;
     p->last_s = now;
@@ -748,7 +679,7 @@ static int write_results(const struct run_state *st, double wall_start_s)
         .workers = st->workers,
         .nworkers = (size_t)st->nworkers,
         .seed = (uint64_t)o->seed,
-        .wall_s = mono_s() - wall_start_s,
+        .wall_s = dahlsim_mono_s() - wall_start_s,
         .peak_rss_kib = ru.ru_maxrss,
     };
     char err[4200];
@@ -803,7 +734,7 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
                 o->model, dahl_network_desc_params(desc), o->dataset, st->train.h, st->train.w, st->train.c,
                 st->train.n, st->test.n, o->batch, o->lr, o->momentum, dahl_engine_ncpu(), dahl_engine_ngpu(),
                 o->sched);
-    struct progress progress = {.enabled = !o->quiet, .tty = isatty(STDERR_FILENO) == 1, .last_s = mono_s()};
+    struct progress progress = {.enabled = !o->quiet, .tty = isatty(STDERR_FILENO) == 1, .last_s = dahlsim_mono_s()};
     for (int e = 0; e < o->epochs; e++) {
         int ret = train_epoch(st, e, &progress);
         if (ret != 0) {
@@ -818,7 +749,7 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
 /* train and sim-train: the same program in either flavour. */
 static int train_main(int argc, char **argv, bool simulated)
 {
-    double wall_start_s = mono_s();
+    double wall_start_s = dahlsim_mono_s();
     struct train_opts o;
     int code = parse_options(argc, argv, &o);
     if (code >= 0)
@@ -830,7 +761,7 @@ static int train_main(int argc, char **argv, bool simulated)
     if (!model_desc(o.model, c, h, w, &desc))
         return DAHLSIM_EXIT_USAGE;
     if (o.out != NULL) {
-        int ret = make_dirs(o.out);
+        int ret = dahlsim_make_dirs(o.out);
         if (ret != 0) {
             dahlsim_error("--out: cannot create %s: %s", o.out, strerror(-ret));
             return DAHLSIM_EXIT_USAGE;

@@ -5,6 +5,7 @@
  * (simulated - native median) / native median, with the median and maximum absolute error. Writes
  * DIR/fidelity.json and DIR/fidelity.md. */
 #include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
 #include "dahlsim_run.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_spawn.h"
@@ -86,13 +87,7 @@ static double read_makespan(const char *dir)
     char path[PATH_MAX + 32];
     if (snprintf(path, sizeof(path), "%s/results.json", dir) >= (int)sizeof(path))
         return NAN;
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return NAN;
-    static char text[4 << 20];
-    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
-    fclose(f);
-    cJSON *r = cJSON_Parse(text);
+    cJSON *r = dahlsim_read_json(path);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "makespan_s");
     double v = cJSON_IsNumber(m) ? m->valuedouble : NAN;
     cJSON_Delete(r);
@@ -188,10 +183,9 @@ int dahlsim_cmd_validate(int argc, char **argv)
     /* Every setup goes through the scenario checks first (machine exists, shapes covered, CPU counts). */
     char scen[PATH_MAX + 32];
     snprintf(scen, sizeof(scen), "%s/.validate-scenario.json", out);
-    char cmd[4 * PATH_MAX + 256];
-    snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", out);
-    if (strchr(out, '\'') != NULL || system(cmd) != 0) {
-        dahlsim_error("validate: --out: cannot create %s", out);
+    int ret = dahlsim_make_dirs(out);
+    if (ret != 0) {
+        dahlsim_error("validate: --out: cannot create %s: %s", out, strerror(-ret));
         return DAHLSIM_EXIT_USAGE;
     }
     struct dahlsim_experiment x[NSETUPS];
@@ -218,9 +212,10 @@ int dahlsim_cmd_validate(int argc, char **argv)
 
     char models[PATH_MAX + 32];
     snprintf(models, sizeof(models), "%s/models", out);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -r '%s/sampling' '%s'", models, x[0].machine_dir, models);
-    if (strchr(x[0].machine_dir, '\'') != NULL || system(cmd) != 0) {
-        dahlsim_error("validate: cannot copy %s/sampling to %s", x[0].machine_dir, models);
+    char sampling[PATH_MAX + 16];
+    snprintf(sampling, sizeof(sampling), "%s/sampling", x[0].machine_dir);
+    if ((ret = dahlsim_remove_tree(models)) != 0 || (ret = dahlsim_copy_tree(sampling, models)) != 0) {
+        dahlsim_error("validate: cannot copy %s to %s: %s", sampling, models, strerror(-ret));
         return DAHLSIM_EXIT_FAILURE;
     }
     cJSON *root = cJSON_CreateObject();

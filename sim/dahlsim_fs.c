@@ -1,0 +1,186 @@
+/* File-system and clock helpers shared by the dahlsim commands (see dahlsim_fs.h). */
+#include "dahlsim_fs.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+bool dahlsim_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int dahlsim_make_dirs(const char *path)
+{
+    char buf[PATH_MAX];
+    if (strlen(path) >= sizeof(buf))
+        return -ENAMETOOLONG;
+    strcpy(buf, path);
+    for (char *p = buf + 1; *p != '\0'; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -errno;
+    return dahlsim_is_dir(buf) ? 0 : -ENOTDIR;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+int dahlsim_remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : -errno;
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -errno;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (in == NULL)
+        return -errno;
+    FILE *out = fopen(to, "wb");
+    if (out == NULL) {
+        int e = errno;
+        fclose(in);
+        return -e;
+    }
+    char buf[65536];
+    size_t n;
+    int ret = 0;
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+        if (fwrite(buf, 1, n, out) != n) {
+            ret = -EIO;
+            break;
+        }
+    }
+    if (ferror(in))
+        ret = -EIO;
+    fclose(in);
+    if (fclose(out) != 0 && ret == 0)
+        ret = -errno;
+    return ret;
+}
+
+int dahlsim_copy_tree(const char *from, const char *to)
+{
+    if (mkdir(to, 0777) != 0)
+        return -errno;
+    DIR *d = opendir(from);
+    if (d == NULL)
+        return -errno;
+    int ret = 0;
+    struct dirent *e;
+    while (ret == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char src[PATH_MAX], dst[PATH_MAX];
+        if (snprintf(src, sizeof(src), "%s/%s", from, e->d_name) >= (int)sizeof(src) ||
+            snprintf(dst, sizeof(dst), "%s/%s", to, e->d_name) >= (int)sizeof(dst)) {
+            ret = -ENAMETOOLONG;
+            break;
+        }
+        struct stat st;
+        if (lstat(src, &st) != 0)
+            ret = -errno;
+        else if (S_ISDIR(st.st_mode))
+            ret = dahlsim_copy_tree(src, dst);
+        else if (S_ISREG(st.st_mode))
+            ret = copy_file(src, dst);
+    }
+    closedir(d);
+    return ret;
+}
+
+char *dahlsim_read_text(const char *path, size_t max_bytes)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 8192, len = 0;
+    char *buf = malloc(cap);
+    int error = buf == NULL ? ENOMEM : 0;
+    while (error == 0) {
+        len += fread(buf + len, 1, cap - 1 - len, f);
+        if (ferror(f)) {
+            error = EIO;
+        } else if (feof(f)) {
+            break;
+        } else if (cap - 1 >= max_bytes) {
+            error = EFBIG;
+        } else {
+            char *grown = realloc(buf, cap *= 2);
+            if (grown == NULL)
+                error = ENOMEM;
+            else
+                buf = grown;
+        }
+    }
+    fclose(f);
+    if (error == 0 && len > max_bytes)
+        error = EFBIG;
+    if (error != 0) {
+        free(buf);
+        errno = error;
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+cJSON *dahlsim_read_json(const char *path)
+{
+    char *text = dahlsim_read_text(path, SIZE_MAX);
+    if (text == NULL)
+        return NULL;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    return root;
+}
+
+int dahlsim_json_error_line(const char *text)
+{
+    const char *at = cJSON_GetErrorPtr();
+    int line = 1;
+    for (const char *p = text; at != NULL && p < at && *p != '\0'; p++)
+        line += *p == '\n';
+    return line;
+}
+
+double dahlsim_mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+const char *dahlsim_home(void)
+{
+    const char *home = getenv("DAHLSIM_HOME");
+    return home != NULL && home[0] != '\0' ? home : DAHLSIM_SOURCE_DIR;
+}
+
+const char *dahlsim_calibration_root(void)
+{
+    static char root[PATH_MAX];
+    snprintf(root, sizeof(root), "%s/calibration", dahlsim_home());
+    return root;
+}

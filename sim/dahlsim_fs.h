@@ -1,0 +1,36 @@
+/* Small file-system and clock helpers every dahlsim command shares: mkdir -p, rm -rf, cp -r, reading a
+ * whole file, the line of a cJSON parse error, the monotonic clock and the dahlsim tree. */
+#ifndef DAHLSIM_FS_H
+#define DAHLSIM_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* mkdir -p path. Returns 0, or -errno (-ENOTDIR when path exists and is not a directory). */
+int dahlsim_make_dirs(const char *path);
+/* rm -rf path; a missing path is fine. Returns 0 or -errno. */
+int dahlsim_remove_tree(const char *path);
+/* cp -r from to, regular files and directories only; to must not exist. Returns 0 or -errno. */
+int dahlsim_copy_tree(const char *from, const char *to);
+bool dahlsim_is_dir(const char *path);
+
+/* The whole file as a NUL-terminated heap string, or NULL with errno set (EFBIG beyond max_bytes, EIO on a
+ * read error, ENOMEM). The caller frees it. */
+char *dahlsim_read_text(const char *path, size_t max_bytes);
+
+/* The JSON document in path, or NULL when it cannot be read or parsed (cJSON_Delete it). */
+struct cJSON *dahlsim_read_json(const char *path);
+
+/* The 1-based line of text where cJSON_Parse stopped (call right after a failed parse of text). */
+int dahlsim_json_error_line(const char *text);
+
+/* CLOCK_MONOTONIC in seconds. */
+double dahlsim_mono_s(void);
+
+/* The directory holding platforms/, calibration/ and tests/data/: $DAHLSIM_HOME, else the source tree this
+ * binary was built from (static string or environment). */
+const char *dahlsim_home(void);
+/* dahlsim_home()/calibration: where machines (measured or described) live (static buffer). */
+const char *dahlsim_calibration_root(void);
+
+#endif /* DAHLSIM_FS_H */
