@@ -37,9 +37,6 @@
 #ifndef DAHLSIM_SIMGRID_VERSION
 #define DAHLSIM_SIMGRID_VERSION "unknown"
 #endif
-#ifndef DAHLSIM_SOURCE_DIR
-#define DAHLSIM_SOURCE_DIR "."
-#endif
 
 #define XPATH (PATH_MAX + 512) /* paths built from another path buffer */
 #define MAX_COVERS 64
@@ -862,7 +859,7 @@ static void synth_help(void)
            "STARPU_PERF_MODEL_DIR=DIR/NAME/sampling STARPU_HOSTNAME=NAME.\n\n"
            "options:\n"
            "  --machine NAME   the machine's name (letters, digits, '.', '_', '-'): DIR/NAME/ and STARPU_HOSTNAME\n"
-           "  --out DIR        where NAME/ goes (default: calibration/ of the dahlsim tree, %s/calibration)\n"
+           "  --out DIR        where NAME/ goes (default: the calibration root scenarios read, %s)\n"
            "  --cover SETUP    a training setup to model, repeatable: DATASET (fashion-mnist or synthetic:HxWxC)\n"
            "                   with optional ,model=lenet|deep|deep:N. Default: fashion-mnist, synthetic:28x28x3,\n"
            "                   synthetic:128x128x3 and synthetic:512x512x3, LeNet\n"
@@ -871,7 +868,7 @@ static void synth_help(void)
            "  --quiet          no summary on stderr\n"
            "\nAn existing DIR/NAME/ is replaced only when it is itself a roofline machine; a measured calibration\n"
            "is never overwritten.\n",
-           DAHLSIM_SOURCE_DIR);
+           dahlsim_calibration_root());
 }
 
 static void machine_help(FILE *to)
@@ -898,7 +895,7 @@ static int synth_options(int argc, char **argv, struct synth_opts *o)
         size_t used = strlen(o->command);
         snprintf(o->command + used, sizeof(o->command) - used, " %s", argv[i]);
     }
-    o->out = DAHLSIM_SOURCE_DIR "/calibration";
+    o->out = dahlsim_calibration_root();
     optind = 1;
     opterr = 0;
     int opt;

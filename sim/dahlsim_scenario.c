@@ -353,6 +353,23 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
                 platform, x->machine);
         return false;
     }
+    /* Every codelet's perf model must be there: StarPU-SimGrid would otherwise abort at the first task. */
+    size_t nsymbols;
+    const char *const *symbols = dahl_codelet_symbols(&nsymbols);
+    for (size_t k = 0; k < nsymbols; k++) {
+        char model_file[PATH_MAX + 256];
+        snprintf(model_file, sizeof(model_file), "%s/sampling/codelets/45/%s.%s", x->machine_dir, symbols[k],
+                 x->machine);
+        if (access(model_file, R_OK) != 0) {
+            char expected[PATH_MAX + 320];
+            snprintf(expected, sizeof(expected), "a calibration with every perf model (%s: %s)", model_file,
+                     strerror(errno));
+            field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"), expected);
+            fprintf(stderr, "hint: recalibrate with dahlsim calibrate --machine %s (or dahlsim machine synth)\n",
+                    x->machine);
+            return false;
+        }
+    }
     char bound[160];
     snprintf(bound, sizeof(bound), "at most the %ld CPUs of %s's platform", ncpu, x->machine);
     if (!get_int(w, o, "cpus", 0, 100000, ncpu, &x->cpus))

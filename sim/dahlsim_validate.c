@@ -4,6 +4,7 @@
  * deterministic), then prints per setup the native and simulated makespans and the relative error
  * (simulated - native median) / native median, with the median and maximum absolute error. Writes
  * DIR/fidelity.json and DIR/fidelity.md. */
+#include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_run.h"
@@ -175,6 +176,13 @@ int dahlsim_cmd_validate(int argc, char **argv)
     int code = parse(argc, argv, &o);
     if (code >= 0)
         return code;
+    char sampling_dir[PATH_MAX + 96];
+    snprintf(sampling_dir, sizeof(sampling_dir), "%s/%s/sampling", dahlsim_calibration_root(), o.machine);
+    if (!dahlsim_machine_name_valid(o.machine) || !dahlsim_is_dir(sampling_dir)) {
+        dahlsim_error("validate: --machine %s: no calibration at %s", o.machine, sampling_dir);
+        fprintf(stderr, "hint: dahlsim calibrate --machine %s measures this machine\n", o.machine);
+        return DAHLSIM_EXIT_USAGE;
+    }
     char out[PATH_MAX];
     if (o.out != NULL)
         snprintf(out, sizeof(out), "%s", o.out);

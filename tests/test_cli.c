@@ -47,6 +47,9 @@ Test(cli, validate_without_machine_is_a_usage_error)
     cr_assert_eq(run.status, 2, "validate exited %d", run.status);
     cr_assert(strstr(run.err, "validate: --machine NAME is required") != NULL, "%s", run.err);
     cr_assert(strstr(run.err, "hint: dahlsim calibrate --machine NAME first") != NULL, "%s", run.err);
+    dahlsim("validate", "--machine", "no-such-machine");
+    cr_assert_eq(run.status, 2, "validate --machine no-such-machine exited %d", run.status);
+    cr_assert(strstr(run.err, "validate: --machine no-such-machine: no calibration at") != NULL, "%s", run.err);
 }
 
 Test(cli, subcommand_help_exits_0)

@@ -233,3 +233,25 @@ Test(scenario, an_interrupted_sweep_resumes_with_every_point_exactly_once)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+Test(scenario, a_calibration_missing_a_perf_model_is_refused_before_simulating)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/' && "
+             "rm '%s/calibration/tiny-2cpu/sampling/codelets/45/dahl_relu_forward.tiny-2cpu'",
+             home, home, home);
+    cr_assert_eq(system(cmd), 0);
+    char home_var[128];
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", home, NULL};
+    dahl_test_run(&run, argv, home_env);
+    assert_input_error("missing perf model", TINY ": \"machine\": expected a calibration with every perf model",
+                       "dahl_relu_forward.tiny-2cpu");
+    cr_assert(strstr(run.err, "hint: recalibrate with dahlsim calibrate --machine tiny-2cpu") != NULL, "%s", run.err);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
