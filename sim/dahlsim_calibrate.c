@@ -610,7 +610,7 @@ static void command_line(int argc, char **argv, char *buf, size_t size)
 }
 
 static int write_manifest(const struct calib_opts *o, const struct cover_status *cs, const struct model_table *t,
-                          const cJSON *prev_covered, const char *path, int argc, char **argv)
+                          const char *path, int argc, char **argv)
 {
     cJSON *root = cJSON_CreateObject();
     char cpu[256], cmd[4096], date[32];
@@ -646,25 +646,6 @@ static int write_manifest(const struct calib_opts *o, const struct cover_status 
     cJSON_AddStringToObject(how, "converged_when",
                             "a simulated run of the setup prints no 'not calibrated' warning");
     cJSON *covered = cJSON_AddArrayToObject(root, "covered");
-    /* Setups an earlier run covered and this one did not name stay covered (their models were kept). */
-    if (prev_covered != NULL) {
-        const cJSON *c;
-        cJSON_ArrayForEach(c, prev_covered)
-        {
-            const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dataset");
-            const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
-            const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
-            if (!cJSON_IsString(d) || !cJSON_IsString(m) || !cJSON_IsString(k))
-                continue;
-            bool named = false;
-            for (int i = 0; i < o->ncovers && !named; i++)
-                named = strcmp(o->covers[i].dataset, d->valuestring) == 0 &&
-                        strcmp(o->covers[i].model, m->valuestring) == 0 &&
-                        strcmp(o->covers[i].perfmodel, k->valuestring) == 0;
-            if (!named)
-                cJSON_AddItemToArray(covered, cJSON_Duplicate(c, true));
-        }
-    }
     for (int i = 0; i < o->ncovers; i++) {
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "dataset", o->covers[i].dataset);
@@ -863,7 +844,7 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
     remove(p->errlog);
     char manifest[XPATH];
     snprintf(manifest, sizeof(manifest), "%s/manifest.json", p->tmp);
-    ret = write_manifest(o, cs, &t, cJSON_IsArray(prev_covered) ? prev_covered : NULL, manifest, argc, argv);
+    ret = write_manifest(o, cs, &t, manifest, argc, argv);
     if (ret != 0) {
         dahlsim_error("calibrate: %s: %s", manifest, strerror(-ret));
         free(t.v);
