@@ -29,6 +29,8 @@ static const struct subcommand subcommands[] = {
     {"check", "validate a scenario file without running it", dahlsim_cmd_check, false},
     {"machine", "describe a machine from its spec: `machine synth` (roofline perf models, platform)",
      dahlsim_cmd_machine, false},
+    {"dag", "scheduler lab: emulate Heteroprio on task graphs, AutoHeteroprio heuristics vs control priorities",
+     dahlsim_cmd_dag, false},
     {"doctor", "check the installation: a probe task graph, natively and simulated", dahlsim_cmd_doctor, false},
     {"engine-probe", "run the probe task graph in this binary's flavour", dahlsim_cmd_engine_probe, true},
     {"sim-train", "the training program under StarPU-SimGrid (dahlsim-sim only)", dahlsim_cmd_sim_train, true},

@@ -1,0 +1,106 @@
+/* The scheduler lab (`dahlsim dag`): task graphs with per-type CPU/GPU costs, a deterministic
+ * discrete-event emulation of Heteroprio on C CPU + G GPU workers (no StarPU, no data transfers: the model
+ * of the AutoHeteroprio paper's emulator), the paper's random graph generator and its "control priorities"
+ * search, and the table of heuristic slowdowns against the control. Graphs are JSON files.
+ * Ownership: a dahlsim_dag owns its arrays (dahlsim_dag_fini frees them). */
+#ifndef DAHLSIM_DAG_H
+#define DAHLSIM_DAG_H
+
+#include "dahl_autoprio.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DAHLSIM_DAG_MAX_TYPES 64
+
+struct dahlsim_dag {
+    int ntypes;
+    char (*names)[64];     /* type names */
+    double (*cost)[DAHL_NARCH]; /* seconds per task of the type on each arch; <= 0: cannot run there */
+    int ntasks;
+    int *type;             /* type of each task */
+    int *pred_start, *pred; /* predecessors of task t: pred[pred_start[t] .. pred_start[t + 1]) */
+    int *succ_start, *succ; /* successors, built from the predecessors */
+    int cpus, gpus;        /* the machine the graph was made for (defaults for runs) */
+    double pipeline_s;     /* makespan of the schedule the generator built the graph with (0: unknown) */
+};
+
+/* Builds g from ntypes types and ntasks tasks whose predecessors are given as CSR arrays (copied).
+ * Predecessors must precede their task (pred < t). Returns 0, or -EINVAL/-ENOMEM with a reason in err. */
+int dahlsim_dag_init(struct dahlsim_dag *g, int ntypes, const char *const *names, const double (*cost)[DAHL_NARCH],
+                     int ntasks, const int *type, const int *pred_start, const int *pred, char *err,
+                     size_t err_size);
+void dahlsim_dag_fini(struct dahlsim_dag *g);
+
+/* JSON files: {"format": "dahlsim-dag-1", "cpus": C, "gpus": G, "pipeline_makespan_s": x,
+ * "types": [{"name": "A", "cpu_s": 1, "gpu_s": 2}, ...], "tasks": [[type, pred, pred...], ...]}; a type
+ * without "gpu_s" (or "cpu_s") cannot run there. Load errors name the file and the field. */
+int dahlsim_dag_load(const char *path, struct dahlsim_dag *g, char *err, size_t err_size);
+int dahlsim_dag_save(const struct dahlsim_dag *g, const char *path, char *err, size_t err_size);
+
+/* Priority lists: type indices, most wanted first, per architecture. A type missing from an
+ * architecture's list is never run there. */
+struct dahlsim_prio {
+    int n[DAHL_NARCH];
+    int order[DAHL_NARCH][DAHLSIM_DAG_MAX_TYPES];
+};
+
+/* Reads {"cpu": ["A", "C", "B"], "gpu": ["B", "C", "A"]} naming types of g. */
+int dahlsim_prio_load(const char *path, const struct dahlsim_dag *g, struct dahlsim_prio *p, char *err,
+                      size_t err_size);
+
+struct dahlsim_emu_conf {
+    int cpus, gpus;
+    bool slow_factors;   /* StarPU 1.3.10's rule: a slower arch takes a task of a bucket only when the bucket
+                            holds >= slow_factor tasks per worker of the faster arch (never when CPU is faster) */
+    bool autoprio;       /* priorities from AutoHeteroprio (heuristic below), recomputed online */
+    enum dahl_autoprio_heuristic heuristic;
+    int interval;        /* auto: recompute every interval-th pushed task (and at each new type) */
+};
+
+struct dahlsim_emu_result {
+    double makespan_s;
+    long tasks_on[DAHL_NARCH];
+    double busy_s[DAHL_NARCH];
+    struct dahlsim_prio last; /* the lists in force at the end (auto: the last computed) */
+};
+
+/* Emulates g under Heteroprio: workers 0..cpus-1 are CPUs, then GPUs; a ready task goes to its type's FIFO
+ * bucket; whenever workers are idle they pick, in worker order, the head of the first non-empty bucket of
+ * their architecture's list. Simultaneous completions are handled in worker order and release successors
+ * in task order. prio is ignored in auto mode. Returns 0, or -EINVAL with a reason (a task that no worker
+ * can run). */
+int dahlsim_dag_emulate(const struct dahlsim_dag *g, const struct dahlsim_emu_conf *conf,
+                        const struct dahlsim_prio *prio, struct dahlsim_emu_result *res, char *err,
+                        size_t err_size);
+
+/* The paper's control priorities: random lists (seeded), then rounds alternating CPU and GPU, each trying
+ * every permutation of that architecture's list and keeping the fastest (ties: a random one among the
+ * best), until a CPU+GPU round improves nothing or max_rounds. Types are limited to 8 (8! lists). */
+int dahlsim_dag_control(const struct dahlsim_dag *g, const struct dahlsim_emu_conf *conf, uint64_t seed,
+                        int max_rounds, struct dahlsim_prio *best, double *makespan_s, char *err,
+                        size_t err_size);
+
+/* A lower bound of any schedule's makespan: max(critical path at best costs, the fractional two-arch area
+ * bound). */
+double dahlsim_dag_lower_bound(const struct dahlsim_dag *g, int cpus, int gpus);
+
+/* Random graphs following the paper's protocol: task types with CPU/GPU costs and proportions, a
+ * predecessor matrix P (P[i][j]: mean number of predecessors of type j of a type-i task), worker counts;
+ * tasks are generated while filling a pipeline of workers, each on the earliest free worker of its best
+ * architecture, its predecessors picked among tasks finished by then, so the pipeline is a known schedule
+ * without idle time (pipeline_s). Same conf, same graph. */
+struct dahlsim_dag_gen_conf {
+    uint64_t seed;
+    int ntasks;
+    int min_types, max_types;
+    int max_cpus, max_gpus;
+};
+int dahlsim_dag_generate(const struct dahlsim_dag_gen_conf *conf, struct dahlsim_dag *g, char *err,
+                         size_t err_size);
+
+/* `dahlsim dag ...` */
+int dahlsim_cmd_dag(int argc, char **argv);
+
+#endif /* DAHLSIM_DAG_H */
