@@ -2,6 +2,7 @@
  * policy) is applied through struct starpu_conf, so the environment cannot silently override it. */
 #include "dahl_engine.h"
 
+#include "dahl_sched_starpu.h"
 #include "dahl_starpu.h"
 
 #include <errno.h>
@@ -41,6 +42,12 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
         /* STARPU_SCHED would override the policy the run asked for. */
         unsetenv("STARPU_SCHED");
         sconf.sched_policy_name = conf->sched;
+        /* StarPU 1.3.10's heteroprio aborts unless the program maps its buckets: dahl does (dahl_sched.c). */
+        if (strcmp(conf->sched, "heteroprio") == 0) {
+            int ret = conf->heteroprio != NULL ? dahl_sched_configure(&sconf, conf->heteroprio) : -EINVAL;
+            if (ret != 0)
+                return ret;
+        }
     }
     sconf.nopencl = 0;
     /* StarPU is built with FxT, which traces every task by default (STARPU_FXT_TRACE=1): gigabytes of

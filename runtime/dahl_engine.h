@@ -6,11 +6,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct dahl_heteroprio_conf;
+
 struct dahl_engine_conf {
     int ncpu;          /* CPU workers; -1 for StarPU's default (all cores, or the platform's CPU hosts) */
     int ngpu;          /* CUDA workers; -1 for StarPU's default, 0 for none */
     const char *sched; /* scheduling policy name ("eager", "dmda", ...); NULL for StarPU's default */
     bool profiling;    /* per-worker busy/idle accounting (dahl_engine_worker_stats); off by default */
+    const struct dahl_heteroprio_conf *heteroprio; /* sched "heteroprio": buckets and lists (dahl_sched.h);
+                                                      required with that policy, copied at start */
 };
 
 /* Returns the configuration meaning "StarPU's defaults". */

@@ -3,6 +3,8 @@
  * bytes out. */
 #include "dahlsim_dag.h"
 
+#include "dahl_codelets.h"
+#include "dahl_engine.h"
 #include "dahl_random.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
@@ -848,6 +850,120 @@ int dahlsim_dag_generate(const struct dahlsim_dag_gen_conf *conf, struct dahlsim
     free(type), free(pstart), free(pred), free(finish), free(by_type), free(by_type_n), free(by_type_base),
         free(avail);
     return ret;
+}
+
+/* ---- heteroprio for train / sim-train ---- */
+
+static int load_manual_lists(const char *path, struct dahl_heteroprio_conf *out)
+{
+    static const char *const keys[DAHL_NARCH] = {"cpu", "gpu"};
+    cJSON *doc = dahlsim_read_json(path);
+    if (doc == NULL || !cJSON_IsObject(doc)) {
+        dahlsim_error("--priorities %s: cannot read or parse (expected {\"cpu\": [types...], \"gpu\": [types...]} "
+                      "or auto:HEURISTIC)",
+                      path);
+        cJSON_Delete(doc);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    size_t nsym;
+    const char *const *symbols = dahl_codelet_symbols(&nsym);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, doc)
+    {
+        int a = strcmp(item->string, "cpu") == 0 ? 0 : strcmp(item->string, "gpu") == 0 ? 1 : -1;
+        if (a < 0) {
+            dahlsim_error("%s: unknown key \"%s\" (expected \"cpu\" and \"gpu\")", path, item->string);
+            cJSON_Delete(doc);
+            return DAHLSIM_EXIT_USAGE;
+        }
+        const cJSON *v;
+        if (!cJSON_IsArray(item)) {
+            dahlsim_error("%s: \"%s\": expected an array of dahl perf-model symbols", path, keys[a]);
+            cJSON_Delete(doc);
+            return DAHLSIM_EXIT_USAGE;
+        }
+        cJSON_ArrayForEach(v, item)
+        {
+            bool known = false;
+            for (size_t k = 0; cJSON_IsString(v) && k < nsym; k++)
+                known |= strcmp(v->valuestring, symbols[k]) == 0;
+            if (!known || out->n[a] == DAHL_HETEROPRIO_MAX_TYPES) {
+                char list[1024];
+                size_t used = 0;
+                list[0] = '\0';
+                for (size_t k = 0; k < nsym && used < sizeof(list); k++)
+                    used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", k > 0 ? ", " : "", symbols[k]);
+                dahlsim_error("%s: \"%s\": expected dahl perf-model symbols (%s), got %s%s%s", path, keys[a], list,
+                              cJSON_IsString(v) ? "\"" : "", cJSON_IsString(v) ? v->valuestring : "a non-string",
+                              cJSON_IsString(v) ? "\"" : "");
+                cJSON_Delete(doc);
+                return DAHLSIM_EXIT_USAGE;
+            }
+            snprintf(out->names[a][out->n[a]++], sizeof(out->names[a][0]), "%s", v->valuestring);
+        }
+    }
+    cJSON_Delete(doc);
+    return -1;
+}
+
+int dahlsim_heteroprio_conf(const char *sched, const char *priorities, long interval,
+                            struct dahl_heteroprio_conf *out)
+{
+    memset(out, 0, sizeof(*out));
+    bool heteroprio = sched != NULL && strcmp(sched, "heteroprio") == 0;
+    if (!heteroprio) {
+        if (priorities != NULL) {
+            dahlsim_error("--priorities: only with --sched heteroprio (the policy is %s)", sched ? sched : "the default");
+            return DAHLSIM_EXIT_USAGE;
+        }
+        return -1;
+    }
+    char list[128];
+    dahl_autoprio_heuristic_list(list, sizeof(list));
+    if (priorities == NULL) {
+        dahlsim_error("--sched heteroprio: expected --priorities FILE or --priorities auto:HEURISTIC (%s)", list);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (strncmp(priorities, "auto:", 5) == 0) {
+        if (!dahl_heteroprio_parse_auto(priorities, out)) {
+            dahlsim_error("--priorities: expected auto:HEURISTIC with HEURISTIC one of %s, got \"%s\"", list, priorities);
+            return DAHLSIM_EXIT_USAGE;
+        }
+        out->interval = (int)interval;
+        return -1;
+    }
+    return load_manual_lists(priorities, out);
+}
+
+bool dahlsim_scheduler_value(const char *value, char *policy, size_t policy_size, char *priorities,
+                             size_t priorities_size, char *expected, size_t expected_size)
+{
+    static const char prefix[] = "heteroprio:auto-";
+    enum dahl_autoprio_heuristic h;
+    bool ok;
+    if (strncmp(value, prefix, sizeof(prefix) - 1) == 0) {
+        ok = dahl_autoprio_heuristic_parse(value + sizeof(prefix) - 1, &h);
+        if (ok && policy != NULL)
+            snprintf(policy, policy_size, "heteroprio");
+        if (ok && priorities != NULL)
+            snprintf(priorities, priorities_size, "auto:%s", dahl_autoprio_heuristic_name(h));
+    } else {
+        ok = strcmp(value, "heteroprio") != 0 && dahl_engine_sched_known(value);
+        if (ok && policy != NULL)
+            snprintf(policy, policy_size, "%s", value);
+        if (ok && priorities != NULL && priorities_size > 0)
+            priorities[0] = '\0';
+    }
+    if (!ok && expected != NULL) {
+        char list[1024], heuristics[128];
+        dahl_engine_sched_list(list, sizeof(list));
+        dahl_autoprio_heuristic_list(heuristics, sizeof(heuristics));
+        snprintf(expected, expected_size,
+                 "a StarPU scheduling policy (%s; heteroprio only as heteroprio:auto-HEURISTIC) or "
+                 "heteroprio:auto-HEURISTIC with HEURISTIC one of %s",
+                 list, heuristics);
+    }
+    return ok;
 }
 
 /* ---- `dahlsim dag` ---- */

@@ -7,6 +7,7 @@
 #define DAHLSIM_DAG_H
 
 #include "dahl_autoprio.h"
+#include "dahl_sched.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -99,6 +100,20 @@ struct dahlsim_dag_gen_conf {
 };
 int dahlsim_dag_generate(const struct dahlsim_dag_gen_conf *conf, struct dahlsim_dag *g, char *err,
                          size_t err_size);
+
+/* For train and sim-train: the heteroprio configuration from --sched, --priorities (a file of
+ * {"cpu": [...], "gpu": [...]} naming dahl perf-model symbols, or auto:<heuristic>) and --priority-interval.
+ * --priorities is required with --sched heteroprio and refused with any other policy. Returns -1 to go on,
+ * or an exit code after printing a one-line error. */
+int dahlsim_heteroprio_conf(const char *sched, const char *priorities, long interval,
+                            struct dahl_heteroprio_conf *out);
+
+/* Scenario "scheduler" values: a StarPU policy name, or "heteroprio:auto-HEURISTIC" (AutoHeteroprio).
+ * Plain "heteroprio" is refused (it needs priorities). When value is valid, writes the policy to pass as
+ * --sched and the --priorities argument ("auto:HEURISTIC", or "" for none) where the buffers are given,
+ * and returns true; otherwise fills expected (a description of the valid values, for an error message). */
+bool dahlsim_scheduler_value(const char *value, char *policy, size_t policy_size, char *priorities,
+                             size_t priorities_size, char *expected, size_t expected_size);
 
 /* `dahlsim dag ...` */
 int dahlsim_cmd_dag(int argc, char **argv);

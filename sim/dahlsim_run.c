@@ -4,6 +4,7 @@
  * StarPU-SimGrid only; wall time and peak RSS of the simulating process are recorded beside them. */
 #include "dahlsim_run.h"
 #include "dahlsim_cli.h"
+#include "dahlsim_dag.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_spawn.h"
 
@@ -34,12 +35,20 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     snprintf(sampling, sizeof(sampling), "%s/sampling", x->machine_dir);
     char *args[40];
     size_t n = 0;
+    /* heteroprio:auto-HEURISTIC runs as --sched heteroprio --priorities auto:HEURISTIC. */
+    char sched[32], priorities[48];
+    if (!dahlsim_scheduler_value(x->scheduler, sched, sizeof(sched), priorities, sizeof(priorities), NULL, 0))
+        return DAHLSIM_EXIT_USAGE;
     const char *fixed[] = {"sim-train", "--dataset", x->dataset, "--model", x->model, "--samples", samples,
                            "--batch", batch, "--epochs", epochs, "--ncpu", ncpu, "--ngpu", ngpu, "--sched",
-                           x->scheduler, "--perfmodel", x->perfmodel, "--reduction", x->reduction, "--seed", seed,
+                           sched, "--perfmodel", x->perfmodel, "--reduction", x->reduction, "--seed", seed,
                            "--lr", lr, "--momentum", momentum, "--test-samples", batch, "--quiet"};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         args[n++] = (char *)fixed[i];
+    if (priorities[0] != '\0') {
+        args[n++] = "--priorities";
+        args[n++] = priorities;
+    }
     if (scenario != NULL) {
         args[n++] = "--scenario";
         args[n++] = (char *)scenario;

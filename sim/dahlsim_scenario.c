@@ -10,7 +10,8 @@
  *   iterations      integer >= 1         -                        instead of samples: iterations x batch
  *   batch           integer >= 1         32                       samples per step (<= samples)
  *   epochs          integer >= 1         1
- *   scheduler       string               "lws"                    any StarPU 1.3.10 policy name
+ *   scheduler       string               "lws"                    any StarPU 1.3.10 policy name, or
+ *                                                                 heteroprio:auto-HEURISTIC (dahlsim_dag.h)
  *   cpus            integer >= 0         all CPUs of the platform
  *   gpus            integer >= 0         all GPUs of the platform
  *   gpu_memory_mib  integer >= 1 | null  null (no limit)          STARPU_LIMIT_CUDA_MEM
@@ -22,6 +23,7 @@
  *   sweep           {key: [values...]}   -                        a grid over any keys above but comment/sweep
  */
 #include "dahlsim_scenario.h"
+#include "dahlsim_dag.h"
 #include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
@@ -304,11 +306,9 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     }
     if (!get_string(w, o, "scheduler", "lws", x->scheduler, sizeof(x->scheduler), "a StarPU scheduling policy"))
         return false;
-    if (!dahl_engine_sched_known(x->scheduler)) {
-        char list[1024], expected[1100];
-        dahl_engine_sched_list(list, sizeof(list));
-        snprintf(expected, sizeof(expected), "a StarPU scheduling policy (%s)", list);
-        field_error(w, "scheduler", cJSON_GetObjectItemCaseSensitive(o, "scheduler"), expected);
+    char expected_sched[1400];
+    if (!dahlsim_scheduler_value(x->scheduler, NULL, 0, NULL, 0, expected_sched, sizeof(expected_sched))) {
+        field_error(w, "scheduler", cJSON_GetObjectItemCaseSensitive(o, "scheduler"), expected_sched);
         return false;
     }
     if (!get_string(w, o, "perfmodel", "history", x->perfmodel, sizeof(x->perfmodel),

@@ -8,6 +8,7 @@
  * StarPU-SimGrid. No kernel runs and no pixel exists (shape-only data, folded tensors), so there is no
  * loss, accuracy or evaluation: epochs report only their simulated time, and results.json says "simulated". */
 #include "dahlsim_cli.h"
+#include "dahlsim_dag.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_results.h"
 
@@ -40,6 +41,8 @@ struct train_opts {
     long epochs, samples, test_samples, batch, ncpu, ngpu, seed;
     double lr, momentum;
     const char *sched;
+    const char *priorities;  /* --sched heteroprio: FILE or auto:HEURISTIC (dahlsim_dag.h) */
+    long priority_interval;
     const char *model;
     enum dahl_reduction reduction;
     enum dahl_perfmodel_kind perfmodel;
@@ -71,6 +74,10 @@ static void help(void)
            "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
            "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
            "  --sched POLICY     StarPU scheduling policy (default lws)\n"
+           "  --priorities P     with --sched heteroprio: FILE ({\"cpu\": [...], \"gpu\": [...]} of perf-model\n"
+           "                     symbols) or auto:HEURISTIC (AutoHeteroprio: prws, purws, offset, softplus,\n"
+           "                     interpolation, ntc)\n"
+           "  --priority-interval N  auto: recompute the priorities every N pushed tasks (default 32)\n"
            "  --ncpu N           CPU workers (default: all cores)\n"
            "  --ngpu N           CUDA workers (default 0; needs a StarPU built with CUDA)\n"
            "  --seed N           weight initialisation and synthetic data (default 1)\n"
@@ -138,13 +145,15 @@ static bool parse_positive_double(const char *option, const char *text, double m
 /* Parses argv into o; returns -1 to go on, or an exit code. */
 static int parse_options(int argc, char **argv, struct train_opts *o)
 {
-    enum { O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_NCPU,
+    enum { O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES, O_PRIORITY_INTERVAL, O_NCPU,
            O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP, O_SCENARIO };
     static const struct option options[] = {
         {"dataset", required_argument, NULL, O_DATASET},     {"epochs", required_argument, NULL, O_EPOCHS},
         {"samples", required_argument, NULL, O_SAMPLES},     {"test-samples", required_argument, NULL, O_TEST_SAMPLES},
         {"batch", required_argument, NULL, O_BATCH},         {"lr", required_argument, NULL, O_LR},
         {"momentum", required_argument, NULL, O_MOMENTUM},   {"sched", required_argument, NULL, O_SCHED},
+        {"priorities", required_argument, NULL, O_PRIORITIES},
+        {"priority-interval", required_argument, NULL, O_PRIORITY_INTERVAL},
         {"ncpu", required_argument, NULL, O_NCPU},           {"ngpu", required_argument, NULL, O_NGPU},
         {"seed", required_argument, NULL, O_SEED},           {"model", required_argument, NULL, O_MODEL},
         {"reduction", required_argument, NULL, O_REDUCTION}, {"perfmodel", required_argument, NULL, O_PERFMODEL},
@@ -154,7 +163,7 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
     };
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
                              .batch = 32, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
-                             .sched = "lws", .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
+                             .sched = "lws", .priority_interval = 32, .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
                              .perfmodel = DAHL_PERFMODEL_HISTORY};
     optind = 1;
     opterr = 0;
@@ -235,6 +244,12 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
                 dahlsim_error("--out: expected a directory, got \"\"");
                 ok = false;
             }
+            break;
+        case O_PRIORITIES:
+            o->priorities = optarg;
+            break;
+        case O_PRIORITY_INTERVAL:
+            ok = dahlsim_parse_int("--priority-interval", optarg, 1, 1000000000, &o->priority_interval);
             break;
         case O_QUIET:
             o->quiet = true;
@@ -790,6 +805,11 @@ static int train_main(int argc, char **argv, bool simulated)
     conf.ncpu = (int)o.ncpu;
     conf.ngpu = (int)o.ngpu;
     conf.sched = o.sched;
+    struct dahl_heteroprio_conf heteroprio;
+    code = dahlsim_heteroprio_conf(o.sched, o.priorities, o.priority_interval, &heteroprio);
+    if (code >= 0)
+        goto out_data;
+    conf.heteroprio = &heteroprio;
     conf.profiling = true;
     ret = dahl_engine_start(&conf);
     if (ret == -ENODEV) {

@@ -9,6 +9,8 @@
 
 #include "dahl_autoprio.h"
 
+#include <cjson/cJSON.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -399,5 +401,107 @@ Test(dag_cli, gen_then_run_prints_the_makespan)
               run.err);
     unlink(graph);
     unlink(prio);
+    rmdir(dir);
+}
+
+/* ---- heteroprio in real runs ---- */
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(heteroprio, scenarios_run_autoheteroprio_deterministically_and_refuse_bare_heteroprio)
+{
+    char dir[] = "/tmp/dahlsim-test-hp-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char scen[256], bare[256], out1[256], out2[256];
+    snprintf(scen, sizeof(scen), "%s/hp.json", dir);
+    snprintf(bare, sizeof(bare), "%s/bare.json", dir);
+    snprintf(out1, sizeof(out1), "%s/out1", dir);
+    snprintf(out2, sizeof(out2), "%s/out2", dir);
+    write_file(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"cpus\": 3, \"gpus\": 1,\n"
+                     " \"scheduler\": \"heteroprio:auto-offset\"}\n");
+    write_file(bare, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"scheduler\": \"heteroprio\"}\n");
+    char *env[] = {"DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, NULL};
+    char *check[] = {DAHLSIM_BIN, "check", bare, NULL};
+    dahl_test_run(&run, check, env);
+    cr_assert_eq(run.status, 2, "%s", run.err);
+    cr_assert(strstr(run.err, "\"scheduler\": expected a StarPU scheduling policy") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "heteroprio:auto-HEURISTIC with HEURISTIC one of prws, purws, offset") != NULL, "%s",
+              run.err);
+    double makespan[2];
+    const char *outs[2] = {out1, out2};
+    for (int i = 0; i < 2; i++) {
+        char *cmd[] = {DAHLSIM_BIN, "run", scen, "--out", (char *)outs[i], "--quiet", NULL};
+        dahl_test_run(&run, cmd, env);
+        cr_assert_eq(run.status, 0, "%s", run.err);
+        char path[300];
+        snprintf(path, sizeof(path), "%s/results.json", outs[i]);
+        FILE *f = fopen(path, "r");
+        cr_assert_not_null(f);
+        static char text[1 << 20];
+        size_t n = fread(text, 1, sizeof(text) - 1, f);
+        text[n] = '\0';
+        fclose(f);
+        cJSON *doc = cJSON_Parse(text);
+        cr_assert_not_null(doc, "%s", path);
+        const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "makespan_s");
+        cr_assert(cJSON_IsNumber(ms) && ms->valuedouble > 0.0, "%s", text);
+        makespan[i] = ms->valuedouble;
+        /* The GPU ran tasks. */
+        double gpu_tasks = 0.0;
+        const cJSON *w;
+        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(doc, "workers_detail"))
+        {
+            const cJSON *arch = cJSON_GetObjectItemCaseSensitive(w, "arch");
+            if (cJSON_IsString(arch) && strcmp(arch->valuestring, "cuda") == 0)
+                gpu_tasks += cJSON_GetObjectItemCaseSensitive(w, "tasks")->valuedouble;
+        }
+        cr_assert_gt(gpu_tasks, 0.0, "%s", text);
+        cJSON_Delete(doc);
+    }
+    cr_assert_eq(memcmp(&makespan[0], &makespan[1], sizeof(double)), 0, "%.17g vs %.17g", makespan[0], makespan[1]);
+    char rm[300];
+    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+    cr_assert_eq(system(rm), 0);
+}
+
+Test(heteroprio, native_training_with_manual_lists_and_their_errors)
+{
+    char dir[] = "/tmp/dahlsim-test-hpn-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char good[256], bad[256];
+    snprintf(good, sizeof(good), "%s/good.json", dir);
+    snprintf(bad, sizeof(bad), "%s/bad.json", dir);
+    write_file(good, "{\"cpu\": [\"dahl_softmax_xent\", \"dahl_conv2d_forward\"]}\n");
+    write_file(bad, "{\"cpu\": [\"dahl_conv3d\"]}\n");
+    char *ok[] = {DAHLSIM_BIN, "train", "--dataset", "synthetic:28x28x1", "--samples", "32", "--test-samples", "8",
+                  "--batch", "8", "--ncpu", "1", "--sched", "heteroprio", "--priorities", good, "--quiet", NULL};
+    dahl_test_run(&run, ok, NULL);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "epoch 1/1") != NULL, "%s", run.out);
+    char *unknown[] = {DAHLSIM_BIN, "train", "--dataset", "synthetic:28x28x1", "--samples", "32", "--ncpu", "1",
+                       "--sched", "heteroprio", "--priorities", bad, "--quiet", NULL};
+    dahl_test_run(&run, unknown, NULL);
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "\"cpu\": expected dahl perf-model symbols (") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "got \"dahl_conv3d\"") != NULL, "%s", run.err);
+    char *missing[] = {DAHLSIM_BIN, "train", "--samples", "32", "--dataset", "synthetic:28x28x1", "--sched",
+                       "heteroprio", "--quiet", NULL};
+    dahl_test_run(&run, missing, NULL);
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "--sched heteroprio: expected --priorities FILE or --priorities auto:HEURISTIC") != NULL,
+              "%s", run.err);
+    char *stray[] = {DAHLSIM_BIN, "train", "--samples", "32", "--dataset", "synthetic:28x28x1", "--sched", "eager",
+                     "--priorities", "auto:ntc", "--quiet", NULL};
+    dahl_test_run(&run, stray, NULL);
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "--priorities: only with --sched heteroprio") != NULL, "%s", run.err);
+    unlink(good);
+    unlink(bad);
     rmdir(dir);
 }
