@@ -56,6 +56,7 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
     int ret = starpu_init(&sconf);
     if (ret != 0)
         return ret < 0 ? ret : -ENODEV;
+    dahl_cuda_start();
     engine_started = true;
     engine_profiling = conf->profiling;
     if (conf->profiling)
@@ -68,6 +69,7 @@ void dahl_engine_stop(void)
     if (!engine_started)
         return;
     starpu_task_wait_for_all();
+    dahl_cuda_stop();
     starpu_shutdown();
     engine_started = false;
     engine_profiling = false;
