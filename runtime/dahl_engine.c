@@ -13,6 +13,9 @@
 #ifdef STARPU_SIMGRID
 #include <simgrid/version.h>
 #endif
+#if DAHL_MPI
+#include <starpu_mpi.h>
+#endif
 
 #define DAHL_STR_(x) #x
 #define DAHL_STR(x) DAHL_STR_(x)
@@ -53,7 +56,13 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
     /* StarPU is built with FxT, which traces every task by default (STARPU_FXT_TRACE=1): gigabytes of
      * /tmp/prof_file_* per training epoch, and slower runs. Off unless the environment asks for it. */
     setenv("STARPU_FXT_TRACE", "0", 0);
+#if DAHL_MPI
+    /* StarPU-MPI builds: StarPU first, then MPI (initialised by StarPU-MPI, whose progression thread makes
+     * every MPI call), one rank per node. */
+    int ret = starpu_mpi_init_conf(NULL, NULL, 1, MPI_COMM_WORLD, &sconf);
+#else
     int ret = starpu_init(&sconf);
+#endif
     if (ret != 0)
         return ret < 0 ? ret : -ENODEV;
     dahl_cuda_start();
@@ -70,7 +79,11 @@ void dahl_engine_stop(void)
         return;
     starpu_task_wait_for_all();
     dahl_cuda_stop();
+#if DAHL_MPI
+    starpu_mpi_shutdown(); /* finalises MPI, then shuts StarPU down */
+#else
     starpu_shutdown();
+#endif
     engine_started = false;
     engine_profiling = false;
 }

@@ -7,6 +7,7 @@
 #include "dahl_network.h"
 
 #include "dahl_codelets_starpu.h"
+#include "dahl_mpi_starpu.h"
 #include "dahl_random.h"
 #include "dahl_tensor_starpu.h"
 
@@ -532,9 +533,13 @@ static int tree_sum(struct dahl_network *net, struct dahl_tensor *g, starpu_data
     return 0;
 }
 
-static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct dahl_tensor *g, struct dahl_tensor *v)
+/* index: the gradient's number within the step, the same on every node (names its allreduce messages). */
+static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct dahl_tensor *g, struct dahl_tensor *v,
+                         int index)
 {
-    float lr = net->conf.lr / (float)net->conf.batch; /* the mean of the per-sample gradients */
+    /* the mean of the per-sample gradients, over every node's samples */
+    int global_batch = net->conf.global_batch > 0 ? net->conf.global_batch : net->conf.batch;
+    float lr = net->conf.lr / (float)global_batch;
     starpu_data_handle_t grad;
     if (net->conf.reduction == DAHL_REDUCTION_MANUAL) {
         int ret = tree_sum(net, g, &grad);
@@ -543,6 +548,7 @@ static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct
     } else {
         grad = dahl_tensor_handle(g);
     }
+    DAHL_CHECK_STARPU(dahl_allreduce_submit(net->conf.allreduce, index, grad));
     SUBMIT(net, "dahl_sgd_update",
            dahl_insert_sgd_update(dahl_tensor_handle(p), grad, v != NULL ? dahl_tensor_handle(v) : NULL, lr,
                                   net->conf.momentum));
@@ -695,12 +701,13 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
             DAHL_CHECK_STARPU(track(net, s));
         DAHL_CHECK_STARPU(backward_sample(net, s));
     }
+    DAHL_CHECK_STARPU(dahl_allreduce_step_begin(net->conf.allreduce));
     for (int i = 0; i < net->desc.nlayers; i++) {
         struct layer *l = &net->layers[i];
         if (l->s.nw == 0)
             continue;
-        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw, l->vw));
-        DAHL_CHECK_STARPU(update_params(net, l->b, l->db, l->vb));
+        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw, l->vw, 2 * i));
+        DAHL_CHECK_STARPU(update_params(net, l->b, l->db, l->vb, 2 * i + 1));
     }
     return mark_step_end(net);
 }

@@ -72,12 +72,19 @@ enum dahl_reduction {
     DAHL_REDUCTION_MANUAL, /* per-sample gradients, summed by a tree of accumulate tasks at batch end */
 };
 
+struct dahl_allreduce; /* dahl_mpi.h */
+
 struct dahl_train_conf {
-    int batch;       /* samples per step (>= 1) */
+    int batch;       /* samples per step (>= 1) on this node */
     float lr;        /* learning rate; the gradient is the batch mean */
     float momentum;  /* 0 for plain SGD */
     enum dahl_reduction reduction;
     uint64_t seed;   /* weight initialisation */
+    /* Data-parallel training over several nodes (dahl_mpi.h): every weight gradient is summed over the
+     * nodes by allreduce (borrowed; NULL on one node) before the update, which then divides by
+     * global_batch, the samples of one step on all nodes together (0: batch). */
+    struct dahl_allreduce *allreduce;
+    int global_batch;
 };
 
 struct dahl_network;

@@ -21,6 +21,13 @@
 #define DAHL_MALLOC_FLAGS (DAHL_CUDA ? STARPU_MALLOC_PINNED : 0)
 #endif
 
+/* StarPU-MPI builds (the sim-mpi and native-mpi flavours): several nodes, one MPI rank each. */
+#ifdef STARPU_USE_MPI
+#define DAHL_MPI 1
+#else
+#define DAHL_MPI 0
+#endif
+
 /* ---- CUDA ----------------------------------------------------------------------------------------------
  * DAHL_CUDA: a native build whose StarPU has CUDA workers and which has dahl's CUDA kernels (kernels/cuda/,
  * built where CMake found nvcc and such a StarPU: DAHL_HAVE_CUDA_KERNELS). */

@@ -37,6 +37,7 @@ int dahlsim_cmd_sweep(int argc, char **argv);
 int dahlsim_cmd_validate(int argc, char **argv);
 int dahlsim_cmd_sim_train(int argc, char **argv);
 int dahlsim_cmd_machine(int argc, char **argv);
+int dahlsim_cmd_platform(int argc, char **argv);
 int dahlsim_cmd_dag(int argc, char **argv);
 int dahlsim_cmd_engine_probe(int argc, char **argv);
 

@@ -26,6 +26,19 @@
  *                     (StarPU's own REDUX init/reduction tasks included)
  *   workers_detail    [{"id", "name", "arch", "tasks", "busy_s", "idle_s", "sleeping_s", "total_s"}] over
  *                     the training phases; idle_s = total_s - busy_s
+ *   nodes             (multi-node runs only, from here to network) number of nodes, one MPI rank each; the
+ *                     figures above then cover all nodes: batch is the global batch (batch / nodes per
+ *                     node), tasks.per_codelet and tasks.per_arch are summed over the nodes, makespan_s and
+ *                     iteration_times_s follow the slowest node; workers_detail is rank 0's
+ *   nodes_detail      [{"rank", "bytes_sent", "bytes_received", "messages_sent", "messages_received", "comm_s",
+ *                     "allreduce_tasks", "tasks", "busy_s"}]: per node, the gradient allreduce's traffic
+ *                     (bytes counted at submission), comm_s its summed time (below), the accumulate tasks it
+ *                     added, and the tasks and busy time of the node's workers
+ *   network           {"allreduce": "tree", "description": the scenario's network or null, "bytes_sent" (all
+ *                     nodes), "comm_s_mean" (mean of the nodes' comm_s), "allreduce_s_mean",
+ *                     "allreduce_s_per_iteration"}: a step's allreduce time on a node runs from its first
+ *                     gradient being ready to its last gradient holding the global sum; per iteration the
+ *                     slowest node's
  *   seed
  *   versions          {"dahlsim", "starpu", "simgrid" (SimGrid builds only), "compiler", "commit", "openblas"}
  *   wall_s            the whole process; peak_rss_kib: getrusage's maximum resident set size */
@@ -125,6 +138,46 @@ static cJSON *results_json(const struct dahlsim_results *r)
         CHK(cJSON_AddNumberToObject(o, "idle_s", w->total_s - w->busy_s));
         CHK(cJSON_AddNumberToObject(o, "sleeping_s", w->sleeping_s));
         CHK(cJSON_AddNumberToObject(o, "total_s", w->total_s));
+    }
+    if (r->nodes > 0) {
+        CHK(cJSON_AddNumberToObject(root, "nodes", r->nodes));
+        cJSON *nd;
+        CHK(nd = cJSON_AddArrayToObject(root, "nodes_detail"));
+        double bytes = 0, comm = 0;
+        for (int i = 0; i < r->nodes; i++) {
+            const struct dahlsim_results_node *n = &r->nodes_detail[i];
+            cJSON *o = cJSON_CreateObject();
+            CHK(cJSON_AddItemToArray(nd, o));
+            CHK(cJSON_AddNumberToObject(o, "rank", n->rank));
+            CHK(cJSON_AddNumberToObject(o, "bytes_sent", n->bytes_sent));
+            CHK(cJSON_AddNumberToObject(o, "bytes_received", n->bytes_received));
+            CHK(cJSON_AddNumberToObject(o, "messages_sent", (double)n->messages_sent));
+            CHK(cJSON_AddNumberToObject(o, "messages_received", (double)n->messages_received));
+            CHK(cJSON_AddNumberToObject(o, "comm_s", n->comm_s));
+            CHK(cJSON_AddNumberToObject(o, "allreduce_tasks", (double)n->allreduce_tasks));
+            CHK(cJSON_AddNumberToObject(o, "tasks", (double)n->tasks));
+            CHK(cJSON_AddNumberToObject(o, "busy_s", n->busy_s));
+            bytes += n->bytes_sent;
+            comm += n->comm_s;
+        }
+        cJSON *net;
+        CHK(net = cJSON_AddObjectToObject(root, "network"));
+        CHK(cJSON_AddStringToObject(net, "allreduce", r->allreduce));
+        if (r->network != NULL)
+            CHK(cJSON_AddStringToObject(net, "description", r->network));
+        else
+            CHK(cJSON_AddNullToObject(net, "description"));
+        CHK(cJSON_AddNumberToObject(net, "bytes_sent", bytes));
+        CHK(cJSON_AddNumberToObject(net, "comm_s_mean", comm / r->nodes));
+        double sum = 0;
+        cJSON *per;
+        CHK(per = cJSON_AddArrayToObject(net, "allreduce_s_per_iteration"));
+        for (size_t i = 0; i < r->nallreduce_times; i++) {
+            CHK(cJSON_AddItemToArray(per, cJSON_CreateNumber(r->allreduce_times_s[i])));
+            sum += r->allreduce_times_s[i];
+        }
+        CHK(cJSON_AddNumberToObject(net, "allreduce_s_mean",
+                                    r->nallreduce_times > 0 ? sum / (double)r->nallreduce_times : 0.0));
     }
     CHK(cJSON_AddNumberToObject(root, "seed", (double)r->seed));
     cJSON *versions;

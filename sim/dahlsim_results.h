@@ -5,6 +5,7 @@
 #define DAHLSIM_RESULTS_H
 
 #include "dahl_engine.h"
+#include "dahlsim_nodes.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,13 @@ struct dahlsim_results {
     long tasks_cpu, tasks_cuda; /* tasks executed per worker architecture (training only) */
     const struct dahl_worker_stats *workers;
     size_t nworkers;
+    /* Multi-node runs (the StarPU-MPI flavours); nodes == 0: the single-node program, no nodes block. */
+    int nodes;
+    const char *allreduce;                          /* "tree" */
+    const char *network;                            /* the scenario's network, or NULL (native) */
+    const struct dahlsim_results_node *nodes_detail; /* nodes entries */
+    const double *allreduce_times_s;                /* per iteration, the slowest node's */
+    size_t nallreduce_times;
     uint64_t seed;
     double wall_s;         /* the whole process, loading and evaluation included */
     long peak_rss_kib;

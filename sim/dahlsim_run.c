@@ -6,6 +6,7 @@
 #include "dahlsim_cli.h"
 #include "dahlsim_dag.h"
 #include "dahlsim_scenario.h"
+#include "dahlsim_smpi.h"
 #include "dahlsim_spawn.h"
 
 #include <errno.h>
@@ -68,7 +69,8 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     if (x->gpu_memory_mib > 0)
         env[nenv++] = (struct dahlsim_env_var){"STARPU_LIMIT_CUDA_MEM", mem};
     char out[65536];
-    return dahlsim_spawn_sim_err(args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path);
+    return (x->nodes > 0 ? dahlsim_spawn_nodes(x, out_dir, args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path)
+                                : dahlsim_spawn_sim_err(args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path));
 }
 
 /* Options shared by check and run. */

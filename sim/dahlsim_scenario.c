@@ -20,6 +20,11 @@
  *   reduction       string               "redux"                  or "manual"
  *   seed            integer >= 0         1
  *   lr, momentum    number               0.01, 0.9
+ *   nodes           integer in [1, 1024] -                        multi-node: StarPU-MPI ranks over SMPI, batch
+ *                                                                 split evenly (absent: single-node simulator)
+ *   network         "10gbe"|"ib-100g"|{...}  "10gbe" (with nodes)     the network between nodes: a preset or
+ *                                                                 {"bandwidth": "25Gbps", "latency": "2us",
+ *                                                                 "topology": "flat|fat-tree|torus"}
  *   sweep           {key: [values...]}   -                        a grid over any keys above but comment/sweep
  */
 #include "dahlsim_scenario.h"
@@ -27,6 +32,7 @@
 #include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_platform.h"
 
 #include "dahl_codelets.h"
 #include "dahl_engine.h"
@@ -57,7 +63,7 @@ struct dahlsim_scenario {
 static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
                                    "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "seed",          "lr",      "momentum",
-                                   "sweep"};
+                                   "nodes", "network", "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool key_known(const char *key)
@@ -242,6 +248,92 @@ static bool covered(const char *machine_dir, const struct dahlsim_experiment *x,
     return ok;
 }
 
+/* ---- multi-node keys ---------------------------------------------------------------------------------- */
+
+/* "nodes" and "network" (see the table above); called last, once batch is known. */
+static bool nodes_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(o, "nodes");
+    const cJSON *network = cJSON_GetObjectItemCaseSensitive(o, "network");
+    x->nodes = 0;
+    if (nodes == NULL) {
+        if (network != NULL) {
+            field_error(w, "network", network, "no network without \"nodes\" (set \"nodes\" for a multi-node run)");
+            return false;
+        }
+        return true;
+    }
+    if (!get_int(w, o, "nodes", 1, 1024, 0, &x->nodes))
+        return false;
+    if (DAHLSIM_SMPIRUN[0] == '\0') {
+        field_error(w, "nodes", nodes, "no \"nodes\": this dahlsim was built without the sim-mpi StarPU flavour");
+        fprintf(stderr, "hint: scripts/setup-deps --flavours sim-mpi, then reconfigure and rebuild dahlsim\n");
+        return false;
+    }
+    if (x->batch % x->nodes != 0) {
+        char expected[160];
+        snprintf(expected, sizeof(expected), "a multiple of the %ld nodes (each trains batch / nodes samples of every "
+                                             "step)", x->nodes);
+        field_error(w, "batch", cJSON_GetObjectItemCaseSensitive(o, "batch"), expected);
+        return false;
+    }
+    const char *name = "10gbe";
+    const char *bw = "10Gbps", *lat = "10us", *topo = "flat";
+    const char *const expected = "\"10gbe\", \"ib-100g\" or {\"bandwidth\": \"10Gbps\", \"latency\": \"10us\", "
+                                 "\"topology\": \"flat|fat-tree|torus\"}";
+    if (cJSON_IsString(network) && strcmp(network->valuestring, "ib-100g") == 0) {
+        name = "ib-100g"; /* 100 Gb/s InfiniBand EDR; about 1 us per link */
+        bw = "100Gbps";
+        lat = "1us";
+    } else if (cJSON_IsObject(network)) {
+        name = "custom";
+        const cJSON *item;
+        cJSON_ArrayForEach(item, network)
+        {
+            bool known = strcmp(item->string, "bandwidth") == 0 || strcmp(item->string, "latency") == 0 ||
+                         strcmp(item->string, "topology") == 0;
+            if (!known || !cJSON_IsString(item)) {
+                char key[80];
+                snprintf(key, sizeof(key), "network.%s", item->string);
+                field_error(w, key, item, known ? "a string" : "only the keys bandwidth, latency and topology");
+                return false;
+            }
+        }
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(network, "bandwidth");
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(network, "latency");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(network, "topology");
+        if (b == NULL || l == NULL) {
+            field_error(w, "network", network, "an object with \"bandwidth\" and \"latency\" (and \"topology\")");
+            return false;
+        }
+        bw = b->valuestring;
+        lat = l->valuestring;
+        topo = t != NULL ? t->valuestring : "flat";
+    } else if (network != NULL && !(cJSON_IsString(network) && strcmp(network->valuestring, "10gbe") == 0)) {
+        field_error(w, "network", network, expected);
+        return false;
+    }
+    enum dahlsim_topology topology;
+    if (!dahlsim_parse_bandwidth(bw, &x->network_bps)) {
+        field_error(w, "network.bandwidth", cJSON_GetObjectItemCaseSensitive(network, "bandwidth"),
+                    "a bandwidth with its unit: 10Gbps, 100Gbps, 12.5GBps (bps bits, Bps bytes)");
+        return false;
+    }
+    if (!dahlsim_parse_latency(lat, &x->network_latency_s)) {
+        field_error(w, "network.latency", cJSON_GetObjectItemCaseSensitive(network, "latency"),
+                    "a latency with its unit: 10us, 1us, 0.5ms");
+        return false;
+    }
+    if (!dahlsim_topology_parse(topo, &topology) || (topology == DAHLSIM_TOPOLOGY_TORUS && x->nodes < 2)) {
+        field_error(w, "network.topology", cJSON_GetObjectItemCaseSensitive(network, "topology"),
+                    topology == DAHLSIM_TOPOLOGY_TORUS ? "flat or fat-tree for one node" : "flat, fat-tree or torus");
+        return false;
+    }
+    snprintf(x->topology, sizeof(x->topology), "%s", dahlsim_topology_name(topology));
+    snprintf(x->network, sizeof(x->network), "%s: %s, %s per link, %s", name, bw, lat, x->topology);
+    return true;
+}
+
 static bool experiment_from(const struct where *w, const char *scenario_dir, const cJSON *o,
                             struct dahlsim_experiment *x)
 {
@@ -399,7 +491,7 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
                 x->dataset, x->model, x->perfmodel);
         return false;
     }
-    return true;
+    return nodes_from(w, o, x);
 }
 
 /* ---- the file ------------------------------------------------------------------------------------------ */

@@ -27,6 +27,12 @@ struct dahlsim_experiment {
     char reduction[8];   /* redux, manual */
     long seed;
     double lr, momentum;
+    /* Multi-node ("nodes" present, even 1: StarPU-MPI over SMPI through starpu_smpirun; 0: absent) */
+    long nodes;
+    char network[160];           /* its description, as results.json records it */
+    double network_bps;          /* per link, bits per second */
+    double network_latency_s;    /* per link */
+    char topology[16];           /* flat, fat-tree, torus */
     char point[512];     /* "batch=4 scheduler=dmda" for a sweep point, "" otherwise */
 };
 

@@ -10,6 +10,7 @@
 #include "dahlsim_cli.h"
 #include "dahlsim_dag.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_nodes.h"
 #include "dahlsim_results.h"
 
 #include "dahl_codelets.h"
@@ -509,6 +510,7 @@ struct run_state {
     long iterations;
     struct dahlsim_results_epoch *epochs;
     double makespan_s;
+    struct dahlsim_nodes nodes; /* several nodes: this one's shard of every batch (dahlsim_nodes.h) */
 };
 
 /* Evaluates the test set in batches (the last one partial); returns 0 and the accuracy. */
@@ -516,7 +518,7 @@ static int evaluate(struct run_state *st, double *accuracy)
 {
     struct dahl_network *net = st->net;
     size_t per = (size_t)st->test.c * st->test.h * st->test.w;
-    int batch = (int)st->o->batch;
+    int batch = st->nodes.local_batch; /* every node evaluates the whole test set with the same weights */
     dahl_network_metrics_reset(net);
     for (int s = 0; s < st->test.n; s += batch) {
         int n = st->test.n - s < batch ? st->test.n - s : batch;
@@ -545,10 +547,15 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
         st->per_codelet[k].tasks -= dahl_network_task_count(net, st->symbols[k]);
     size_t done_before = dahl_network_steps_done(net);
     dahl_engine_worker_stats_reset();
+    int barrier = dahl_mpi_barrier(); /* the nodes start each epoch together */
+    if (barrier != 0)
+        return barrier;
     double start_us = dahl_engine_now_us();
     for (long s = 0; s < steps; s++) {
-        const float *images = st->train.images != NULL ? st->train.images + (size_t)s * batch * per : NULL;
-        int ret = dahl_network_train_step(net, images, st->train.labels + s * batch, !st->simulated);
+        /* this node's shard of the step's samples */
+        size_t first = (size_t)s * batch + (size_t)st->nodes.rank * st->nodes.local_batch;
+        const float *images = st->train.images != NULL ? st->train.images + first * per : NULL;
+        int ret = dahl_network_train_step(net, images, st->train.labels + first, !st->simulated);
         if (ret != 0)
             return ret;
         long done = (long)(dahl_network_steps_done(net) - done_before) * batch;
@@ -561,12 +568,14 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
     size_t nsteps = dahl_network_step_end_times(net, &end_us);
     if (nsteps != (size_t)(st->iterations + steps))
         return -EPROTO;
-    for (long s = 0; s < steps; s++) {
-        size_t i = (size_t)(st->iterations + s);
-        /* rounded to the clock's nanoseconds: differences of large microsecond counts carry float noise */
-        st->iteration_s[i] = round((end_us[i] - (s == 0 ? start_us : end_us[i - 1])) * 1e3) / 1e9;
-    }
-    double train_s = (end_us[nsteps - 1] - start_us) / 1e6;
+    /* Step durations and the epoch's time; with several nodes, the slowest node's (on rank 0). */
+    double train_s;
+    int merged = dahlsim_nodes_step_times(&st->nodes, end_us + st->iterations, start_us, (size_t)steps,
+                                          st->iteration_s + st->iterations, &train_s);
+    if (merged == 0)
+        merged = dahlsim_nodes_sum_metrics(&st->nodes, &loss_sum, &correct, &samples);
+    if (merged != 0)
+        return merged;
     st->iterations += steps;
     st->makespan_s += train_s;
     int n = dahl_engine_worker_stats(st->epoch_workers, st->nworkers);
@@ -584,7 +593,8 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
     if (st->simulated) {
         *ep = (struct dahlsim_results_epoch){.epoch = e + 1, .loss = NAN, .train_accuracy = NAN,
                                              .test_accuracy = NAN, .time_s = train_s, .eval_s = NAN};
-        printf("epoch %d/%ld  simulated time %.6f s  (%.0f samples/s)\n", e + 1, o->epochs, train_s,
+        if (st->nodes.rank == 0)
+            printf("epoch %d/%ld  simulated time %.6f s  (%.0f samples/s)\n", e + 1, o->epochs, train_s,
                train_s > 0 ? (double)(steps * batch) / train_s : 0.0);
         fflush(stdout);
         return 0;
@@ -602,7 +612,8 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
         .time_s = train_s,
         .eval_s = (dahl_engine_now_us() - eval_start_us) / 1e6,
     };
-    printf("epoch %d/%ld  loss %.4f  train %.2f %%  test %.2f %%  time %.1f s  (%.0f samples/s)\n", e + 1, o->epochs,
+    if (st->nodes.rank == 0)
+        printf("epoch %d/%ld  loss %.4f  train %.2f %%  test %.2f %%  time %.1f s  (%.0f samples/s)\n", e + 1, o->epochs,
            ep->loss, 100.0 * ep->train_accuracy, 100.0 * ep->test_accuracy, train_s,
            train_s > 0 ? (double)(steps * batch) / train_s : 0.0);
     fflush(stdout);
@@ -644,6 +655,7 @@ static int load_data(const struct train_opts *o, bool simulated, struct dahl_dat
 
 static void run_state_fini(struct run_state *st)
 {
+    dahlsim_nodes_fini(&st->nodes);
     dahl_network_destroy(st->net);
     free(st->per_codelet);
     free(st->workers);
@@ -652,7 +664,7 @@ static void run_state_fini(struct run_state *st)
     free(st->epochs);
 }
 
-static int write_results(const struct run_state *st, double wall_start_s)
+static int write_results(struct run_state *st, double wall_start_s)
 {
     const struct train_opts *o = st->o;
     long tasks_cpu = 0, tasks_cuda = 0;
@@ -662,6 +674,16 @@ static int write_results(const struct run_state *st, double wall_start_s)
         else if (strcmp(st->workers[w].arch, "cuda") == 0)
             tasks_cuda += st->workers[w].tasks;
     }
+    /* Several nodes: counts summed and per-node figures gathered on rank 0, which alone writes the file. */
+    double busy_s = 0;
+    for (int w = 0; w < st->nworkers; w++)
+        busy_s += st->workers[w].busy_s;
+    if (dahlsim_nodes_merge_results(&st->nodes, st->per_codelet, st->nsymbols, &tasks_cpu, &tasks_cuda, busy_s) != 0) {
+        dahlsim_error("train: cannot gather the nodes' results on rank 0");
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    if (st->nodes.rank != 0)
+        return DAHLSIM_EXIT_OK;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     struct dahlsim_results r = {
@@ -693,6 +715,12 @@ static int write_results(const struct run_state *st, double wall_start_s)
         .tasks_cuda = tasks_cuda,
         .workers = st->workers,
         .nworkers = (size_t)st->nworkers,
+        .nodes = st->nodes.mpi ? st->nodes.size : 0,
+        .allreduce = dahl_allreduce_algo_name(DAHL_ALLREDUCE_TREE),
+        .network = st->nodes.network,
+        .nodes_detail = st->nodes.detail,
+        .allreduce_times_s = st->nodes.allreduce_s,
+        .nallreduce_times = st->nodes.nallreduce,
         .seed = (uint64_t)o->seed,
         .wall_s = dahlsim_mono_s() - wall_start_s,
         .peak_rss_kib = ru.ru_maxrss,
@@ -711,9 +739,14 @@ static int write_results(const struct run_state *st, double wall_start_s)
 static int train_run(struct run_state *st, const struct dahl_network_desc *desc, double wall_start_s)
 {
     const struct train_opts *o = st->o;
-    struct dahl_train_conf conf = {.batch = (int)o->batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
-                                   .reduction = o->reduction, .seed = (uint64_t)o->seed};
     char err[512];
+    if (dahlsim_nodes_init(&st->nodes, o->batch, err, sizeof(err)) != 0) {
+        dahlsim_error("%s", err);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    struct dahl_train_conf conf = {.batch = st->nodes.local_batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
+                                   .reduction = o->reduction, .seed = (uint64_t)o->seed,
+                                   .allreduce = st->nodes.allreduce, .global_batch = (int)o->batch};
     st->net = dahl_network_create(desc, &conf, err, sizeof(err));
     if (st->net == NULL) {
         dahlsim_error("train: %s", err);
@@ -742,14 +775,14 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
         st->workers[w].tasks = 0;
         st->workers[w].busy_s = st->workers[w].sleeping_s = st->workers[w].total_s = 0;
     }
-    if (!o->quiet)
+    if (!o->quiet && st->nodes.rank == 0)
         fprintf(stderr,
                 "dahlsim train: %s (%zu parameters) on %s (%dx%dx%d images), %d train / %d test samples, batch %ld, lr %g, "
                 "momentum %g, %d CPU + %d GPU workers, scheduler %s\n",
                 o->model, dahl_network_desc_params(desc), o->dataset, st->train.h, st->train.w, st->train.c,
                 st->train.n, st->test.n, o->batch, o->lr, o->momentum, dahl_engine_ncpu(), dahl_engine_ngpu(),
                 o->sched);
-    struct progress progress = {.enabled = !o->quiet, .tty = isatty(STDERR_FILENO) == 1, .last_s = dahlsim_mono_s()};
+    struct progress progress = {.enabled = !o->quiet && st->nodes.rank == 0, .tty = isatty(STDERR_FILENO) == 1, .last_s = dahlsim_mono_s()};
     for (int e = 0; e < o->epochs; e++) {
         int ret = train_epoch(st, e, &progress);
         if (ret != 0) {
@@ -758,7 +791,9 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
             return DAHLSIM_EXIT_FAILURE;
         }
     }
-    return o->out != NULL ? write_results(st, wall_start_s) : DAHLSIM_EXIT_OK;
+    int code = o->out != NULL ? write_results(st, wall_start_s) : DAHLSIM_EXIT_OK;
+    dahlsim_nodes_stop(&st->nodes); /* before the network and StarPU go */
+    return code;
 }
 
 /* train and sim-train: the same program in either flavour. */

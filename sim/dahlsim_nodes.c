@@ -1,0 +1,215 @@
+/* Multi-node bookkeeping of `train` / `sim-train`: see dahlsim_nodes.h. Values travel to rank 0 as doubles
+ * (counts stay exact below 2^53) through dahl_mpi_gather. */
+#include "dahlsim_nodes.h"
+#include "dahlsim_results.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, char *err, size_t err_size)
+{
+    memset(n, 0, sizeof(*n));
+    /* Set by dahlsim run for sim-train: what the scenario said about the network, recorded as is. */
+    n->network = getenv("DAHLSIM_NETWORK");
+    n->rank = dahl_mpi_rank();
+    n->size = dahl_mpi_size();
+    n->mpi = dahl_mpi_built();
+    if (batch % n->size != 0) {
+        snprintf(err, err_size, "--batch: expected a multiple of the %d nodes (each trains batch / nodes samples of "
+                                "every step), got %ld", n->size, batch);
+        return -EINVAL;
+    }
+    n->local_batch = (int)(batch / n->size);
+    if (n->size > 1) {
+        n->allreduce = dahl_allreduce_create(DAHL_ALLREDUCE_TREE);
+        if (n->allreduce == NULL) {
+            snprintf(err, err_size, "out of memory");
+            return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+void dahlsim_nodes_stop(struct dahlsim_nodes *n)
+{
+    dahl_allreduce_destroy(n->allreduce);
+    n->allreduce = NULL;
+}
+
+void dahlsim_nodes_fini(struct dahlsim_nodes *n)
+{
+    free(n->detail);
+    free(n->allreduce_s);
+    n->detail = NULL;
+    n->allreduce_s = NULL;
+}
+
+/* Gathers count values of every node to rank 0; *all (rank 0 only) is size * count values, to free. */
+static int gather(const struct dahlsim_nodes *n, const double *mine, size_t count, double **all)
+{
+    *all = NULL;
+    if (n->rank == 0) {
+        *all = calloc((size_t)n->size * (count > 0 ? count : 1), sizeof(double));
+        if (*all == NULL)
+            return -ENOMEM;
+    }
+    int ret = dahl_mpi_gather(mine, count, *all);
+    if (ret != 0) {
+        free(*all);
+        *all = NULL;
+    }
+    return ret;
+}
+
+static int merge(const struct dahlsim_nodes *n, double *values, size_t count, bool max)
+{
+    if (n->size == 1)
+        return 0;
+    double *all;
+    int ret = gather(n, values, count, &all);
+    if (ret != 0 || n->rank != 0)
+        return ret;
+    for (size_t i = 0; i < count; i++) {
+        double v = all[i];
+        for (int r = 1; r < n->size; r++) {
+            double x = all[(size_t)r * count + i];
+            v = max ? (x > v ? x : v) : v + x;
+        }
+        values[i] = v;
+    }
+    free(all);
+    return 0;
+}
+
+int dahlsim_nodes_merge_max(const struct dahlsim_nodes *n, double *rel_s, size_t count)
+{
+    return merge(n, rel_s, count, true);
+}
+
+int dahlsim_nodes_merge_sum(const struct dahlsim_nodes *n, double *values, size_t count)
+{
+    return merge(n, values, count, false);
+}
+
+#define NODE_FIELDS 8
+
+int dahlsim_nodes_finish(struct dahlsim_nodes *n, long tasks, double busy_s)
+{
+    struct dahl_allreduce_stats stats = {0};
+    const double *start_us = NULL, *end_us = NULL;
+    size_t steps = 0;
+    if (n->allreduce != NULL) {
+        dahl_allreduce_stats(n->allreduce, &stats);
+        steps = dahl_allreduce_step_times(n->allreduce, &start_us, &end_us);
+    }
+    /* Every rank submitted the same steps: the same count everywhere. */
+    double *per_step = calloc(steps > 0 ? steps : 1, sizeof(double));
+    if (per_step == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < steps; i++)
+        per_step[i] = end_us[i] > start_us[i] ? (end_us[i] - start_us[i]) / 1e6 : 0.0;
+    int ret = merge(n, per_step, steps, true);
+    if (ret != 0) {
+        free(per_step);
+        return ret;
+    }
+    if (n->rank == 0) {
+        n->allreduce_s = per_step;
+        n->nallreduce = steps;
+    } else {
+        free(per_step);
+    }
+    double mine[NODE_FIELDS] = {stats.bytes_sent,       stats.bytes_received, (double)stats.messages_sent,
+                                (double)stats.messages_received, stats.comm_s, (double)stats.tasks,
+                                (double)tasks,          busy_s};
+    double *all = NULL;
+    if (n->size > 1) {
+        ret = gather(n, mine, NODE_FIELDS, &all);
+        if (ret != 0)
+            return ret;
+    } else {
+        all = malloc(sizeof(mine));
+        if (all == NULL)
+            return -ENOMEM;
+        memcpy(all, mine, sizeof(mine));
+    }
+    if (n->rank != 0)
+        return 0;
+    n->detail = calloc((size_t)n->size, sizeof(*n->detail));
+    if (n->detail == NULL) {
+        free(all);
+        return -ENOMEM;
+    }
+    for (int r = 0; r < n->size; r++) {
+        const double *v = all + (size_t)r * NODE_FIELDS;
+        n->detail[r] = (struct dahlsim_results_node){
+            .rank = r,
+            .bytes_sent = v[0],
+            .bytes_received = v[1],
+            .messages_sent = (long)v[2],
+            .messages_received = (long)v[3],
+            .comm_s = v[4],
+            .allreduce_tasks = (long)v[5],
+            .tasks = (long)v[6],
+            .busy_s = v[7],
+        };
+    }
+    free(all);
+    return 0;
+}
+
+int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us, double start_us, size_t count,
+                             double *iteration_s, double *train_s)
+{
+    double *rel = malloc((count > 0 ? count : 1) * sizeof(double));
+    if (rel == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < count; i++)
+        rel[i] = end_us[i] - start_us;
+    int ret = dahlsim_nodes_merge_max(n, rel, count);
+    if (ret != 0) {
+        free(rel);
+        return ret;
+    }
+    for (size_t i = 0; i < count; i++)
+        /* rounded to the clock's nanoseconds: differences of large microsecond counts carry float noise */
+        iteration_s[i] = round((rel[i] - (i == 0 ? 0.0 : rel[i - 1])) * 1e3) / 1e9;
+    *train_s = count > 0 ? rel[count - 1] / 1e6 : 0.0;
+    free(rel);
+    return 0;
+}
+
+int dahlsim_nodes_sum_metrics(const struct dahlsim_nodes *n, double *loss_sum, long *correct, long *samples)
+{
+    double v[3] = {*loss_sum, (double)*correct, (double)*samples};
+    int ret = dahlsim_nodes_merge_sum(n, v, 3);
+    *loss_sum = v[0];
+    *correct = (long)v[1];
+    *samples = (long)v[2];
+    return ret;
+}
+
+int dahlsim_nodes_merge_results(struct dahlsim_nodes *n, struct dahlsim_results_count *per_codelet, size_t ncodelets,
+                                long *tasks_cpu, long *tasks_cuda, double busy_s)
+{
+    long local_tasks = *tasks_cpu + *tasks_cuda;
+    double *v = malloc((ncodelets + 2) * sizeof(double));
+    if (v == NULL)
+        return -ENOMEM;
+    for (size_t k = 0; k < ncodelets; k++)
+        v[k] = (double)per_codelet[k].tasks;
+    v[ncodelets] = (double)*tasks_cpu;
+    v[ncodelets + 1] = (double)*tasks_cuda;
+    int ret = dahlsim_nodes_merge_sum(n, v, ncodelets + 2);
+    if (ret == 0 && n->rank == 0) {
+        for (size_t k = 0; k < ncodelets; k++)
+            per_codelet[k].tasks = (long)v[k];
+        *tasks_cpu = (long)v[ncodelets];
+        *tasks_cuda = (long)v[ncodelets + 1];
+    }
+    free(v);
+    return ret != 0 ? ret : dahlsim_nodes_finish(n, local_tasks, busy_s);
+}

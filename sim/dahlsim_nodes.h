@@ -1,0 +1,68 @@
+/* Multi-node training as `train` and `sim-train` see it: the MPI flavours (build/dahlsim-mpi natively,
+ * build/dahlsim-sim-mpi under starpu_smpirun) run one copy of the training program per node; each trains
+ * batch / nodes samples of every step and the gradients are all-reduced (runtime/dahl_mpi.h). These helpers
+ * keep the hooks in dahlsim_train.c small: the per-node state, merging the nodes' figures on rank 0, and the
+ * nodes block of results.json. With one process and no MPI they are no-ops. */
+#ifndef DAHLSIM_NODES_H
+#define DAHLSIM_NODES_H
+
+#include "dahl_mpi.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One node's communication figures, as results.json's "nodes_detail" lists them. */
+struct dahlsim_results_node {
+    int rank;
+    double bytes_sent, bytes_received;
+    long messages_sent, messages_received;
+    double comm_s;           /* summed allreduce time (dahl_mpi.h) */
+    long allreduce_tasks;    /* accumulate tasks the allreduce added */
+    long tasks;              /* tasks this node's workers executed */
+    double busy_s;           /* summed busy time of this node's workers */
+};
+
+struct dahlsim_nodes {
+    int rank, size;          /* MPI rank and node count (0 and 1 without MPI) */
+    bool mpi;                /* a StarPU-MPI build: results.json gets the nodes block, even for one node */
+    int local_batch;         /* batch / size */
+    struct dahl_allreduce *allreduce; /* NULL with one node */
+    struct dahlsim_results_node *detail; /* rank 0: size entries after dahlsim_nodes_finish */
+    double *allreduce_s;     /* rank 0: per iteration, the slowest node's allreduce time */
+    size_t nallreduce;
+    const char *network;     /* $DAHLSIM_NETWORK (set by dahlsim run): the scenario's network, or NULL */
+};
+
+/* After the engine started: rank and size, and the allreduce when there are several nodes. batch is the
+ * global batch. Returns 0, or -EINVAL when batch is not a multiple of the node count (err says so). */
+int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, char *err, size_t err_size);
+/* Waits for the allreduce's transfers and destroys it: before the network whose gradients it reduces, while
+ * StarPU runs. */
+void dahlsim_nodes_stop(struct dahlsim_nodes *n);
+/* Frees the gathered figures (no StarPU call; an allreduce not stopped, after an error, is left to exit). */
+void dahlsim_nodes_fini(struct dahlsim_nodes *n);
+
+/* Every node's step end times, relative to its epoch start (seconds), made the slowest node's on rank 0:
+ * rel_s[i] = max over nodes. Returns 0 or a negative error. */
+int dahlsim_nodes_merge_max(const struct dahlsim_nodes *n, double *rel_s, size_t count);
+/* values[i] summed over the nodes, on rank 0. Returns 0 or a negative error. */
+int dahlsim_nodes_merge_sum(const struct dahlsim_nodes *n, double *values, size_t count);
+
+/* Step i's duration iteration_s[i] (from the previous step's end; the first from start_us) and the epoch's
+ * train_s, from this node's step end times end_us (StarPU clock): on rank 0 those of the slowest node at
+ * every step. Returns 0 or a negative error. */
+int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us, double start_us, size_t count,
+                             double *iteration_s, double *train_s);
+/* The training metrics summed over the nodes, on rank 0. */
+int dahlsim_nodes_sum_metrics(const struct dahlsim_nodes *n, double *loss_sum, long *correct, long *samples);
+/* For results.json: per_codelet and the per-arch task counts summed over the nodes on rank 0, then
+ * dahlsim_nodes_finish with this node's tasks and busy_s. Every rank calls it. */
+struct dahlsim_results_count;
+int dahlsim_nodes_merge_results(struct dahlsim_nodes *n, struct dahlsim_results_count *per_codelet, size_t ncodelets,
+                                long *tasks_cpu, long *tasks_cuda, double busy_s);
+
+/* Gathers every node's figures to rank 0 (n->detail, n->allreduce_s); tasks and busy_s are this node's.
+ * Every rank calls it. Returns 0 or a negative error. */
+int dahlsim_nodes_finish(struct dahlsim_nodes *n, long tasks, double busy_s);
+
+#endif /* DAHLSIM_NODES_H */

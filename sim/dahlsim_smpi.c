@@ -1,0 +1,114 @@
+/* Multi-node experiments through starpu_smpirun: see dahlsim_smpi.h. */
+#include "dahlsim_smpi.h"
+
+#include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
+#include "dahlsim_platform.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+bool dahlsim_smpi_noise(const char *line)
+{
+    return (strstr(line, "ker_lmm") != NULL && strstr(line, "Probable bug") != NULL) ||
+           strstr(line, "_starpu_mpi_print_thread_level_support") != NULL;
+}
+
+/* Copies raw to `to` without the noise lines. */
+static void filter(const char *raw, FILE *to)
+{
+    FILE *f = fopen(raw, "r");
+    if (f == NULL)
+        return;
+    char line[8192];
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (!dahlsim_smpi_noise(line))
+            fputs(line, to);
+    fclose(f);
+}
+
+int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir, char *const args[],
+                        const struct dahlsim_env_var *vars, size_t nvars, char *out, size_t out_size,
+                        const char *stderr_path)
+{
+    char dir[PATH_MAX], tmpdir[] = "/tmp/dahlsim-nodes-XXXXXX";
+    if (out_dir != NULL) {
+        snprintf(dir, sizeof(dir), "%s", out_dir);
+        int ret = dahlsim_make_dirs(dir);
+        if (ret != 0) {
+            dahlsim_error("%s: %s", dir, strerror(-ret));
+            return -1;
+        }
+    } else if (mkdtemp(tmpdir) != NULL) {
+        snprintf(dir, sizeof(dir), "%s", tmpdir);
+    } else {
+        dahlsim_error("%s: %s", tmpdir, strerror(errno));
+        return -1;
+    }
+    char platform[PATH_MAX + 16], hosts[PATH_MAX + 16], raw[PATH_MAX + 32], exe[PATH_MAX];
+    snprintf(platform, sizeof(platform), "%s/cluster.xml", dir);
+    snprintf(hosts, sizeof(hosts), "%s/hosts", dir);
+    snprintf(raw, sizeof(raw), "%s/.smpi-stderr.log", dir);
+    struct dahlsim_cluster c = {.nodes = x->nodes, .bandwidth_bps = x->network_bps,
+                                .latency_s = x->network_latency_s};
+    snprintf(c.machine, sizeof(c.machine), "%s", x->machine);
+    dahlsim_topology_parse(x->topology, &c.topology);
+    if (dahlsim_cluster_write(&c, platform, hosts) != 0 || dahlsim_sibling_path("dahlsim-sim-mpi", exe, sizeof(exe)) != 0)
+        return -1;
+    size_t nargs = 0;
+    while (args[nargs] != NULL)
+        nargs++;
+    char **argv = calloc(nargs + 16, sizeof(*argv));
+    struct dahlsim_env_var *env = calloc(nvars + 2, sizeof(*env));
+    if (argv == NULL || env == NULL) {
+        free(argv);
+        free(env);
+        dahlsim_error("out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    argv[k++] = DAHLSIM_SMPIRUN;
+    argv[k++] = "-platform";
+    argv[k++] = platform;
+    argv[k++] = "-hostfile";
+    argv[k++] = hosts;
+    argv[k++] = exe;
+    /* SimGrid's options: quiet logs, and ker_lmm's "Probable bug" warnings at exit (harmless) off. */
+    argv[k++] = "--log=root.thres:warning";
+    argv[k++] = "--log=ker_lmm.thres:error";
+    if (SANITIZED)
+        argv[k++] = "--cfg=contexts/factory:thread";
+    for (size_t i = 0; i < nargs; i++)
+        argv[k++] = args[i];
+    memcpy(env, vars, nvars * sizeof(*env));
+    size_t nenv = nvars;
+    env[nenv++] = (struct dahlsim_env_var){"DAHLSIM_NETWORK", x->network};
+    if (SANITIZED)
+        env[nenv++] = (struct dahlsim_env_var){"ASAN_OPTIONS", "detect_leaks=0"};
+    int status = dahlsim_spawn_err(argv, env, nenv, out, out_size, raw);
+    free(argv);
+    free(env);
+    FILE *to = stderr_path != NULL ? fopen(stderr_path, "w") : stderr;
+    if (to != NULL) {
+        filter(raw, to);
+        if (to != stderr)
+            fclose(to);
+    }
+    unlink(raw);
+    if (out_dir == NULL) {
+        unlink(platform);
+        unlink(hosts);
+        rmdir(dir);
+    }
+    return status;
+}

@@ -1,0 +1,308 @@
+/* Multi-node: `dahlsim platform cluster` (its XML and hostfile read back), the "nodes" and "network" scenario
+ * keys (strict errors naming the file and the field), and small simulated runs through StarPU-MPI over SMPI
+ * on the committed tiny-2cpu calibration: 2 ranks whose task counts match the single-node run's, with the
+ * allreduce traffic the gradient sizes predict, and a makespan identical run after run; 1 rank within 1 % of
+ * the single-node simulator. The runs need the sim-mpi flavour (skipped without it). */
+#include <criterion/criterion.h>
+
+#include "dahl_test_util.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DATA DAHLSIM_SOURCE_DIR "/tests/data"
+
+static struct dahl_test_run run;
+static char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+
+static void dahlsim(const char *const *args)
+{
+    char *argv[40] = {DAHLSIM_BIN};
+    size_t n = 1;
+    for (size_t i = 0; args[i] != NULL && n < 39; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    dahl_test_run(&run, argv, env);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The value of attribute name in the XML text's <cluster .../> element, into out. */
+static void cluster_attr(const char *xml, const char *name, char *out, size_t size)
+{
+    const char *c = strstr(xml, "<cluster ");
+    cr_assert_not_null(c, "no <cluster> element in:\n%s", xml);
+    const char *end = strstr(c, "/>");
+    cr_assert_not_null(end);
+    char pattern[64];
+    snprintf(pattern, sizeof(pattern), " %s=\"", name);
+    const char *a = strstr(c, pattern);
+    if (a == NULL || a > end) {
+        out[0] = '\0';
+        return;
+    }
+    a += strlen(pattern);
+    const char *q = strchr(a, '"');
+    snprintf(out, size, "%.*s", (int)(q - a), a);
+}
+
+static void assert_usage_error(const char *what, const char *want)
+{
+    cr_assert_eq(run.status, 2, "%s: exit %d, stderr: %s", what, run.status, run.err);
+    cr_assert(strncmp(run.err, "dahlsim: error: ", 16) == 0, "%s: %s", what, run.err);
+    const char *eol = strchr(run.err, '\n');
+    char line[4096];
+    snprintf(line, sizeof(line), "%.*s", (int)(eol != NULL ? eol - run.err : (long)strlen(run.err)), run.err);
+    cr_assert(strstr(line, want) != NULL, "%s: \"%s\" not in: %s", what, want, line);
+}
+
+Test(nodes, platform_cluster_reads_back)
+{
+    char xml_path[] = "/tmp/dahl-test-cluster-XXXXXX", hosts_path[128];
+    int fd = mkstemp(xml_path);
+    cr_assert(fd >= 0);
+    close(fd);
+    snprintf(hosts_path, sizeof(hosts_path), "%s.hosts", xml_path);
+    struct {
+        const char *nodes, *topology, *kind, *params;
+    } cases[] = {
+        {"4", "flat", "", ""},
+        {"16", "fat-tree", "FAT_TREE", "2;4,4;1,4;1,1"},
+        {"64", "fat-tree", "FAT_TREE", "2;8,8;1,8;1,1"},
+        {"4", "fat-tree", "FAT_TREE", "1;4;1;1"},
+        {"16", "torus", "TORUS", "2,2,4"},
+        {"2", "torus", "TORUS", "2"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        dahlsim((const char *[]){"platform", "cluster", "--nodes", cases[i].nodes, "--machine", "tiny-2cpu", "--bw",
+                                 "100Gbps", "--lat", "1.5us", "--topology", cases[i].topology, "--out", xml_path,
+                                 "--hostfile", hosts_path, NULL});
+        cr_assert_eq(run.status, 0, "%s %s: %s", cases[i].nodes, cases[i].topology, run.err);
+        const char *xml = slurp(xml_path);
+        /* starpu_smpirun drops the first two lines: they must be the declaration and the DOCTYPE. */
+        cr_assert(strncmp(xml, "<?xml", 5) == 0, "%s", xml);
+        const char *line2 = strchr(xml, '\n') + 1;
+        cr_assert(strncmp(line2, "<!DOCTYPE platform", 18) == 0, "%s", xml);
+        cr_assert(strstr(strchr(line2, '\n') + 1, "<platform") != NULL);
+        char v[128], want[64];
+        long n = atol(cases[i].nodes);
+        snprintf(want, sizeof(want), "0-%ld", n - 1);
+        cluster_attr(xml, "radical", v, sizeof(v));
+        cr_assert_str_eq(v, want);
+        cluster_attr(xml, "prefix", v, sizeof(v));
+        cr_assert_str_eq(v, "node-");
+        cluster_attr(xml, "bw", v, sizeof(v));
+        cr_assert_str_eq(v, "100Gbps");
+        cluster_attr(xml, "lat", v, sizeof(v));
+        cr_assert_str_eq(v, "1.5us");
+        cluster_attr(xml, "topology", v, sizeof(v));
+        cr_assert_str_eq(v, cases[i].kind, "%s %s", cases[i].nodes, cases[i].topology);
+        cluster_attr(xml, "topo_parameters", v, sizeof(v));
+        cr_assert_str_eq(v, cases[i].params, "%s %s", cases[i].nodes, cases[i].topology);
+        cr_assert(strstr(xml, "tiny-2cpu") != NULL, "the comment names the node machine");
+        /* the topology's links: fat-tree leaf and top switch counts multiply to the node count */
+        if (strcmp(cases[i].kind, "TORUS") == 0) {
+            long prod = 1;
+            for (char *p = v; *p != '\0';) {
+                prod *= strtol(p, &p, 10);
+                if (*p == ',')
+                    p++;
+            }
+            cr_assert_eq(prod, n);
+        }
+        const char *hosts = slurp(hosts_path);
+        long lines = 0;
+        for (const char *p = hosts; *p != '\0'; p++)
+            lines += *p == '\n';
+        cr_assert_eq(lines, n);
+        snprintf(want, sizeof(want), "node-%ld\n", n - 1);
+        cr_assert(strstr(hosts, want) != NULL && strncmp(hosts, "node-0\n", 7) == 0, "%s", hosts);
+    }
+    unlink(xml_path);
+    unlink(hosts_path);
+}
+
+Test(nodes, platform_cluster_refuses_bad_options)
+{
+    const char *base[] = {"platform", "cluster", "--nodes", "2", "--machine", "tiny-2cpu", "--bw", "10Gbps", "--lat",
+                          "10us", "--out", "/tmp/dahl-test-never.xml"};
+    struct {
+        const char *option, *value, *want;
+    } cases[] = {
+        {"--nodes", "0", "--nodes: expected an integer in [1, 4096]"},
+        {"--bw", "10Gb", "--bw: expected a positive bandwidth with a unit"},
+        {"--bw", "-3Gbps", "--bw: expected"},
+        {"--lat", "10", "--lat: expected a latency >= 0 with a unit"},
+        {"--topology", "mesh", "--topology: expected flat, fat-tree or torus, got \"mesh\""},
+        {"--machine", "no-such-machine", "--machine: expected a machine of"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *args[32];
+        size_t n = 0;
+        for (size_t k = 0; k < sizeof(base) / sizeof(base[0]); k += (k < 2 ? 1 : 2)) {
+            args[n++] = base[k];
+            if (k >= 2) {
+                args[n++] = strcmp(base[k], cases[i].option) == 0 ? cases[i].value : base[k + 1];
+            }
+        }
+        if (strcmp(cases[i].option, "--topology") == 0) {
+            args[n++] = "--topology";
+            args[n++] = cases[i].value;
+        }
+        args[n] = NULL;
+        dahlsim(args);
+        assert_usage_error(cases[i].option, cases[i].want);
+    }
+    dahlsim((const char *[]){"platform", "cluster", "--nodes", "2", "--machine", "tiny-2cpu", "--lat", "1us", "--out",
+                             "/tmp/dahl-test-never.xml", NULL});
+    assert_usage_error("missing --bw", "platform cluster: --bw is required");
+    dahlsim((const char *[]){"platform", "ring", NULL});
+    assert_usage_error("subcommand", "platform: expected the subcommand cluster, got \"ring\"");
+    cr_assert_neq(access("/tmp/dahl-test-never.xml", F_OK), 0, "no file written on errors");
+}
+
+static char scenario_path[64];
+
+static void scenario(const char *json)
+{
+    snprintf(scenario_path, sizeof(scenario_path), "/tmp/dahl-test-nodes-XXXXXX");
+    int fd = mkstemp(scenario_path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+    close(fd);
+}
+
+#define TINY "\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8"
+
+Test(nodes, scenario_keys_are_strict)
+{
+    struct {
+        const char *json, *want1, *want2;
+    } cases[] = {
+        {"{" TINY ", \"nodes\": 0}", "\"nodes\": expected an integer in [1, 1024], got 0", NULL},
+        {"{" TINY ", \"nodes\": 2.5}", "\"nodes\": expected an integer", NULL},
+        {"{" TINY ", \"nodes\": 3}", "\"batch\": expected a multiple of the 3 nodes", "got 8"},
+        {"{" TINY ", \"network\": \"10gbe\"}", "\"network\": expected no network without \"nodes\"", NULL},
+        {"{" TINY ", \"nodes\": 2, \"network\": \"token-ring\"}", "\"network\": expected \"10gbe\", \"ib-100g\" or",
+         "got \"token-ring\""},
+        {"{" TINY ", \"nodes\": 2, \"network\": {\"bandwidth\": \"10Gbps\", \"latency\": \"1us\", \"mtu\": \"9000\"}}",
+         "\"network.mtu\": expected only the keys bandwidth, latency and topology", NULL},
+        {"{" TINY ", \"nodes\": 2, \"network\": {\"bandwidth\": \"fast\", \"latency\": \"1us\"}}",
+         "\"network.bandwidth\": expected a bandwidth with its unit", "got \"fast\""},
+        {"{" TINY ", \"nodes\": 2, \"network\": {\"bandwidth\": \"1Gbps\"}}",
+         "\"network\": expected an object with \"bandwidth\" and \"latency\"", NULL},
+        {"{" TINY ", \"nodes\": 1, \"network\": {\"bandwidth\": \"1Gbps\", \"latency\": \"1us\", \"topology\": \"torus\"}}",
+         "\"network.topology\": expected flat or fat-tree for one node", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        scenario(cases[i].json);
+        dahlsim((const char *[]){"check", scenario_path, NULL});
+        assert_usage_error(cases[i].json, cases[i].want1);
+        if (cases[i].want2 != NULL)
+            cr_assert(strstr(run.err, cases[i].want2) != NULL, "%s: %s", cases[i].json, run.err);
+        cr_assert(strstr(run.err, scenario_path) != NULL, "the message names the file: %s", run.err);
+        unlink(scenario_path);
+    }
+    scenario("{" TINY ", \"nodes\": 4, \"network\": {\"bandwidth\": \"25Gbps\", \"latency\": \"2us\", "
+             "\"topology\": \"fat-tree\"}, \"sweep\": {\"nodes\": [1, 2, 4, 8]}}");
+    dahlsim((const char *[]){"check", scenario_path, NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "4 experiments") != NULL, "%s", run.out);
+    unlink(scenario_path);
+}
+
+#ifdef DAHL_TEST_HAS_SIM_MPI
+static cJSON *simulate(const char *json, const char *out)
+{
+    scenario(json);
+    dahlsim((const char *[]){"run", scenario_path, "--out", out, "--quiet", NULL});
+    unlink(scenario_path);
+    cr_assert_eq(run.status, 0, "%s\nstderr: %s", json, run.err);
+    cr_assert(strstr(run.err, "Probable bug") == NULL && strstr(run.err, "MPI_THREAD_SINGLE") == NULL,
+              "the known noise is filtered: %s", run.err);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/results.json", out);
+    cJSON *r = cJSON_Parse(slurp(path));
+    cr_assert_not_null(r);
+    return r;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsNumber(v), "\"%s\" missing", key);
+    return v->valuedouble;
+}
+
+/* LeNet on 12x12x1: conv 6x1x5x5 + 6, conv 16x6x5x5 + 16, dense 120x16 + 120 (16x1x1 after the second conv),
+ * dense 10x120 + 10: the gradient floats one allreduce moves per step. */
+#define TINY_PARAMS (6 * 25 + 6 + 16 * 6 * 25 + 16 + 120 * 16 + 120 + 10 * 120 + 10)
+
+Test(nodes, two_ranks_split_the_work_and_are_deterministic, .timeout = 600)
+{
+    const char *base = "{" TINY ", \"scheduler\": \"dmda\"}";
+    const char *two = "{" TINY ", \"scheduler\": \"dmda\", \"nodes\": 2}";
+    cJSON *one = simulate(base, "/tmp/dahl-test-nodes-1");
+    cJSON *a = simulate(two, "/tmp/dahl-test-nodes-2a");
+    cJSON *b = simulate(two, "/tmp/dahl-test-nodes-2b");
+    cr_assert_eq(num(a, "nodes"), 2);
+    cr_assert(cJSON_GetObjectItemCaseSensitive(one, "nodes") == NULL, "single-node results have no nodes block");
+    /* The same global work: every codelet's task count summed over the ranks equals the single-node run's,
+     * but for the weight updates (and the zeroing of gradients after them), which every rank does. */
+    const cJSON *pc1 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(one, "tasks"), "per_codelet");
+    const cJSON *pc2 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "tasks"), "per_codelet");
+    const cJSON *item;
+    long total = 0;
+    cJSON_ArrayForEach(item, pc1)
+    {
+        bool replicated = strcmp(item->string, "dahl_sgd_update") == 0 || strcmp(item->string, "dahl_zero") == 0;
+        cr_assert_eq(num(pc2, item->string), (replicated ? 2 : 1) * item->valuedouble, "%s", item->string);
+        total += (long)item->valuedouble;
+    }
+    cr_assert_eq(num(pc2, "dahl_conv2d_forward"), 64 * 2, "2 convolutions per sample");
+    cr_assert(total > 0);
+    /* Tree allreduce on 2 ranks: per step and gradient tensor, rank 1 sends its sum and receives the total. */
+    const cJSON *nd = cJSON_GetObjectItemCaseSensitive(a, "nodes_detail");
+    cr_assert_eq(cJSON_GetArraySize(nd), 2);
+    double steps = 64 / 8, tensors = 8;
+    const cJSON *r1 = cJSON_GetArrayItem(nd, 1);
+    cr_assert_eq(num(r1, "messages_sent"), steps * tensors);
+    cr_assert_eq(num(r1, "bytes_sent"), steps * TINY_PARAMS * 4.0);
+    cr_assert_eq(num(cJSON_GetArrayItem(nd, 0), "allreduce_tasks"), steps * tensors);
+    cr_assert(num(r1, "comm_s") > 0);
+    const cJSON *net = cJSON_GetObjectItemCaseSensitive(a, "network");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(net, "allreduce_s_per_iteration")), steps);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(net, "allreduce")->valuestring, "tree");
+    /* Deterministic: the same simulated times to the last bit. */
+    cr_assert_eq(num(a, "makespan_s"), num(b, "makespan_s"));
+    cr_assert(num(a, "makespan_s") > 0);
+    cJSON_Delete(one);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
+{
+    cJSON *one = simulate("{" TINY ", \"scheduler\": \"dmda\"}", "/tmp/dahl-test-nodes-s");
+    cJSON *mpi = simulate("{" TINY ", \"scheduler\": \"dmda\", \"nodes\": 1}", "/tmp/dahl-test-nodes-m");
+    double t1 = num(one, "makespan_s"), tm = num(mpi, "makespan_s");
+    cr_assert(fabs(tm - t1) <= 0.01 * t1, "1-node multi-node path %.9f s vs single-node %.9f s", tm, t1);
+    cr_assert_eq(num(mpi, "nodes"), 1);
+    cJSON_Delete(one);
+    cJSON_Delete(mpi);
+}
+#endif
