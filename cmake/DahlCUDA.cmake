@@ -43,6 +43,9 @@ endif()
 # second, static runtime in the same process would have its own).
 set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
 enable_language(CUDA)
+# Programs linking the CUDA kernels stay C programs linked by the C compiler (the kernels need no device
+# link step): nvcc as the linker would reject the sanitizer flags of Asan builds.
+set(CMAKE_CUDA_LINKER_PREFERENCE_PROPAGATES 0)
 find_package(CUDAToolkit REQUIRED)
 # starpu.h with CUDA includes cusparse.h, whose deprecated declarations flood every file that includes it.
 set_property(TARGET PkgConfig::DAHL_PC_NATIVE APPEND PROPERTY INTERFACE_COMPILE_OPTIONS

@@ -81,6 +81,38 @@ static void conv2d_backward_weights_cpu(void *buffers[], void *cl_arg)
                                  (float *)STARPU_VECTOR_GET_PTR(buffers[4]));
 }
 
+/* CUDA wrappers (see DAHL_CUDA_WRAPPER): the same buffers as the CPU ones; the kernels run on the worker's
+ * stream with StarPU's cuBLAS handle, the workspace is the worker's SCRATCH copy in GPU memory. */
+DAHL_CUDA_WRAPPER conv2d_forward_cuda(void *buffers[], void *cl_arg)
+{
+    struct conv2d_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_cuda_must(dahl_cuda_conv2d_forward(
+        &args.shape, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]), (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+        (const float *)STARPU_VECTOR_GET_PTR(buffers[2]), (float *)STARPU_VECTOR_GET_PTR(buffers[3]),
+        (float *)STARPU_VECTOR_GET_PTR(buffers[4]), dahl_cuda_local_stream(), dahl_cuda_local_blas()));
+}
+
+DAHL_CUDA_WRAPPER conv2d_backward_input_cuda(void *buffers[], void *cl_arg)
+{
+    struct conv2d_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_cuda_must(dahl_cuda_conv2d_backward_input(
+        &args.shape, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]), (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+        (float *)STARPU_VECTOR_GET_PTR(buffers[2]), (float *)STARPU_VECTOR_GET_PTR(buffers[3]), dahl_cuda_local_stream(),
+        dahl_cuda_local_blas()));
+}
+
+DAHL_CUDA_WRAPPER conv2d_backward_weights_cuda(void *buffers[], void *cl_arg)
+{
+    struct conv2d_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_cuda_must(dahl_cuda_conv2d_backward_weights(
+        &args.shape, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]), (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+        (float *)STARPU_VECTOR_GET_PTR(buffers[2]), (float *)STARPU_VECTOR_GET_PTR(buffers[3]),
+        (float *)STARPU_VECTOR_GET_PTR(buffers[4]), dahl_cuda_local_stream(), dahl_cuda_local_blas()));
+}
+
 struct starpu_perfmodel dahl_conv2d_forward_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_conv2d_forward",
@@ -105,7 +137,7 @@ struct starpu_perfmodel dahl_conv2d_backward_weights_model = {
 static struct starpu_codelet conv2d_forward_cl = {
     .cpu_funcs = {conv2d_forward_cpu},
     .cpu_funcs_name = {"conv2d_forward_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(conv2d_forward_cuda),
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &dahl_conv2d_forward_model,
@@ -115,7 +147,7 @@ static struct starpu_codelet conv2d_forward_cl = {
 static struct starpu_codelet conv2d_backward_input_cl = {
     .cpu_funcs = {conv2d_backward_input_cpu},
     .cpu_funcs_name = {"conv2d_backward_input_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(conv2d_backward_input_cuda),
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_input_model,
@@ -125,7 +157,7 @@ static struct starpu_codelet conv2d_backward_input_cl = {
 static struct starpu_codelet conv2d_backward_weights_redux_cl = {
     .cpu_funcs = {conv2d_backward_weights_cpu},
     .cpu_funcs_name = {"conv2d_backward_weights_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(conv2d_backward_weights_cuda),
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_REDUX, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_weights_model,
@@ -135,7 +167,7 @@ static struct starpu_codelet conv2d_backward_weights_redux_cl = {
 static struct starpu_codelet conv2d_backward_weights_rw_cl = {
     .cpu_funcs = {conv2d_backward_weights_cpu},
     .cpu_funcs_name = {"conv2d_backward_weights_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(conv2d_backward_weights_cuda),
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_weights_model,

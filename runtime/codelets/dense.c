@@ -78,6 +78,38 @@ static void dense_backward_weights_cpu(void *buffers[], void *cl_arg)
                                 (float *)STARPU_VECTOR_GET_PTR(buffers[2]), (float *)STARPU_VECTOR_GET_PTR(buffers[3]));
 }
 
+/* CUDA wrappers (see DAHL_CUDA_WRAPPER): the same buffers as the CPU ones, cuBLAS on the worker's stream. */
+DAHL_CUDA_WRAPPER dense_forward_cuda(void *buffers[], void *cl_arg)
+{
+    struct dense_args a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    dahl_cuda_must(dahl_cuda_dense_forward(a.n_in, a.n_out, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                           (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                                           (const float *)STARPU_VECTOR_GET_PTR(buffers[2]),
+                                           (float *)STARPU_VECTOR_GET_PTR(buffers[3]), dahl_cuda_local_stream(),
+                                           dahl_cuda_local_blas()));
+}
+
+DAHL_CUDA_WRAPPER dense_backward_input_cuda(void *buffers[], void *cl_arg)
+{
+    struct dense_args a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    dahl_cuda_must(dahl_cuda_dense_backward_input(a.n_in, a.n_out, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                                  (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                                                  (float *)STARPU_VECTOR_GET_PTR(buffers[2]), dahl_cuda_local_stream(),
+                                                  dahl_cuda_local_blas()));
+}
+
+DAHL_CUDA_WRAPPER dense_backward_weights_cuda(void *buffers[], void *cl_arg)
+{
+    struct dense_args a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    dahl_cuda_must(dahl_cuda_dense_backward_weights(
+        a.n_in, a.n_out, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]), (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+        (float *)STARPU_VECTOR_GET_PTR(buffers[2]), (float *)STARPU_VECTOR_GET_PTR(buffers[3]), dahl_cuda_local_stream(),
+        dahl_cuda_local_blas()));
+}
+
 struct starpu_perfmodel dahl_dense_forward_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_dense_forward",
@@ -102,7 +134,7 @@ struct starpu_perfmodel dahl_dense_backward_weights_model = {
 static struct starpu_codelet dense_forward_cl = {
     .cpu_funcs = {dense_forward_cpu},
     .cpu_funcs_name = {"dense_forward_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(dense_forward_cuda),
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_dense_forward_model,
@@ -112,7 +144,7 @@ static struct starpu_codelet dense_forward_cl = {
 static struct starpu_codelet dense_backward_input_cl = {
     .cpu_funcs = {dense_backward_input_cpu},
     .cpu_funcs_name = {"dense_backward_input_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(dense_backward_input_cuda),
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_dense_backward_input_model,
@@ -122,7 +154,7 @@ static struct starpu_codelet dense_backward_input_cl = {
 static struct starpu_codelet dense_backward_weights_redux_cl = {
     .cpu_funcs = {dense_backward_weights_cpu},
     .cpu_funcs_name = {"dense_backward_weights_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(dense_backward_weights_cuda),
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_REDUX},
     .model = &dahl_dense_backward_weights_model,
@@ -132,7 +164,7 @@ static struct starpu_codelet dense_backward_weights_redux_cl = {
 static struct starpu_codelet dense_backward_weights_rw_cl = {
     .cpu_funcs = {dense_backward_weights_cpu},
     .cpu_funcs_name = {"dense_backward_weights_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(dense_backward_weights_cuda),
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW},
     .model = &dahl_dense_backward_weights_model,

@@ -60,6 +60,24 @@ static void maxpool_backward_cpu(void *buffers[], void *cl_arg)
                           (float *)STARPU_VECTOR_GET_PTR(buffers[2]));
 }
 
+/* CUDA wrappers (see DAHL_CUDA_WRAPPER): the same buffers as the CPU ones, on the worker's stream. */
+DAHL_CUDA_WRAPPER maxpool_forward_cuda(void *buffers[], void *cl_arg)
+{
+    struct maxpool_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_cuda_must(dahl_cuda_maxpool_forward(&args.shape, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                             (float *)STARPU_VECTOR_GET_PTR(buffers[1]), dahl_cuda_local_stream()));
+}
+
+DAHL_CUDA_WRAPPER maxpool_backward_cuda(void *buffers[], void *cl_arg)
+{
+    struct maxpool_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_cuda_must(dahl_cuda_maxpool_backward(&args.shape, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                              (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                                              (float *)STARPU_VECTOR_GET_PTR(buffers[2]), dahl_cuda_local_stream()));
+}
+
 struct starpu_perfmodel dahl_maxpool_forward_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_maxpool_forward",
@@ -77,7 +95,7 @@ struct starpu_perfmodel dahl_maxpool_backward_model = {
 static struct starpu_codelet maxpool_forward_cl = {
     .cpu_funcs = {maxpool_forward_cpu},
     .cpu_funcs_name = {"maxpool_forward_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(maxpool_forward_cuda),
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &dahl_maxpool_forward_model,
@@ -87,7 +105,7 @@ static struct starpu_codelet maxpool_forward_cl = {
 static struct starpu_codelet maxpool_backward_cl = {
     .cpu_funcs = {maxpool_backward_cpu},
     .cpu_funcs_name = {"maxpool_backward_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(maxpool_backward_cuda),
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_maxpool_backward_model,

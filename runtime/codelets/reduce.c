@@ -51,6 +51,23 @@ static void zero_cpu(void *buffers[], void *cl_arg)
     dahl_zero(STARPU_VECTOR_GET_NX(buffers[0]), (float *)STARPU_VECTOR_GET_PTR(buffers[0]));
 }
 
+/* CUDA wrappers (see DAHL_CUDA_WRAPPER). StarPU calls zero's directly, on the CUDA worker's thread, to
+ * initialise a REDUX gradient's GPU copy: the memset goes on the worker's stream, ahead of the task that
+ * then accumulates into that copy on the same stream. */
+DAHL_CUDA_WRAPPER accumulate_cuda(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    dahl_cuda_must(dahl_cuda_accumulate(STARPU_VECTOR_GET_NX(buffers[0]), (float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                        (const float *)STARPU_VECTOR_GET_PTR(buffers[1]), dahl_cuda_local_stream()));
+}
+
+DAHL_CUDA_WRAPPER zero_cuda(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    dahl_cuda_must(dahl_cuda_zero(STARPU_VECTOR_GET_NX(buffers[0]), (float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                  dahl_cuda_local_stream()));
+}
+
 struct starpu_perfmodel dahl_accumulate_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_accumulate",
@@ -68,7 +85,7 @@ struct starpu_perfmodel dahl_zero_model = {
 static struct starpu_codelet accumulate_cl = {
     .cpu_funcs = {accumulate_cpu},
     .cpu_funcs_name = {"accumulate_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(accumulate_cuda),
     .nbuffers = 2,
     .modes = {STARPU_RW, STARPU_R},
     .model = &dahl_accumulate_model,
@@ -78,7 +95,7 @@ static struct starpu_codelet accumulate_cl = {
 static struct starpu_codelet zero_cl = {
     .cpu_funcs = {zero_cpu},
     .cpu_funcs_name = {"zero_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(zero_cuda),
     .nbuffers = 1,
     .modes = {STARPU_W},
     .model = &dahl_zero_model,

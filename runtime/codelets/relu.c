@@ -56,6 +56,24 @@ static void relu_backward_cpu(void *buffers[], void *cl_arg)
                        (const float *)STARPU_VECTOR_GET_PTR(buffers[1]), (float *)STARPU_VECTOR_GET_PTR(buffers[2]));
 }
 
+/* CUDA wrappers (see DAHL_CUDA_WRAPPER): the same buffers as the CPU ones, on the worker's stream. */
+DAHL_CUDA_WRAPPER relu_forward_cuda(void *buffers[], void *cl_arg)
+{
+    struct relu_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_cuda_must(dahl_cuda_relu_forward(args.n, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                          (float *)STARPU_VECTOR_GET_PTR(buffers[1]), dahl_cuda_local_stream()));
+}
+
+DAHL_CUDA_WRAPPER relu_backward_cuda(void *buffers[], void *cl_arg)
+{
+    struct relu_args args;
+    starpu_codelet_unpack_args(cl_arg, &args);
+    dahl_cuda_must(dahl_cuda_relu_backward(args.n, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                           (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                                           (float *)STARPU_VECTOR_GET_PTR(buffers[2]), dahl_cuda_local_stream()));
+}
+
 struct starpu_perfmodel dahl_relu_forward_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_relu_forward",
@@ -73,7 +91,7 @@ struct starpu_perfmodel dahl_relu_backward_model = {
 static struct starpu_codelet relu_forward_cl = {
     .cpu_funcs = {relu_forward_cpu},
     .cpu_funcs_name = {"relu_forward_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(relu_forward_cuda),
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &dahl_relu_forward_model,
@@ -83,7 +101,7 @@ static struct starpu_codelet relu_forward_cl = {
 static struct starpu_codelet relu_backward_cl = {
     .cpu_funcs = {relu_backward_cpu},
     .cpu_funcs_name = {"relu_backward_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(relu_backward_cuda),
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_relu_backward_model,

@@ -55,6 +55,26 @@ static void sgd_momentum_cpu(void *buffers[], void *cl_arg)
                     (float *)STARPU_VECTOR_GET_PTR(buffers[2]), a.lr, a.momentum);
 }
 
+/* CUDA wrappers (see DAHL_CUDA_WRAPPER): the same buffers as the CPU ones, on the worker's stream. */
+DAHL_CUDA_WRAPPER sgd_cuda(void *buffers[], void *cl_arg)
+{
+    struct sgd_args a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    dahl_cuda_must(dahl_cuda_sgd_update(a.n, (float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                        (const float *)STARPU_VECTOR_GET_PTR(buffers[1]), NULL, a.lr, 0.0f,
+                                        dahl_cuda_local_stream()));
+}
+
+DAHL_CUDA_WRAPPER sgd_momentum_cuda(void *buffers[], void *cl_arg)
+{
+    struct sgd_args a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    dahl_cuda_must(dahl_cuda_sgd_update(a.n, (float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                        (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                                        (float *)STARPU_VECTOR_GET_PTR(buffers[2]), a.lr, a.momentum,
+                                        dahl_cuda_local_stream()));
+}
+
 struct starpu_perfmodel dahl_sgd_update_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_sgd_update",
@@ -65,7 +85,7 @@ struct starpu_perfmodel dahl_sgd_update_model = {
 static struct starpu_codelet sgd_cl = {
     .cpu_funcs = {sgd_cpu},
     .cpu_funcs_name = {"sgd_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(sgd_cuda),
     .nbuffers = 2,
     .modes = {STARPU_RW, STARPU_R},
     .model = &dahl_sgd_update_model,
@@ -75,7 +95,7 @@ static struct starpu_codelet sgd_cl = {
 static struct starpu_codelet sgd_momentum_cl = {
     .cpu_funcs = {sgd_momentum_cpu},
     .cpu_funcs_name = {"sgd_momentum_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(sgd_momentum_cuda),
     .nbuffers = 3,
     .modes = {STARPU_RW, STARPU_R, STARPU_RW},
     .model = &dahl_sgd_update_model,

@@ -44,6 +44,17 @@ static void softmax_xent_cpu(void *buffers[], void *cl_arg)
     metrics[1] = (float)correct;
 }
 
+/* CUDA wrapper (see DAHL_CUDA_WRAPPER): the kernel writes the metrics vector's two floats itself. */
+DAHL_CUDA_WRAPPER softmax_xent_cuda(void *buffers[], void *cl_arg)
+{
+    struct softmax_xent_args a;
+    starpu_codelet_unpack_args(cl_arg, &a);
+    float *metrics = (float *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    dahl_cuda_must(dahl_cuda_softmax_xent(a.k, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]), a.label, &metrics[0],
+                                          (float *)STARPU_VECTOR_GET_PTR(buffers[1]), &metrics[1],
+                                          dahl_cuda_local_stream()));
+}
+
 struct starpu_perfmodel dahl_softmax_xent_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_softmax_xent",
@@ -54,7 +65,7 @@ struct starpu_perfmodel dahl_softmax_xent_model = {
 static struct starpu_codelet softmax_xent_cl = {
     .cpu_funcs = {softmax_xent_cpu},
     .cpu_funcs_name = {"softmax_xent_cpu"},
-    DAHL_CUDA_FUNCS,
+    DAHL_CUDA_FUNCS(softmax_xent_cuda),
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_W, STARPU_W},
     .model = &dahl_softmax_xent_model,
