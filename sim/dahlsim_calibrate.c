@@ -72,6 +72,7 @@ struct calib_opts {
     struct cover covers[MAX_COVERS];
     int ncovers;
     long batch, steps, rounds;
+    int ngpu; /* CUDA workers in every run (0: CPU only) */
     double max_rsd;
     bool force, recalibrate_flagged, report_only, quiet;
 };
@@ -79,7 +80,7 @@ struct calib_opts {
 static const char usage_line[] =
     "usage: dahlsim calibrate --machine NAME [--cover DATASET[,model=M][,perfmodel=K]]... [--force]\n"
     "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
-    "                         [--dir DIR] [--report] [--quiet]\n";
+    "                         [--ngpu N] [--dir DIR] [--report] [--quiet]\n";
 
 static void help(void)
 {
@@ -102,6 +103,9 @@ static void help(void)
            "  --rounds N            at most N training runs per setup (default %d)\n"
            "  --steps N             training steps per run (default %d)\n"
            "  --batch N             samples per step (default %d)\n"
+           "  --ngpu N              CUDA workers next to the CPU ones (default 0; needs a CUDA build): the\n"
+           "                        runs then use the dmda scheduler, which sends tasks to whichever worker\n"
+           "                        kind still lacks measurements, so both get calibrated\n"
            "  --dir DIR             calibration root (default: calibration/ of the dahlsim tree)\n"
            "  --report              only print the per-model report of an existing calibration\n"
            "  --quiet               no progress lines\n",
@@ -167,7 +171,7 @@ static bool parse_cover(const char *text, struct cover *c)
 static int parse_options(int argc, char **argv, struct calib_opts *o)
 {
     enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
-           O_QUIET, O_HELP };
+           O_QUIET, O_HELP, O_NGPU };
     static const struct option options[] = {
         {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
         {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
@@ -175,6 +179,7 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
         {"steps", required_argument, NULL, O_STEPS},     {"batch", required_argument, NULL, O_BATCH},
         {"dir", required_argument, NULL, O_DIR},         {"report", no_argument, NULL, O_REPORT},
         {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
+        {"ngpu", required_argument, NULL, O_NGPU},
         {NULL, 0, NULL, 0},
     };
     *o = (struct calib_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
@@ -220,6 +225,18 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
         case O_BATCH:
             ok = dahlsim_parse_int("--batch", optarg, 1, 4096, &o->batch);
             break;
+        case O_NGPU: {
+            long n = 0;
+            ok = dahlsim_parse_int("--ngpu", optarg, 0, 8, &n);
+            o->ngpu = (int)n;
+            if (ok && n > 0 && !dahl_engine_has_cuda()) {
+                dahlsim_error("--ngpu %ld: this dahlsim's StarPU has no CUDA", n);
+                fprintf(stderr, "hint: scripts/setup-deps --flavours native-cuda, then build with cmake "
+                                "-DDAHLSIM_CUDA=ON\n");
+                ok = false;
+            }
+            break;
+        }
         case O_DIR:
             o->dir = optarg;
             if (optarg[0] == '\0') {
@@ -424,9 +441,11 @@ static int simulated_check(const struct calib_opts *o, const struct cover *c, co
     char samples[32], batch[32];
     snprintf(samples, sizeof(samples), "%ld", CHECK_STEPS * o->batch);
     snprintf(batch, sizeof(batch), "%ld", o->batch);
+    char ngpu[16];
+    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
     char *args[] = {"sim-train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
                     (char *)c->perfmodel, "--samples", samples, "--test-samples", batch, "--batch", batch,
-                    "--quiet", NULL};
+                    "--ngpu", ngpu, "--quiet", o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
         {"STARPU_SILENT", "0"},
@@ -464,9 +483,13 @@ static int native_round(const struct calib_opts *o, const struct cover *c, const
     snprintf(seed, sizeof(seed), "%d", round);
     /* regression is measured as nl-regression: see kind_rank */
     const char *kind = strcmp(c->perfmodel, "regression") == 0 ? "nl-regression" : c->perfmodel;
+    char ngpu[16];
+    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
+    /* With GPUs, dmda: under STARPU_CALIBRATE=1 it sends each task to a worker kind whose model still lacks
+     * measurements, where lws would leave the GPU's models of rarely stolen tasks empty. */
     char *argv[] = {self, "train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
                     (char *)kind, "--samples", samples, "--test-samples", batch, "--batch", batch,
-                    "--seed", seed, "--quiet", NULL};
+                    "--seed", seed, "--ngpu", ngpu, "--quiet", o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling},
         {"STARPU_HOSTNAME", o->machine},
@@ -623,7 +646,7 @@ static int write_manifest(const struct calib_opts *o, const struct cover_status 
     cJSON *node = cJSON_AddObjectToObject(root, "node");
     cJSON_AddStringToObject(node, "cpu_model", cpu);
     cJSON_AddNumberToObject(node, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
-    cJSON_AddNumberToObject(node, "gpus", 0);
+    cJSON_AddNumberToObject(node, "gpus", o->ngpu);
     cJSON_AddNumberToObject(node, "memory_bytes", (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE));
     cJSON *v = cJSON_AddObjectToObject(root, "versions");
     cJSON_AddStringToObject(v, "dahlsim", DAHLSIM_VERSION);
