@@ -17,7 +17,8 @@
 
 struct type_entry {
     const struct starpu_codelet *cl; /* the first codelet seen with this name (a cache for the lookup) */
-    char name[64];
+    char name[64];                  /* the bucket's name: symbol, or "symbol:footprint" (by_footprint) */
+    char symbol[64];                /* the perf-model symbol (what manual lists name) */
     bool runs_on[DAHL_NARCH];
     double estimate_us[DAHL_NARCH]; /* perf-model estimate of the type's first task; <= 0 unknown */
     double indeg_sum;               /* in-degrees observed at push, for the type's mean ID */
@@ -59,7 +60,14 @@ bool dahl_heteroprio_parse_auto(const char *text, struct dahl_heteroprio_conf *c
     memset(conf, 0, sizeof(*conf));
     conf->autoprio = true;
     conf->interval = 32;
-    return dahl_autoprio_heuristic_parse(text + 5, &conf->heuristic);
+    char name[32];
+    const char *slash = strchr(text + 5, '/');
+    size_t len = slash != NULL ? (size_t)(slash - (text + 5)) : strlen(text + 5);
+    if (len >= sizeof(name) || (slash != NULL && strcmp(slash, "/footprint") != 0))
+        return false;
+    conf->by_footprint = slash != NULL;
+    snprintf(name, sizeof(name), "%.*s", (int)len, text + 5);
+    return dahl_autoprio_heuristic_parse(name, &conf->heuristic);
 }
 
 static int arch_of_worker(int workerid)
@@ -155,7 +163,7 @@ static void compute_lists(int order[DAHL_NARCH][MAX_TYPES], int n[DAHL_NARCH])
         n[a] = 0;
         for (int k = 0; k < hp.conf.n[a]; k++) {
             for (int i = 0; i < hp.ntypes; i++) {
-                if (strcmp(hp.types[i].name, hp.conf.names[a][k]) == 0) {
+                if (strcmp(hp.types[i].symbol, hp.conf.names[a][k]) == 0) {
                     listed[i] = true;
                     if (hp.types[i].runs_on[a])
                         order[a][n[a]++] = i;
@@ -223,11 +231,33 @@ static void set_idle(void)
     dahl_autoprio_set_idle(hp.ap, idle);
 }
 
+/* The bucket name of task with footprint buckets: "symbol:footprint", the footprint as StarPU's perf models
+ * key the task (dahl's footprints do not depend on the architecture). */
+static void footprint_name(struct starpu_task *task, const char *symbol, char *buf, size_t size)
+{
+    int w = hp.first_worker[DAHL_ARCH_CPU] >= 0 ? hp.first_worker[DAHL_ARCH_CPU] : hp.first_worker[DAHL_ARCH_GPU];
+    uint32_t fp = starpu_task_footprint(task->cl->model, task, starpu_worker_get_perf_archtype(w, hp.ctx), 0);
+    snprintf(buf, size, "%s:%08x", symbol, (unsigned)fp);
+}
+
 /* The type of task, declaring it (and giving it a bucket) the first time. -1 when out of types. */
 static int type_of(struct starpu_task *task, bool *added)
 {
-    const char *name = type_name(task->cl);
-    int t = type_lookup(task->cl, name);
+    const char *symbol = type_name(task->cl);
+    char fpname[64];
+    const char *name = symbol;
+    int t;
+    if (hp.conf.by_footprint && task->cl->model != NULL) {
+        /* One codelet runs tasks of several footprints: the codelet cache cannot tell them apart. */
+        footprint_name(task, symbol, fpname, sizeof(fpname));
+        name = fpname;
+        for (t = 0; t < hp.ntypes && strcmp(hp.types[t].name, name) != 0; t++)
+            ;
+        if (t == hp.ntypes)
+            t = -1;
+    } else {
+        t = type_lookup(task->cl, name);
+    }
     *added = false;
     if (t >= 0)
         return t;
@@ -236,8 +266,9 @@ static int type_of(struct starpu_task *task, bool *added)
     t = hp.ntypes++;
     struct type_entry *e = &hp.types[t];
     memset(e, 0, sizeof(*e));
-    e->cl = task->cl;
+    e->cl = hp.conf.by_footprint ? NULL : task->cl;
     snprintf(e->name, sizeof(e->name), "%s", name);
+    snprintf(e->symbol, sizeof(e->symbol), "%s", symbol);
     for (int a = 0; a < DAHL_NARCH; a++) {
         e->estimate_us[a] = -1.0;
         if (hp.nworkers[a] == 0)
@@ -400,14 +431,14 @@ int dahl_sched_configure(struct starpu_conf *sconf, const struct dahl_heteroprio
     return 0;
 }
 
-int dahl_heteroprio_summary(long *recomputes, char lists[DAHL_NARCH][1024])
+int dahl_heteroprio_summary(long *recomputes, char lists[DAHL_NARCH][DAHL_HETEROPRIO_LIST_BYTES])
 {
     *recomputes = hp.recomputes;
     for (int a = 0; a < DAHL_NARCH; a++) {
-        size_t used = 0;
+        size_t used = 0, size = DAHL_HETEROPRIO_LIST_BYTES;
         lists[a][0] = '\0';
-        for (int k = 0; k < hp.final_n[a] && used < 1024; k++) {
-            int n = snprintf(lists[a] + used, 1024 - used, "%s%s", k > 0 ? "," : "", hp.types[hp.final_order[a][k]].name);
+        for (int k = 0; k < hp.final_n[a] && used < size; k++) {
+            int n = snprintf(lists[a] + used, size - used, "%s%s", k > 0 ? "," : "", hp.types[hp.final_order[a][k]].name);
             if (n < 0)
                 break;
             used += (size_t)n;

@@ -8,10 +8,13 @@
 #include "dahl_random.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_perfmodel.h"
+#include "dahl_stepgraph.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +31,33 @@ void dahlsim_dag_fini(struct dahlsim_dag *g)
     free(g->pred);
     free(g->succ_start);
     free(g->succ);
+    free(g->task_cost);
     memset(g, 0, sizeof(*g));
+}
+
+int dahlsim_dag_set_task_costs(struct dahlsim_dag *g, const double (*cost)[DAHL_NARCH], char *err, size_t err_size)
+{
+    for (int t = 0; t < g->ntasks; t++)
+        for (int a = 0; a < DAHL_NARCH; a++)
+            if ((cost[t][a] > 0.0) != (g->cost[g->type[t]][a] > 0.0) || !isfinite(cost[t][a])) {
+                snprintf(err, err_size, "task %d: expected a positive %s cost exactly where its type \"%s\" has one",
+                         t, a == DAHL_ARCH_CPU ? "CPU" : "GPU", g->names[g->type[t]]);
+                return -EINVAL;
+            }
+    double(*copy)[DAHL_NARCH] = malloc(((size_t)g->ntasks + 1) * sizeof(*copy));
+    if (copy == NULL) {
+        snprintf(err, err_size, "out of memory");
+        return -ENOMEM;
+    }
+    memcpy(copy, cost, (size_t)g->ntasks * sizeof(*copy));
+    free(g->task_cost);
+    g->task_cost = copy;
+    return 0;
+}
+
+double dahlsim_dag_task_cost(const struct dahlsim_dag *g, int t, int arch)
+{
+    return g->task_cost != NULL ? g->task_cost[t][arch] : g->cost[g->type[t]][arch];
 }
 
 int dahlsim_dag_init(struct dahlsim_dag *g, int ntypes, const char *const *names, const double (*cost)[DAHL_NARCH],
@@ -113,6 +142,47 @@ static double json_cost(const cJSON *o, const char *key, bool *bad)
     return v->valuedouble;
 }
 
+/* "task_costs": [[cpu_s, gpu_s], ...], null where the task's type cannot run. */
+static int load_task_costs(const char *path, const cJSON *list, struct dahlsim_dag *g, char *err, size_t err_size)
+{
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != g->ntasks) {
+        snprintf(err, err_size, "%s: \"task_costs\": expected an array of %d [cpu_s, gpu_s] pairs (one per task)",
+                 path, g->ntasks);
+        return -EINVAL;
+    }
+    double(*cost)[DAHL_NARCH] = calloc((size_t)g->ntasks + 1, sizeof(*cost));
+    if (cost == NULL) {
+        snprintf(err, err_size, "%s: out of memory", path);
+        return -ENOMEM;
+    }
+    int t = 0;
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, list)
+    {
+        if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != DAHL_NARCH) {
+            snprintf(err, err_size, "%s: \"task_costs\"[%d]: expected [cpu_s, gpu_s]", path, t);
+            free(cost);
+            return -EINVAL;
+        }
+        for (int a = 0; a < DAHL_NARCH; a++) {
+            const cJSON *v = cJSON_GetArrayItem(pair, a);
+            if (!cJSON_IsNull(v) && (!cJSON_IsNumber(v) || !(v->valuedouble > 0.0) || !isfinite(v->valuedouble))) {
+                snprintf(err, err_size, "%s: \"task_costs\"[%d]: expected positive seconds or null", path, t);
+                free(cost);
+                return -EINVAL;
+            }
+            cost[t][a] = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+        }
+        t++;
+    }
+    char why[256];
+    int ret = dahlsim_dag_set_task_costs(g, (const double(*)[DAHL_NARCH])cost, why, sizeof(why));
+    if (ret != 0)
+        snprintf(err, err_size, "%s: \"task_costs\": %s", path, why);
+    free(cost);
+    return ret;
+}
+
 int dahlsim_dag_load(const char *path, struct dahlsim_dag *g, char *err, size_t err_size)
 {
     memset(g, 0, sizeof(*g));
@@ -129,6 +199,22 @@ int dahlsim_dag_load(const char *path, struct dahlsim_dag *g, char *err, size_t 
     const char **names = NULL;
     double (*cost)[DAHL_NARCH] = NULL;
     int *type = NULL, *pstart = NULL, *pred = NULL;
+    static const char *const known[] = {"format", "cpus", "gpus", "pipeline_makespan_s", "types",
+                                        "tasks", "task_costs", "source"};
+    const cJSON *key;
+    cJSON_ArrayForEach(key, doc)
+    {
+        bool ok = false;
+        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+            ok |= key->string != NULL && strcmp(key->string, known[k]) == 0;
+        if (!ok) {
+            snprintf(err, err_size,
+                     "%s: unknown key \"%s\" (expected format, cpus, gpus, pipeline_makespan_s, types, tasks, "
+                     "task_costs, source)",
+                     path, key->string != NULL ? key->string : "?");
+            goto out;
+        }
+    }
     if (!cJSON_IsString(format) || strcmp(format->valuestring, "dahlsim-dag-1") != 0) {
         snprintf(err, err_size, "%s: \"format\": expected \"dahlsim-dag-1\"", path);
         goto out;
@@ -216,6 +302,16 @@ int dahlsim_dag_load(const char *path, struct dahlsim_dag *g, char *err, size_t 
         snprintf(err, err_size, "%s: \"cpus\"/\"gpus\": expected non-negative integers", path);
         dahlsim_dag_fini(g);
         ret = -EINVAL;
+        goto out;
+    }
+    const cJSON *source = cJSON_GetObjectItemCaseSensitive(doc, "source");
+    if (cJSON_IsString(source))
+        snprintf(g->source, sizeof(g->source), "%s", source->valuestring);
+    const cJSON *tcosts = cJSON_GetObjectItemCaseSensitive(doc, "task_costs");
+    if (tcosts != NULL) {
+        ret = load_task_costs(path, tcosts, g, err, err_size);
+        if (ret != 0)
+            dahlsim_dag_fini(g);
     }
 out:
     free(names);
@@ -236,9 +332,11 @@ int dahlsim_dag_save(const struct dahlsim_dag *g, const char *path, char *err, s
     }
     /* Written by hand, one task per line: cJSON would put every number on its own line. %.17g keeps the
      * costs exact through a save and load. */
-    fprintf(f, "{\n  \"format\": \"dahlsim-dag-1\",\n  \"cpus\": %d,\n  \"gpus\": %d,\n"
-               "  \"pipeline_makespan_s\": %.17g,\n  \"types\": [\n",
-            g->cpus, g->gpus, g->pipeline_s);
+    fprintf(f, "{\n  \"format\": \"dahlsim-dag-1\",\n");
+    if (g->source[0] != '\0')
+        fprintf(f, "  \"source\": \"%s\",\n", g->source); /* no quotes or backslashes: the export writes it */
+    fprintf(f, "  \"cpus\": %d,\n  \"gpus\": %d,\n  \"pipeline_makespan_s\": %.17g,\n  \"types\": [\n", g->cpus,
+            g->gpus, g->pipeline_s);
     for (int i = 0; i < g->ntypes; i++) {
         fprintf(f, "    {\"name\": \"%s\"", g->names[i]);
         if (g->cost[i][DAHL_ARCH_CPU] > 0.0)
@@ -254,7 +352,22 @@ int dahlsim_dag_save(const struct dahlsim_dag *g, const char *path, char *err, s
             fprintf(f, ", %d", g->pred[k]);
         fprintf(f, "]%s\n", t + 1 < g->ntasks ? "," : "");
     }
-    fprintf(f, "  ]\n}\n");
+    fprintf(f, "  ]");
+    if (g->task_cost != NULL) {
+        fprintf(f, ",\n  \"task_costs\": [\n");
+        for (int t = 0; t < g->ntasks; t++) {
+            fputs("    [", f);
+            for (int a = 0; a < DAHL_NARCH; a++) {
+                if (g->task_cost[t][a] > 0.0)
+                    fprintf(f, "%s%.17g", a > 0 ? ", " : "", g->task_cost[t][a]);
+                else
+                    fprintf(f, "%snull", a > 0 ? ", " : "");
+            }
+            fprintf(f, "]%s\n", t + 1 < g->ntasks ? "," : "");
+        }
+        fprintf(f, "  ]");
+    }
+    fprintf(f, "\n}\n");
     if (fclose(f) != 0) {
         snprintf(err, err_size, "%s: cannot write: %s", path, strerror(errno));
         return -EIO;
@@ -494,7 +607,7 @@ int dahlsim_dag_emulate(const struct dahlsim_dag *g, const struct dahlsim_emu_co
                 continue;
             e.running[w] = t;
             e.start[w] = now;
-            e.finish[w] = now + g->cost[g->type[t]][worker_arch(&e, w)];
+            e.finish[w] = now + dahlsim_dag_task_cost(g, t, worker_arch(&e, w));
             nrunning++;
         }
         if (nrunning == 0) {
@@ -589,6 +702,52 @@ static int cmp_int(const void *a, const void *b)
     return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
+/* One round of the control search on arch a for more than 8 types: each type in turn (in the list's order at
+ * the start of the round) is moved to the position where the makespan is least, if that is less than the
+ * current one. best and *best_s (its makespan) are updated in place; *out gets the round's makespan. */
+static int insertion_round(const struct dahlsim_dag *g, const struct dahlsim_emu_conf *c, struct dahlsim_prio *best,
+                           int a, double best_s, double *out, char *err, size_t err_size)
+{
+    int n = best->n[a], start[DAHLSIM_DAG_MAX_TYPES];
+    memcpy(start, best->order[a], (size_t)n * sizeof(int));
+    for (int k = 0; k < n; k++) {
+        int ty = start[k], from = 0;
+        while (best->order[a][from] != ty)
+            from++;
+        int pos = from;
+        for (int to = 0; to < n; to++) {
+            if (to == from)
+                continue;
+            struct dahlsim_prio trial = *best;
+            int *v = trial.order[a];
+            /* move v[from] to index to */
+            if (to < from)
+                memmove(v + to + 1, v + to, (size_t)(from - to) * sizeof(int));
+            else
+                memmove(v + from, v + from + 1, (size_t)(to - from) * sizeof(int));
+            v[to] = ty;
+            struct dahlsim_emu_result r;
+            int ret = dahlsim_dag_emulate(g, c, &trial, &r, err, err_size);
+            if (ret != 0)
+                return ret;
+            if (r.makespan_s < best_s) {
+                best_s = r.makespan_s;
+                pos = to;
+            }
+        }
+        if (pos != from) {
+            int *v = best->order[a];
+            if (pos < from)
+                memmove(v + pos + 1, v + pos, (size_t)(from - pos) * sizeof(int));
+            else
+                memmove(v + from, v + from + 1, (size_t)(pos - from) * sizeof(int));
+            v[pos] = ty;
+        }
+    }
+    *out = best_s;
+    return 0;
+}
+
 int dahlsim_dag_control(const struct dahlsim_dag *g, const struct dahlsim_emu_conf *conf, uint64_t seed,
                         int max_rounds, struct dahlsim_prio *best, double *makespan_s, char *err,
                         size_t err_size)
@@ -604,11 +763,6 @@ int dahlsim_dag_control(const struct dahlsim_dag *g, const struct dahlsim_emu_co
         for (int i = 0; i < g->ntypes; i++)
             if (g->cost[i][a] > 0.0)
                 best->order[a][best->n[a]++] = i;
-        if (best->n[a] > 8) {
-            snprintf(err, err_size, "control priorities: %d task types run on %s; at most 8 (8! lists) are tried",
-                     best->n[a], a == DAHL_ARCH_CPU ? "CPU" : "GPU");
-            return -EINVAL;
-        }
         shuffle(best->order[a], best->n[a], &state);
     }
     struct dahlsim_emu_result r;
@@ -621,6 +775,15 @@ int dahlsim_dag_control(const struct dahlsim_dag *g, const struct dahlsim_emu_co
         int a = round % 2;
         if (best->n[a] < 2) {
             stale++;
+            continue;
+        }
+        if (best->n[a] > 8) {
+            double round_best;
+            ret = insertion_round(g, &c, best, a, best_s, &round_best, err, err_size);
+            if (ret != 0)
+                return ret;
+            stale = round_best < best_s ? 0 : stale + 1;
+            best_s = round_best;
             continue;
         }
         struct dahlsim_prio trial = *best;
@@ -654,72 +817,93 @@ int dahlsim_dag_control(const struct dahlsim_dag *g, const struct dahlsim_emu_co
 
 /* ---- lower bound ---- */
 
+/* A task's best cost among the architectures that have workers (INFINITY when none can run it). */
+static double best_cost(double c, double x, int cpus, int gpus)
+{
+    c = cpus > 0 && c > 0.0 ? c : INFINITY;
+    x = gpus > 0 && x > 0.0 ? x : INFINITY;
+    return c < x ? c : x;
+}
+
+/* CPU/GPU cost ratio of an item for the area bound's ordering: items only a CPU runs go first, items only
+ * a GPU runs last. */
+static double cpu_gpu_ratio(const double c[DAHL_NARCH])
+{
+    if (c[0] <= 0.0)
+        return INFINITY;
+    return c[1] > 0.0 ? c[0] / c[1] : 0.0;
+}
+
 double dahlsim_dag_lower_bound(const struct dahlsim_dag *g, int cpus, int gpus)
 {
     /* Critical path at each task's best cost among the architectures that have workers. */
     double *finish = calloc((size_t)g->ntasks + 1, sizeof(double));
-    double best[DAHLSIM_DAG_MAX_TYPES];
-    long count[DAHLSIM_DAG_MAX_TYPES] = {0};
-    for (int i = 0; i < g->ntypes; i++) {
-        double c = cpus > 0 && g->cost[i][0] > 0.0 ? g->cost[i][0] : INFINITY;
-        double x = gpus > 0 && g->cost[i][1] > 0.0 ? g->cost[i][1] : INFINITY;
-        best[i] = c < x ? c : x;
-    }
     double cp = 0.0;
     for (int t = 0; finish != NULL && t < g->ntasks; t++) {
         double s = 0.0;
         for (int k = g->pred_start[t]; k < g->pred_start[t + 1]; k++)
             if (finish[g->pred[k]] > s)
                 s = finish[g->pred[k]];
-        finish[t] = s + best[g->type[t]];
+        finish[t] = s + best_cost(dahlsim_dag_task_cost(g, t, 0), dahlsim_dag_task_cost(g, t, 1), cpus, gpus);
         if (finish[t] > cp)
             cp = finish[t];
-        count[g->type[t]]++;
     }
     free(finish);
     /* Area bound: the least T such that the work can be split, fractionally, with at most cpus * T on the CPUs
-     * and gpus * T on the GPUs. For a given T, filling the CPUs with the types of lowest CPU/GPU cost ratio
-     * first is optimal (exchange argument); T is found by bisection. */
-    int idx[DAHLSIM_DAG_MAX_TYPES];
-    for (int i = 0; i < g->ntypes; i++)
+     * and gpus * T on the GPUs. For a given T, filling the CPUs with the work of lowest CPU/GPU cost ratio
+     * first is optimal (exchange argument); T is found by bisection. The items are the types (count tasks of
+     * the type's cost), or the tasks themselves when they have costs of their own. */
+    int nitems = g->task_cost != NULL ? g->ntasks : g->ntypes;
+    int *idx = malloc(((size_t)nitems + 1) * sizeof(int));
+    double *count = calloc((size_t)nitems + 1, sizeof(double));
+    double(*cost)[DAHL_NARCH] = calloc((size_t)nitems + 1, sizeof(*cost));
+    double *ratio = calloc((size_t)nitems + 1, sizeof(double));
+    if (idx == NULL || count == NULL || cost == NULL || ratio == NULL) {
+        free(idx), free(count), free(cost), free(ratio);
+        return cp;
+    }
+    for (int i = 0; i < nitems; i++) {
         idx[i] = i;
-    for (int i = 1; i < g->ntypes; i++)
-        for (int j = i; j > 0; j--) {
-            int x = idx[j - 1], y = idx[j];
-            double rx = g->cost[x][1] > 0.0 ? g->cost[x][0] / g->cost[x][1] : 0.0;
-            double ry = g->cost[y][1] > 0.0 ? g->cost[y][0] / g->cost[y][1] : 0.0;
-            if (g->cost[x][0] <= 0.0)
-                rx = INFINITY;
-            if (g->cost[y][0] <= 0.0)
-                ry = INFINITY;
-            if (ry < rx) {
-                idx[j - 1] = y;
-                idx[j] = x;
-            }
+        for (int a = 0; a < DAHL_NARCH; a++)
+            cost[i][a] = g->task_cost != NULL ? g->task_cost[i][a] : g->cost[i][a];
+        ratio[i] = cpu_gpu_ratio(cost[i]);
+    }
+    for (int t = 0; t < g->ntasks; t++)
+        count[g->task_cost != NULL ? t : g->type[t]] += 1.0;
+    /* Insertion sort by ratio (stable: equal ratios keep their order); few items for generated graphs, and
+     * exported ones come mostly sorted by type. */
+    for (int i = 1; i < nitems; i++) {
+        int x = idx[i], j = i;
+        while (j > 0 && ratio[idx[j - 1]] > ratio[x]) {
+            idx[j] = idx[j - 1];
+            j--;
         }
+        idx[j] = x;
+    }
     double lo = 0.0, hi = 0.0;
-    for (int i = 0; i < g->ntypes; i++)
-        hi += (double)count[i] * best[i];
+    for (int i = 0; i < nitems; i++)
+        hi += count[i] * best_cost(cost[i][0], cost[i][1], cpus, gpus);
     for (int iter = 0; iter < 200 && isfinite(hi); iter++) {
         double T = 0.5 * (lo + hi), cpu_left = cpus * T, gpu_need = 0.0;
-        for (int k = 0; k < g->ntypes; k++) {
+        for (int k = 0; k < nitems; k++) {
             int i = idx[k];
-            double work = (double)count[i];
-            if (cpus > 0 && g->cost[i][0] > 0.0 && cpu_left > 0.0) {
-                double n = cpu_left / g->cost[i][0];
+            double work = count[i];
+            if (cpus > 0 && cost[i][0] > 0.0 && cpu_left > 0.0) {
+                double n = cpu_left / cost[i][0];
                 if (n > work)
                     n = work;
-                cpu_left -= n * g->cost[i][0];
+                cpu_left -= n * cost[i][0];
                 work -= n;
             }
             if (work > 0.0)
-                gpu_need += gpus > 0 && g->cost[i][1] > 0.0 ? work * g->cost[i][1] : INFINITY;
+                gpu_need += gpus > 0 && cost[i][1] > 0.0 ? work * cost[i][1] : INFINITY;
         }
         if (gpu_need <= gpus * T)
             hi = T;
         else
             lo = T;
     }
+    free(idx), free(count), free(cost), free(ratio);
     return cp > hi ? cp : hi;
 }
 
@@ -852,6 +1036,174 @@ int dahlsim_dag_generate(const struct dahlsim_dag_gen_conf *conf, struct dahlsim
     return ret;
 }
 
+/* ---- training graphs ---- */
+
+#define EXPORT_NCLASSES 10   /* as `dahlsim train`: every dataset has 10 classes */
+#define EXPORT_DEEP_BLOCKS 3 /* as `dahlsim train --model deep` */
+#define EXPORT_DEEP_WIDTH 8
+
+static int export_desc(const struct dahlsim_dag_export_conf *conf, struct dahl_network_desc *d, char *err,
+                       size_t err_size)
+{
+    int ret = -EINVAL;
+    if (strcmp(conf->model, "lenet") == 0) {
+        ret = dahl_network_desc_lenet(conf->c, conf->h, conf->w, EXPORT_NCLASSES, d);
+    } else if (strcmp(conf->model, "deep") == 0 || strncmp(conf->model, "deep:", 5) == 0) {
+        char *end = NULL;
+        long blocks = conf->model[4] == ':' ? strtol(conf->model + 5, &end, 10) : EXPORT_DEEP_BLOCKS;
+        if (end == NULL || (*end == '\0' && end != conf->model + 5 && blocks >= 1 && blocks <= 9))
+            ret = dahl_network_desc_deep(conf->c, conf->h, conf->w, EXPORT_NCLASSES, (int)blocks, EXPORT_DEEP_WIDTH, d);
+    } else {
+        snprintf(err, err_size, "--model %s: expected lenet, deep or deep:BLOCKS (model files are not exported)",
+                 conf->model);
+        return -EINVAL;
+    }
+    if (ret != 0 || dahl_network_desc_check(d, err, err_size) != 0) {
+        snprintf(err, err_size, "--model %s: cannot build it for a %dx%dx%d image", conf->model, conf->h, conf->w,
+                 conf->c);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The types of the graph: first-seen order of symbols (or of symbol and footprint). */
+static int export_type(char (*names)[64], int *ntypes, const struct dahl_stepgraph_task *t, bool by_footprint)
+{
+    char name[64];
+    if (by_footprint)
+        snprintf(name, sizeof(name), "%s:%08x", t->symbol, (unsigned)t->footprint);
+    else
+        snprintf(name, sizeof(name), "%s", t->symbol);
+    for (int i = 0; i < *ntypes; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    if (*ntypes == DAHLSIM_DAG_MAX_TYPES)
+        return -1;
+    snprintf(names[*ntypes], sizeof(names[0]), "%s", name);
+    return (*ntypes)++;
+}
+
+int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsim_dag *g, char *err,
+                       size_t err_size)
+{
+    memset(g, 0, sizeof(*g));
+    struct dahl_network_desc d;
+    int ret = export_desc(conf, &d, err, err_size);
+    if (ret != 0)
+        return ret;
+    struct dahl_catalogue_conf cc = {.batch = conf->batch,
+                                     .reduction = conf->manual ? DAHL_REDUCTION_MANUAL : DAHL_REDUCTION_REDUX,
+                                     .momentum = conf->momentum, .redux_copies = conf->redux_copies};
+    struct dahl_stepgraph sg;
+    ret = dahl_stepgraph_build(&sg, &d, &cc, conf->steps, err, err_size);
+    if (ret != 0)
+        return ret;
+    /* Sizes for regression models: the catalogue of one step has every (symbol, footprint). */
+    struct dahl_catalogue cat;
+    dahl_catalogue_init(&cat);
+    ret = dahl_catalogue_add_step(&cat, &d, &cc, err, err_size);
+    size_t nsym = 0;
+    const char *const *symbols = dahl_codelet_symbols(&nsym);
+    struct dahlsim_perfmodel **models = calloc(nsym + 1, sizeof(*models));
+    char(*names)[64] = calloc(DAHLSIM_DAG_MAX_TYPES, sizeof(*names));
+    const char *name_ptr[DAHLSIM_DAG_MAX_TYPES];
+    double(*tcost)[DAHL_NARCH] = calloc((size_t)sg.ntasks + 1, sizeof(*tcost));
+    double sum[DAHLSIM_DAG_MAX_TYPES][DAHL_NARCH] = {{0}}, count[DAHLSIM_DAG_MAX_TYPES] = {0};
+    double mean[DAHLSIM_DAG_MAX_TYPES][DAHL_NARCH];
+    int *type = calloc((size_t)sg.ntasks + 1, sizeof(int)), ntypes = 0;
+    if (ret == 0 && (models == NULL || names == NULL || tcost == NULL || type == NULL)) {
+        snprintf(err, err_size, "out of memory");
+        ret = -ENOMEM;
+    }
+    static const char *const arch_name[DAHL_NARCH] = {"cpu0", "cuda0"};
+    int workers[DAHL_NARCH] = {conf->cpus, conf->gpus};
+    for (int t = 0; ret == 0 && t < sg.ntasks; t++) {
+        const struct dahl_stepgraph_task *k = &sg.tasks[t];
+        size_t m = 0;
+        while (m < nsym && strcmp(symbols[m], k->symbol) != 0)
+            m++;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/sampling/codelets/45/%s.%s", conf->machine_dir, k->symbol, conf->machine);
+        if (m == nsym) {
+            snprintf(err, err_size, "%s: not a dahl perf-model symbol", k->symbol);
+            ret = -EINVAL;
+            break;
+        }
+        if (models[m] == NULL && (models[m] = dahlsim_perfmodel_load(path, err, err_size)) == NULL) {
+            ret = -EINVAL;
+            break;
+        }
+        const struct dahl_catalogue_entry *e = dahl_catalogue_find(&cat, k->symbol, k->footprint);
+        /* dahl_softmax_xent stays history-based under every kind (dahl_codelets.h). */
+        enum dahl_perfmodel_kind kind = strcmp(k->symbol, "dahl_softmax_xent") == 0
+                                            ? DAHL_PERFMODEL_HISTORY
+                                            : (enum dahl_perfmodel_kind)conf->perfmodel;
+        for (int a = 0; a < DAHL_NARCH; a++) {
+            if (workers[a] == 0)
+                continue;
+            double us = dahlsim_perfmodel_us(models[m], arch_name[a], kind, k->footprint, e != NULL ? e->size : 0);
+            if (!(us > 0.0)) {
+                snprintf(err, err_size,
+                         "%s: no %s estimate for %s footprint %08x (size %zu) on %s (expected a calibration covering "
+                         "this setup)",
+                         path, dahl_perfmodel_kind_name(kind), k->symbol, (unsigned)k->footprint,
+                         e != NULL ? e->size : 0, arch_name[a]);
+                ret = -EINVAL;
+                break;
+            }
+            tcost[t][a] = us * 1e-6;
+        }
+        if (ret != 0)
+            break;
+        type[t] = export_type(names, &ntypes, k, conf->group_footprint);
+        if (type[t] < 0) {
+            snprintf(err, err_size, "more than %d task types (try without --group footprint)", DAHLSIM_DAG_MAX_TYPES);
+            ret = -EINVAL;
+            break;
+        }
+        count[type[t]] += 1.0;
+        for (int a = 0; a < DAHL_NARCH; a++)
+            sum[type[t]][a] += tcost[t][a];
+    }
+    if (ret == 0) {
+        for (int i = 0; i < ntypes; i++) {
+            name_ptr[i] = names[i];
+            for (int a = 0; a < DAHL_NARCH; a++)
+                mean[i][a] = sum[i][a] / count[i];
+        }
+        ret = dahlsim_dag_init(g, ntypes, name_ptr, (const double(*)[DAHL_NARCH])mean, sg.ntasks, type,
+                               sg.pred_start, sg.pred, err, err_size);
+    }
+    if (ret == 0) {
+        ret = dahlsim_dag_set_task_costs(g, (const double(*)[DAHL_NARCH])tcost, err, err_size);
+        g->cpus = conf->cpus;
+        g->gpus = conf->gpus;
+        char reduction[64];
+        if (conf->manual)
+            snprintf(reduction, sizeof(reduction), "manual reduction");
+        else
+            snprintf(reduction, sizeof(reduction), "REDUX reduction of up to %d per-worker copies", conf->redux_copies);
+        snprintf(g->source, sizeof(g->source),
+                 "dahlsim dag export: %s on %dx%dx%d images, batch %d, %s, momentum %s, %d step%s, %s perf models of "
+                 "calibration %s, one type per %s",
+                 conf->model, conf->h, conf->w, conf->c, conf->batch, reduction, conf->momentum ? "on" : "off",
+                 conf->steps, conf->steps > 1 ? "s" : "",
+                 dahl_perfmodel_kind_name((enum dahl_perfmodel_kind)conf->perfmodel), conf->machine,
+                 conf->group_footprint ? "symbol and footprint" : "perf-model symbol");
+        if (ret != 0)
+            dahlsim_dag_fini(g);
+    }
+    for (size_t m = 0; models != NULL && m < nsym; m++)
+        dahlsim_perfmodel_destroy(models[m]);
+    free(models);
+    free(names);
+    free(tcost);
+    free(type);
+    dahl_catalogue_fini(&cat);
+    dahl_stepgraph_fini(&sg);
+    return ret;
+}
+
 /* ---- heteroprio for train / sim-train ---- */
 
 static int load_manual_lists(const char *path, struct dahl_heteroprio_conf *out)
@@ -926,7 +1278,9 @@ int dahlsim_heteroprio_conf(const char *sched, const char *priorities, long inte
     }
     if (strncmp(priorities, "auto:", 5) == 0) {
         if (!dahl_heteroprio_parse_auto(priorities, out)) {
-            dahlsim_error("--priorities: expected auto:HEURISTIC with HEURISTIC one of %s, got \"%s\"", list, priorities);
+            dahlsim_error("--priorities: expected auto:HEURISTIC or auto:HEURISTIC/footprint with HEURISTIC one of %s, "
+                          "got \"%s\"",
+                          list, priorities);
             return DAHLSIM_EXIT_USAGE;
         }
         out->interval = (int)interval;
@@ -939,14 +1293,17 @@ bool dahlsim_scheduler_value(const char *value, char *policy, size_t policy_size
                              size_t priorities_size, char *expected, size_t expected_size)
 {
     static const char prefix[] = "heteroprio:auto-";
-    enum dahl_autoprio_heuristic h;
     bool ok;
     if (strncmp(value, prefix, sizeof(prefix) - 1) == 0) {
-        ok = dahl_autoprio_heuristic_parse(value + sizeof(prefix) - 1, &h);
+        char spec[64];
+        struct dahl_heteroprio_conf hc;
+        snprintf(spec, sizeof(spec), "auto:%s", value + sizeof(prefix) - 1);
+        ok = strlen(value) < sizeof(spec) && dahl_heteroprio_parse_auto(spec, &hc);
         if (ok && policy != NULL)
             snprintf(policy, policy_size, "heteroprio");
         if (ok && priorities != NULL)
-            snprintf(priorities, priorities_size, "auto:%s", dahl_autoprio_heuristic_name(h));
+            snprintf(priorities, priorities_size, "auto:%s%s", dahl_autoprio_heuristic_name(hc.heuristic),
+                     hc.by_footprint ? "/footprint" : "");
     } else {
         ok = strcmp(value, "heteroprio") != 0 && dahl_engine_sched_known(value);
         if (ok && policy != NULL)
@@ -960,7 +1317,7 @@ bool dahlsim_scheduler_value(const char *value, char *policy, size_t policy_size
         dahl_autoprio_heuristic_list(heuristics, sizeof(heuristics));
         snprintf(expected, expected_size,
                  "a StarPU scheduling policy (%s; heteroprio only as heteroprio:auto-HEURISTIC) or "
-                 "heteroprio:auto-HEURISTIC with HEURISTIC one of %s",
+                 "heteroprio:auto-HEURISTIC[/footprint] with HEURISTIC one of %s",
                  list, heuristics);
     }
     return ok;
@@ -974,7 +1331,10 @@ static const char dag_usage[] =
     "       dahlsim dag run GRAPH (--priorities FILE | --auto HEURISTIC | --control) [--cpus N] [--gpus N]\n"
     "                       [--interval N] [--slow-factors] [--seed N]\n"
     "       dahlsim dag table [--graphs N] [--seed N] [--tasks N] [--min-types N] [--max-types N] [--interval N]\n"
-    "                       [--slow-factors] [--csv FILE] [--save-graphs DIR]\n";
+    "                       [--slow-factors] [--csv FILE] [--save-graphs DIR] [GRAPH...]\n"
+    "       dahlsim dag export --machine NAME --out FILE [--dataset D] [--model M] [--batch N] [--steps N]\n"
+    "                       [--reduction redux|manual] [--redux-copies N] [--momentum X] [--perfmodel KIND]\n"
+    "                       [--cpus N] [--gpus N] [--group symbol|footprint]\n";
 
 static void dag_help(void)
 {
@@ -986,8 +1346,10 @@ static void dag_help(void)
            "  gen    a random graph following the AutoHeteroprio paper's protocol (seeded)\n"
            "  run    emulate one graph with given priority lists, AutoHeteroprio, or the control priorities;\n"
            "         prints one JSON object (makespan, lower bound, tasks per architecture, the lists)\n"
-           "  table  N generated graphs: the slowdown of each heuristic against the control priorities, as in\n"
-           "         the paper's Table 3 (markdown on stdout, CSV with --csv)\n\n"
+           "  table  N generated graphs, or the GRAPH files given: the slowdown of each heuristic against the\n"
+           "         control priorities, as in the paper's Table 3 (markdown on stdout, CSV with --csv)\n"
+           "  export the task graph of dahl training steps (dahl_network.c's tasks and data accesses, StarPU's\n"
+           "         dependency rules and REDUX reductions) with costs from a calibration's perf models\n\n"
            "options:\n"
            "  --priorities FILE  {\"cpu\": [types...], \"gpu\": [types...]}, most wanted first\n"
            "  --auto HEURISTIC   AutoHeteroprio with one of: %s\n"
@@ -999,12 +1361,29 @@ static void dag_help(void)
            "  --tasks N          tasks per generated graph (default 1000)\n"
            "  --min-types N, --max-types N  task types per generated graph (default 3 to 6; at most 8 for control)\n"
            "  --max-cpus N, --max-gpus N    generated worker counts are drawn in [1, N] (default 15)\n"
-           "  --graphs N         table: number of graphs (default 32)\n",
+           "  --graphs N         table: number of graphs (default 32)\n"
+           "export options:\n"
+           "  --machine NAME     calibration/NAME: its perf models give the costs (required)\n"
+           "  --dataset D        fashion-mnist (default) or synthetic:HxWxC: the image shape\n"
+           "  --model M          lenet (default), deep or deep:BLOCKS\n"
+           "  --batch N          samples per step (default 32)\n"
+           "  --steps N          consecutive training steps in the graph (default 1)\n"
+           "  --reduction R      redux (default) or manual, as dahlsim train\n"
+           "  --redux-copies N   REDUX: per-worker copies StarPU reduces per gradient and step (default: the\n"
+           "                     workers, at most the batch; the real number depends on the schedule)\n"
+           "  --momentum X       as dahlsim train (default 0.9; 0 changes the SGD tasks)\n"
+           "  --perfmodel KIND   history (default), regression or nl-regression\n"
+           "  --cpus N, --gpus N the workers the graph is for (default: the machine's platform; CUDA costs\n"
+           "                     only with --gpus > 0)\n"
+           "  --group G          one task type per perf-model symbol (default) or per symbol and footprint\n",
            dag_usage, list);
 }
 
 struct dag_opts {
     const char *out, *priorities, *csv, *save_graphs;
+    const char *machine, *dataset, *model, *reduction, *perfmodel, *group;
+    long batch, steps, redux_copies;
+    double momentum;
     bool control, slow_factors, auto_set;
     enum dahl_autoprio_heuristic heuristic;
     long seed, tasks, min_types, max_types, max_cpus, max_gpus, cpus, gpus, interval, graphs;
@@ -1014,7 +1393,8 @@ static int dag_parse(int argc, char **argv, struct dag_opts *o, int *nargs, char
 {
     enum {
         O_OUT = 256, O_PRIO, O_AUTO, O_CONTROL, O_CPUS, O_GPUS, O_INTERVAL, O_SLOW, O_SEED, O_TASKS, O_MINT, O_MAXT,
-        O_MAXC, O_MAXG, O_GRAPHS, O_CSV, O_SAVE, O_HELP
+        O_MAXC, O_MAXG, O_GRAPHS, O_CSV, O_SAVE, O_HELP, O_MACHINE, O_DATASET, O_MODEL, O_BATCH, O_STEPS,
+        O_REDUCTION, O_COPIES, O_MOMENTUM, O_PERFMODEL, O_GROUP
     };
     static const struct option options[] = {
         {"out", required_argument, NULL, O_OUT},         {"priorities", required_argument, NULL, O_PRIO},
@@ -1026,10 +1406,17 @@ static int dag_parse(int argc, char **argv, struct dag_opts *o, int *nargs, char
         {"max-cpus", required_argument, NULL, O_MAXC},   {"max-gpus", required_argument, NULL, O_MAXG},
         {"graphs", required_argument, NULL, O_GRAPHS},   {"csv", required_argument, NULL, O_CSV},
         {"save-graphs", required_argument, NULL, O_SAVE}, {"help", no_argument, NULL, O_HELP},
+        {"machine", required_argument, NULL, O_MACHINE}, {"dataset", required_argument, NULL, O_DATASET},
+        {"model", required_argument, NULL, O_MODEL},     {"batch", required_argument, NULL, O_BATCH},
+        {"steps", required_argument, NULL, O_STEPS},     {"reduction", required_argument, NULL, O_REDUCTION},
+        {"redux-copies", required_argument, NULL, O_COPIES}, {"momentum", required_argument, NULL, O_MOMENTUM},
+        {"perfmodel", required_argument, NULL, O_PERFMODEL}, {"group", required_argument, NULL, O_GROUP},
         {NULL, 0, NULL, 0},
     };
     *o = (struct dag_opts){.seed = 1, .tasks = 1000, .min_types = 3, .max_types = 6, .max_cpus = 15, .max_gpus = 15,
-                           .cpus = -1, .gpus = -1, .interval = 32, .graphs = 32};
+                           .cpus = -1, .gpus = -1, .interval = 32, .graphs = 32, .dataset = "fashion-mnist",
+                           .model = "lenet", .reduction = "redux", .perfmodel = "history", .group = "symbol",
+                           .batch = 32, .steps = 1, .redux_copies = -1, .momentum = 0.9};
     optind = 1;
     opterr = 0;
     int opt;
@@ -1061,6 +1448,24 @@ static int dag_parse(int argc, char **argv, struct dag_opts *o, int *nargs, char
         case O_GRAPHS: ok = dahlsim_parse_int("--graphs", optarg, 1, 100000, &o->graphs); break;
         case O_CSV: o->csv = optarg; break;
         case O_SAVE: o->save_graphs = optarg; break;
+        case O_MACHINE: o->machine = optarg; break;
+        case O_DATASET: o->dataset = optarg; break;
+        case O_MODEL: o->model = optarg; break;
+        case O_BATCH: ok = dahlsim_parse_int("--batch", optarg, 1, 65536, &o->batch); break;
+        case O_STEPS: ok = dahlsim_parse_int("--steps", optarg, 1, 100000, &o->steps); break;
+        case O_COPIES: ok = dahlsim_parse_int("--redux-copies", optarg, 1, 1024, &o->redux_copies); break;
+        case O_REDUCTION: o->reduction = optarg; break;
+        case O_PERFMODEL: o->perfmodel = optarg; break;
+        case O_GROUP: o->group = optarg; break;
+        case O_MOMENTUM: {
+            char *end;
+            o->momentum = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !isfinite(o->momentum) || o->momentum < 0.0 || o->momentum >= 1.0) {
+                dahlsim_error("dag: --momentum: expected a number in [0, 1), got \"%s\"", optarg);
+                ok = false;
+            }
+            break;
+        }
         case O_HELP: dag_help(); return -1;
         case ':':
             dahlsim_error("dag: %s needs a value", argv[optind - 1]);
@@ -1172,20 +1577,111 @@ static int dag_run(const struct dag_opts *o, int nargs, char **args)
     return status;
 }
 
+/* The CPU and CUDA hosts of a machine's SimGrid platform. False when the file cannot be read. */
+static bool platform_workers(const char *machine_dir, const char *machine, int *ncpu, int *ngpu, char *path,
+                             size_t size)
+{
+    snprintf(path, size, "%s/sampling/bus/%s.platform.v4.xml", machine_dir, machine);
+    char *text = dahlsim_read_text(path, 16u << 20);
+    if (text == NULL)
+        return false;
+    *ncpu = *ngpu = 0;
+    for (const char *p = strstr(text, "id=\""); p != NULL; p = strstr(p + 4, "id=\"")) {
+        *ncpu += strncmp(p + 4, "CPU", 3) == 0;
+        *ngpu += strncmp(p + 4, "CUDA", 4) == 0;
+    }
+    free(text);
+    return true;
+}
+
+static int dag_export(const struct dag_opts *o, int nargs)
+{
+    if (nargs != 0 || o->out == NULL || o->machine == NULL) {
+        dahlsim_error("dag export: expected --machine NAME and --out FILE, and no other argument");
+        fputs(dag_usage, stderr);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    struct dahlsim_dag_export_conf conf = {.machine = o->machine, .model = o->model, .batch = (int)o->batch,
+                                           .steps = (int)o->steps, .momentum = o->momentum != 0.0};
+    long h = 28, w = 28, c = 1;
+    char tail;
+    if (strcmp(o->dataset, "fashion-mnist") != 0 &&
+        (strncmp(o->dataset, "synthetic:", 10) != 0 ||
+         sscanf(o->dataset, "synthetic:%ldx%ldx%ld%c", &h, &w, &c, &tail) != 3 || h < 1 || w < 1 || c < 1 ||
+         h > 4096 || w > 4096 || c > 64)) {
+        dahlsim_error("dag export: --dataset: expected fashion-mnist or synthetic:HxWxC (sizes in [1, 4096], C <= 64), "
+                      "got \"%s\"",
+                      o->dataset);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    conf.h = (int)h, conf.w = (int)w, conf.c = (int)c;
+    if (strcmp(o->reduction, "redux") != 0 && strcmp(o->reduction, "manual") != 0) {
+        dahlsim_error("dag export: --reduction: expected redux or manual, got \"%s\"", o->reduction);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    conf.manual = strcmp(o->reduction, "manual") == 0;
+    enum dahl_perfmodel_kind kind;
+    if (dahl_perfmodel_kind_parse(o->perfmodel, &kind) != 0) {
+        dahlsim_error("dag export: --perfmodel: expected history, regression or nl-regression, got \"%s\"", o->perfmodel);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    conf.perfmodel = (int)kind;
+    if (strcmp(o->group, "symbol") != 0 && strcmp(o->group, "footprint") != 0) {
+        dahlsim_error("dag export: --group: expected symbol or footprint, got \"%s\"", o->group);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    conf.group_footprint = strcmp(o->group, "footprint") == 0;
+    char dir[PATH_MAX], platform[PATH_MAX + 128];
+    if (snprintf(dir, sizeof(dir), "%s/%s", dahlsim_calibration_root(), o->machine) >= (int)sizeof(dir) ||
+        !dahlsim_is_dir(dir)) {
+        dahlsim_error("dag export: --machine %s: no directory %s", o->machine, dir);
+        fprintf(stderr, "hint: machines are the directories of %s (dahlsim calibrate or dahlsim machine synth)\n",
+                dahlsim_calibration_root());
+        return DAHLSIM_EXIT_USAGE;
+    }
+    conf.machine_dir = dir;
+    int ncpu, ngpu;
+    if (!platform_workers(dir, o->machine, &ncpu, &ngpu, platform, sizeof(platform))) {
+        dahlsim_error("dag export: --machine %s: cannot read its platform %s: %s", o->machine, platform, strerror(errno));
+        return DAHLSIM_EXIT_USAGE;
+    }
+    conf.cpus = o->cpus >= 0 ? (int)o->cpus : ncpu;
+    conf.gpus = o->gpus >= 0 ? (int)o->gpus : ngpu;
+    if (conf.cpus > ncpu || conf.gpus > ngpu || conf.cpus + conf.gpus < 1) {
+        dahlsim_error("dag export: --cpus %d --gpus %d: expected at least one worker and at most the %d CPUs and %d "
+                      "GPUs of %s",
+                      conf.cpus, conf.gpus, ncpu, ngpu, platform);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    /* REDUX: StarPU reduces one copy per worker that ran a REDUX task on the tensor; with many samples per
+     * step every worker usually has, hence the default. */
+    int workers = conf.cpus + conf.gpus;
+    conf.redux_copies = o->redux_copies > 0 ? (int)o->redux_copies : workers < conf.batch ? workers : conf.batch;
+    struct dahlsim_dag g;
+    char err[1024];
+    if (dahlsim_dag_export(&conf, &g, err, sizeof(err)) != 0) {
+        dahlsim_error("dag export: %s", err);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    int ret = dahlsim_dag_save(&g, o->out, err, sizeof(err));
+    if (ret != 0)
+        dahlsim_error("dag export: %s", err);
+    else
+        fprintf(stderr, "dahlsim dag export: %s: %d tasks, %d types, %d CPUs + %d GPUs, lower bound %.6g s\n", o->out,
+                g.ntasks, g.ntypes, g.cpus, g.gpus, dahlsim_dag_lower_bound(&g, g.cpus, g.gpus));
+    dahlsim_dag_fini(&g);
+    return ret != 0 ? DAHLSIM_EXIT_FAILURE : DAHLSIM_EXIT_OK;
+}
+
 /* The table's column order: the paper's Table 3. */
 static const enum dahl_autoprio_heuristic table_order[DAHL_AUTOPRIO_NHEURISTICS] = {
     DAHL_AUTOPRIO_OFFSET, DAHL_AUTOPRIO_SOFTPLUS, DAHL_AUTOPRIO_INTERP,
     DAHL_AUTOPRIO_PURWS,  DAHL_AUTOPRIO_PRWS,     DAHL_AUTOPRIO_NTC,
 };
 
-static int dag_table(const struct dag_opts *o, int nargs)
+static int dag_table(const struct dag_opts *o, int nargs, char **args)
 {
-    if (nargs != 0) {
-        dahlsim_error("dag table: unexpected argument");
-        fputs(dag_usage, stderr);
-        return DAHLSIM_EXIT_USAGE;
-    }
-    if (o->max_types > 8) {
+    if (nargs == 0 && o->max_types > 8) {
         dahlsim_error("dag table: --max-types %ld: expected at most 8 (the control tries every permutation)",
                       o->max_types);
         return DAHLSIM_EXIT_USAGE;
@@ -1218,7 +1714,8 @@ static int dag_table(const struct dag_opts *o, int nargs)
     int best_under_110 = 0, wins[DAHL_AUTOPRIO_NHEURISTICS] = {0};
     double t0 = dahlsim_mono_s();
     int status = DAHLSIM_EXIT_OK;
-    for (long i = 0; i < o->graphs; i++) {
+    long ngraphs = nargs > 0 ? nargs : o->graphs;
+    for (long i = 0; i < ngraphs; i++) {
         /* One seed per graph, drawn from the table's seed: graph i is the same whatever --graphs is. */
         uint64_t st = (uint64_t)o->seed * 0x100000001b3ull + (uint64_t)i;
         uint64_t gseed = dahl_splitmix64(&st);
@@ -1226,8 +1723,23 @@ static int dag_table(const struct dag_opts *o, int nargs)
                                           .max_types = (int)o->max_types, .max_cpus = (int)o->max_cpus,
                                           .max_gpus = (int)o->max_gpus};
         struct dahlsim_dag g;
-        char err[512];
-        if (dahlsim_dag_generate(&gc, &g, err, sizeof(err)) != 0) {
+        char err[1024];
+        if (nargs > 0 && dahlsim_dag_load(args[i], &g, err, sizeof(err)) != 0) {
+            dahlsim_error("dag table: %s", err);
+            status = DAHLSIM_EXIT_USAGE;
+            break;
+        }
+        if (nargs > 0 && (o->cpus >= 0 || o->gpus >= 0)) {
+            g.cpus = o->cpus >= 0 ? (int)o->cpus : g.cpus;
+            g.gpus = o->gpus >= 0 ? (int)o->gpus : g.gpus;
+        }
+        if (nargs > 0 && g.cpus + g.gpus < 1) {
+            dahlsim_error("dag table: %s: no workers (give --cpus/--gpus; the graph names none)", args[i]);
+            dahlsim_dag_fini(&g);
+            status = DAHLSIM_EXIT_USAGE;
+            break;
+        }
+        if (nargs == 0 && dahlsim_dag_generate(&gc, &g, err, sizeof(err)) != 0) {
             dahlsim_error("dag table: graph %ld: %s", i, err);
             status = DAHLSIM_EXIT_USAGE;
             break;
@@ -1249,7 +1761,15 @@ static int dag_table(const struct dag_opts *o, int nargs)
             break;
         }
         double lb = dahlsim_dag_lower_bound(&g, g.cpus, g.gpus);
-        printf("| %ld | %d | %d | %d | %d | %.1f | %.1f | %.3f |", i, g.cpus, g.gpus, g.ntypes, g.ntasks, lb,
+        char label[64];
+        if (nargs > 0) {
+            const char *base = strrchr(args[i], '/');
+            snprintf(label, sizeof(label), "%s", base != NULL ? base + 1 : args[i]);
+        } else {
+            snprintf(label, sizeof(label), "%ld", i);
+        }
+        /* %.4g: generated graphs cost seconds to hours, exported training steps milliseconds. */
+        printf("| %s | %d | %d | %d | %d | %.4g | %.4g | %.3f |", label, g.cpus, g.gpus, g.ntypes, g.ntasks, lb,
                control_s, control_s / lb);
         for (int h = 0; h < DAHL_AUTOPRIO_NHEURISTICS; h++) {
             conf.autoprio = true;
@@ -1282,7 +1802,7 @@ static int dag_table(const struct dag_opts *o, int nargs)
         printf(" %.3f |\n", best);
         fflush(stdout);
         if (csv != NULL) {
-            fprintf(csv, "%ld,%llu,%d,%d,%d,%d,%.17g,%.17g,%.17g", i, (unsigned long long)gseed, g.cpus, g.gpus,
+            fprintf(csv, "%s,%llu,%d,%d,%d,%d,%.17g,%.17g,%.17g", label, (unsigned long long)gseed, g.cpus, g.gpus,
                     g.ntypes, g.ntasks, lb, g.pipeline_s, control_s);
             for (int h = 0; h < DAHL_AUTOPRIO_NHEURISTICS; h++)
                 fprintf(csv, ",%.6f", slow[h]);
@@ -1293,15 +1813,15 @@ static int dag_table(const struct dag_opts *o, int nargs)
     if (status == DAHLSIM_EXIT_OK) {
         printf("| mean | | | | | | | |");
         for (int h = 0; h <= DAHL_AUTOPRIO_NHEURISTICS; h++)
-            printf(" %.3f |", sum[h] / (double)o->graphs);
+            printf(" %.3f |", sum[h] / (double)ngraphs);
         printf("\n| max | | | | | | | |");
         for (int h = 0; h <= DAHL_AUTOPRIO_NHEURISTICS; h++)
             printf(" %.3f |", worst[h]);
         printf("\n| best on | | | | | | | |");
         for (int h = 0; h < DAHL_AUTOPRIO_NHEURISTICS; h++)
             printf(" %d |", wins[h]);
-        printf(" |\n\nbest heuristic < 1.10 on %d of %ld graphs\n", best_under_110, o->graphs);
-        fprintf(stderr, "dahlsim dag table: %ld graphs in %.1f s\n", o->graphs, dahlsim_mono_s() - t0);
+        printf(" |\n\nbest heuristic < 1.10 on %d of %ld graphs\n", best_under_110, ngraphs);
+        fprintf(stderr, "dahlsim dag table: %ld graphs in %.1f s\n", ngraphs, dahlsim_mono_s() - t0);
     }
     if (csv != NULL && fclose(csv) != 0) {
         dahlsim_error("dag table: --csv %s: cannot write", o->csv);
@@ -1321,8 +1841,8 @@ int dahlsim_cmd_dag(int argc, char **argv)
         return DAHLSIM_EXIT_OK;
     }
     const char *sub = argv[1];
-    if (strcmp(sub, "gen") != 0 && strcmp(sub, "run") != 0 && strcmp(sub, "table") != 0) {
-        dahlsim_error("dag: unknown subcommand \"%s\" (expected gen, run or table)", sub);
+    if (strcmp(sub, "gen") != 0 && strcmp(sub, "run") != 0 && strcmp(sub, "table") != 0 && strcmp(sub, "export") != 0) {
+        dahlsim_error("dag: unknown subcommand \"%s\" (expected gen, run, table or export)", sub);
         fputs(dag_usage, stderr);
         return DAHLSIM_EXIT_USAGE;
     }
@@ -1336,5 +1856,7 @@ int dahlsim_cmd_dag(int argc, char **argv)
         return dag_gen(&o, nargs);
     if (strcmp(sub, "run") == 0)
         return dag_run(&o, nargs, args);
-    return dag_table(&o, nargs);
+    if (strcmp(sub, "export") == 0)
+        return dag_export(&o, nargs);
+    return dag_table(&o, nargs, args);
 }

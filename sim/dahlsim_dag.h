@@ -25,6 +25,11 @@ struct dahlsim_dag {
     int *succ_start, *succ; /* successors, built from the predecessors */
     int cpus, gpus;        /* the machine the graph was made for (defaults for runs) */
     double pipeline_s;     /* makespan of the schedule the generator built the graph with (0: unknown) */
+    /* Per-task seconds on each arch (NULL: every task costs its type's cost). Exported training graphs have
+     * them: tasks of one type (perf-model symbol) differ in shape, and the type's cost is their mean. A task
+     * costs <= 0 exactly where its type does. */
+    double (*task_cost)[DAHL_NARCH];
+    char source[512];      /* where the graph comes from ("" for generated graphs) */
 };
 
 /* Builds g from ntypes types and ntasks tasks whose predecessors are given as CSR arrays (copied).
@@ -33,10 +38,17 @@ int dahlsim_dag_init(struct dahlsim_dag *g, int ntypes, const char *const *names
                      int ntasks, const int *type, const int *pred_start, const int *pred, char *err,
                      size_t err_size);
 void dahlsim_dag_fini(struct dahlsim_dag *g);
+/* Gives g per-task costs (copied; ntasks rows). Returns 0, -EINVAL (a task with a cost where its type has
+ * none, or none where its type has one) or -ENOMEM, with a reason in err. */
+int dahlsim_dag_set_task_costs(struct dahlsim_dag *g, const double (*cost)[DAHL_NARCH], char *err, size_t err_size);
+/* Seconds task t takes on arch (<= 0: it cannot run there). */
+double dahlsim_dag_task_cost(const struct dahlsim_dag *g, int t, int arch);
 
 /* JSON files: {"format": "dahlsim-dag-1", "cpus": C, "gpus": G, "pipeline_makespan_s": x,
  * "types": [{"name": "A", "cpu_s": 1, "gpu_s": 2}, ...], "tasks": [[type, pred, pred...], ...]}; a type
- * without "gpu_s" (or "cpu_s") cannot run there. Load errors name the file and the field. */
+ * without "gpu_s" (or "cpu_s") cannot run there. Optional: "task_costs": [[cpu_s, gpu_s], ...] (one per
+ * task, null where the type cannot run), "source": "...". Unknown keys are errors. Load errors name the
+ * file and the field. */
 int dahlsim_dag_load(const char *path, struct dahlsim_dag *g, char *err, size_t err_size);
 int dahlsim_dag_save(const struct dahlsim_dag *g, const char *path, char *err, size_t err_size);
 
@@ -78,7 +90,10 @@ int dahlsim_dag_emulate(const struct dahlsim_dag *g, const struct dahlsim_emu_co
 
 /* The paper's control priorities: random lists (seeded), then rounds alternating CPU and GPU, each trying
  * every permutation of that architecture's list and keeping the fastest (ties: a random one among the
- * best), until a CPU+GPU round improves nothing or max_rounds. Types are limited to 8 (8! lists). */
+ * best), until a CPU+GPU round improves nothing or max_rounds. With more than 8 types on an architecture
+ * (exported training graphs have 14 or more), trying every permutation is out of reach (14! lists): a round
+ * then moves each type in turn to the position of the list where the makespan is least (insertion local
+ * search; ties keep the earlier position), a documented departure from the paper. */
 int dahlsim_dag_control(const struct dahlsim_dag *g, const struct dahlsim_emu_conf *conf, uint64_t seed,
                         int max_rounds, struct dahlsim_prio *best, double *makespan_s, char *err,
                         size_t err_size);
@@ -100,6 +115,22 @@ struct dahlsim_dag_gen_conf {
 };
 int dahlsim_dag_generate(const struct dahlsim_dag_gen_conf *conf, struct dahlsim_dag *g, char *err,
                          size_t err_size);
+
+/* The task graph of `steps` training steps of a dahl network (dahl_stepgraph.h) as a lab graph: types are
+ * perf-model symbols (group_footprint: one type per symbol and footprint, named "symbol:footprint"), costs
+ * the calibration's perf models (per task, and the mean per type). */
+struct dahlsim_dag_export_conf {
+    const char *machine_dir;  /* calibration/NAME */
+    const char *machine;      /* NAME (the perf-model files' suffix) */
+    int c, h, w;              /* image shape */
+    const char *model;        /* lenet, deep, deep:N */
+    int batch, steps, redux_copies;
+    bool manual, momentum, group_footprint;
+    int perfmodel;            /* enum dahl_perfmodel_kind */
+    int cpus, gpus;
+};
+int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsim_dag *g, char *err,
+                       size_t err_size);
 
 /* For train and sim-train: the heteroprio configuration from --sched, --priorities (a file of
  * {"cpu": [...], "gpu": [...]} naming dahl perf-model symbols, or auto:<heuristic>) and --priority-interval.

@@ -6,7 +6,12 @@
  *   scenario          scenario file, or null (native runs)
  *   model             "lenet" | "deep" | "deep:BLOCKS" | model file
  *   dataset           "fashion-mnist" | "synthetic:HxWxC"
- *   scheduler         StarPU policy name
+ *   scheduler         StarPU policy name, or heteroprio:auto-HEURISTIC[/footprint] (AutoHeteroprio, as
+ *                     scenarios name it)
+ *   heteroprio        null, or with --sched heteroprio {"priorities": "auto:HEURISTIC[/footprint]" or the
+ *                     lists file, "buckets": "symbol" | "footprint", "interval" (0: manual lists), "types",
+ *                     "recomputes", "lists": {"cpu": [bucket...], "cuda": [...]}}: the priority lists in
+ *                     force at the end, first wanted first
  *   batch             samples per training step
  *   image             {"c", "h", "w"}
  *   workers           {"cpu": n, "cuda": n}
@@ -65,6 +70,36 @@
             goto nomem;                                                                                      \
     } while (0)
 
+/* The "heteroprio" object; NULL when memory runs out. */
+static cJSON *heteroprio_json(const struct dahlsim_results_heteroprio *hp)
+{
+    cJSON *o = cJSON_CreateObject(), *lists;
+    if (o == NULL)
+        return NULL;
+    CHK(cJSON_AddStringToObject(o, "priorities", hp->priorities));
+    CHK(cJSON_AddStringToObject(o, "buckets", hp->buckets));
+    CHK(cJSON_AddNumberToObject(o, "interval", hp->interval));
+    CHK(cJSON_AddNumberToObject(o, "types", hp->types));
+    CHK(cJSON_AddNumberToObject(o, "recomputes", (double)hp->recomputes));
+    CHK(lists = cJSON_AddObjectToObject(o, "lists"));
+    static const char *const arch[2] = {"cpu", "cuda"};
+    for (int a = 0; a < 2; a++) {
+        cJSON *list;
+        CHK(list = cJSON_AddArrayToObject(lists, arch[a]));
+        for (const char *p = hp->lists[a]; p != NULL && *p != '\0';) {
+            size_t len = strcspn(p, ",");
+            char name[80];
+            snprintf(name, sizeof(name), "%.*s", (int)len, p);
+            CHK(cJSON_AddItemToArray(list, cJSON_CreateString(name)));
+            p += len + (p[len] == ',');
+        }
+    }
+    return o;
+nomem:
+    cJSON_Delete(o);
+    return NULL;
+}
+
 /* Builds the document; NULL when memory runs out. */
 static cJSON *results_json(const struct dahlsim_results *r)
 {
@@ -80,6 +115,10 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(cJSON_AddStringToObject(root, "model", r->model));
     CHK(cJSON_AddStringToObject(root, "dataset", r->dataset));
     CHK(cJSON_AddStringToObject(root, "scheduler", r->scheduler));
+    if (r->heteroprio != NULL)
+        CHK(cJSON_AddItemToObject(root, "heteroprio", heteroprio_json(r->heteroprio)));
+    else
+        CHK(cJSON_AddNullToObject(root, "heteroprio"));
     CHK(cJSON_AddNumberToObject(root, "batch", r->batch));
     cJSON *image;
     CHK(image = cJSON_AddObjectToObject(root, "image"));

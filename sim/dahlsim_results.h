@@ -24,12 +24,23 @@ struct dahlsim_results_count {
     long tasks;
 };
 
+/* --sched heteroprio: what dahl's heteroprio was given and ended with (dahl_sched.h). */
+struct dahlsim_results_heteroprio {
+    const char *priorities; /* "auto:HEURISTIC[/footprint]" or the lists file */
+    const char *buckets;    /* "symbol" or "footprint" */
+    int interval;           /* auto: lists recomputed every interval-th push; 0 for manual lists */
+    int types;              /* buckets the run created */
+    long recomputes;        /* times the lists were written into heteroprio */
+    const char *lists[2];   /* the final lists, comma-separated bucket names, first wanted first: cpu, cuda */
+};
+
 struct dahlsim_results {
     const char *mode;      /* "native" or "simulated" */
     const char *scenario;  /* scenario file, or NULL (written as null) */
     const char *model;     /* "lenet", "deep:3", or a model file */
     const char *dataset;   /* "fashion-mnist", "synthetic:HxWxC" */
-    const char *scheduler;
+    const char *scheduler; /* a policy name, or heteroprio:auto-HEURISTIC[/footprint] */
+    const struct dahlsim_results_heteroprio *heteroprio; /* NULL: another policy (written as null) */
     int batch;
     int c, h, w;           /* image shape */
     int ncpu, ncuda;       /* workers */

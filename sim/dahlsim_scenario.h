@@ -19,7 +19,7 @@ struct dahlsim_experiment {
     char model[PATH_MAX];        /* lenet, deep, deep:N, or a model file (resolved from the scenario's dir) */
     char dataset[64];            /* fashion-mnist or synthetic:HxWxC */
     long samples, batch, epochs;
-    char scheduler[32];
+    char scheduler[48];  /* a policy, or heteroprio:auto-HEURISTIC[/footprint] */
     long cpus, gpus;
     long gpu_memory_mib; /* 0: no limit */
     bool prefetch;

@@ -77,7 +77,8 @@ static void help(void)
            "  --sched POLICY     StarPU scheduling policy (default lws)\n"
            "  --priorities P     with --sched heteroprio: FILE ({\"cpu\": [...], \"gpu\": [...]} of perf-model\n"
            "                     symbols) or auto:HEURISTIC (AutoHeteroprio: prws, purws, offset, softplus,\n"
-           "                     interpolation, ntc)\n"
+           "                     interpolation, ntc); auto:HEURISTIC/footprint: one bucket per perf-model\n"
+           "                     symbol and footprint (layer shape) instead of one per symbol\n"
            "  --priority-interval N  auto: recompute the priorities every N pushed tasks (default 32)\n"
            "  --ncpu N           CPU workers (default: all cores)\n"
            "  --ngpu N           CUDA workers (default 0; needs a StarPU built with CUDA)\n"
@@ -686,12 +687,29 @@ static int write_results(struct run_state *st, double wall_start_s)
         return DAHLSIM_EXIT_OK;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
+    /* heteroprio: the policy as scenarios name it, and the lists the scheduler ended with. */
+    static char lists[DAHL_NARCH][DAHL_HETEROPRIO_LIST_BYTES];
+    char scheduler[64];
+    struct dahl_heteroprio_conf hc = {0};
+    struct dahlsim_results_heteroprio hp = {.priorities = o->priorities, .lists = {lists[0], lists[1]}};
+    bool heteroprio = strcmp(o->sched, "heteroprio") == 0 && o->priorities != NULL;
+    bool autoprio = heteroprio && dahl_heteroprio_parse_auto(o->priorities, &hc);
+    snprintf(scheduler, sizeof(scheduler), "%s", o->sched);
+    if (heteroprio) {
+        hp.types = dahl_heteroprio_summary(&hp.recomputes, lists);
+        hp.buckets = hc.by_footprint ? "footprint" : "symbol";
+        hp.interval = autoprio ? (int)o->priority_interval : 0;
+        if (autoprio)
+            snprintf(scheduler, sizeof(scheduler), "heteroprio:auto-%s%s", dahl_autoprio_heuristic_name(hc.heuristic),
+                     hc.by_footprint ? "/footprint" : "");
+    }
     struct dahlsim_results r = {
         .mode = st->simulated ? "simulated" : "native",
         .scenario = o->scenario,
         .model = o->model,
         .dataset = o->dataset,
-        .scheduler = o->sched,
+        .scheduler = scheduler,
+        .heteroprio = heteroprio ? &hp : NULL,
         .batch = (int)o->batch,
         .c = st->train.c,
         .h = st->train.h,

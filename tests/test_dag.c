@@ -431,8 +431,8 @@ Test(heteroprio, scenarios_run_autoheteroprio_deterministically_and_refuse_bare_
     dahl_test_run(&run, check, env);
     cr_assert_eq(run.status, 2, "%s", run.err);
     cr_assert(strstr(run.err, "\"scheduler\": expected a StarPU scheduling policy") != NULL, "%s", run.err);
-    cr_assert(strstr(run.err, "heteroprio:auto-HEURISTIC with HEURISTIC one of prws, purws, offset") != NULL, "%s",
-              run.err);
+    cr_assert(strstr(run.err, "heteroprio:auto-HEURISTIC[/footprint] with HEURISTIC one of prws, purws, offset") != NULL,
+              "%s", run.err);
     double makespan[2];
     const char *outs[2] = {out1, out2};
     for (int i = 0; i < 2; i++) {
@@ -462,6 +462,18 @@ Test(heteroprio, scenarios_run_autoheteroprio_deterministically_and_refuse_bare_
                 gpu_tasks += cJSON_GetObjectItemCaseSensitive(w, "tasks")->valuedouble;
         }
         cr_assert_gt(gpu_tasks, 0.0, "%s", text);
+        /* results.json names the policy as the scenario does, and the lists heteroprio ended with. */
+        const cJSON *sched = cJSON_GetObjectItemCaseSensitive(doc, "scheduler");
+        cr_assert(cJSON_IsString(sched) && strcmp(sched->valuestring, "heteroprio:auto-offset") == 0, "%s", text);
+        const cJSON *hp = cJSON_GetObjectItemCaseSensitive(doc, "heteroprio");
+        cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(hp, "buckets")->valuestring, "symbol");
+        cr_assert_eq(cJSON_GetObjectItemCaseSensitive(hp, "interval")->valuedouble, 32.0);
+        double types = cJSON_GetObjectItemCaseSensitive(hp, "types")->valuedouble;
+        cr_assert_eq(types, 14.0, "LeNet with REDUX and momentum: 14 symbols, got %g", types);
+        cr_assert_geq(cJSON_GetObjectItemCaseSensitive(hp, "recomputes")->valuedouble, 14.0);
+        const cJSON *lists = cJSON_GetObjectItemCaseSensitive(hp, "lists");
+        cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(lists, "cpu")), 14, "%s", text);
+        cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(lists, "cuda")), 14, "%s", text);
         cJSON_Delete(doc);
     }
     cr_assert_eq(memcmp(&makespan[0], &makespan[1], sizeof(double)), 0, "%.17g vs %.17g", makespan[0], makespan[1]);
@@ -504,4 +516,178 @@ Test(heteroprio, native_training_with_manual_lists_and_their_errors)
     unlink(good);
     unlink(bad);
     rmdir(dir);
+}
+
+/* One bucket per symbol and footprint: LeNet's two convolutions (and its differently sized parameter tensors)
+ * get buckets of their own, named "symbol:footprint", and results.json says so. */
+Test(heteroprio, footprint_buckets_in_a_scenario)
+{
+    char dir[] = "/tmp/dahlsim-test-hpf-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char scen[256], out[256], path[300];
+    snprintf(scen, sizeof(scen), "%s/hp.json", dir);
+    snprintf(out, sizeof(out), "%s/out", dir);
+    write_file(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"cpus\": 3, \"gpus\": 1,\n"
+                     " \"scheduler\": \"heteroprio:auto-interpolation/footprint\"}\n");
+    char *env[] = {"DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, NULL};
+    char *cmd[] = {DAHLSIM_BIN, "run", scen, "--out", out, "--quiet", NULL};
+    dahl_test_run(&run, cmd, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    snprintf(path, sizeof(path), "%s/results.json", out);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert_not_null(doc);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(doc, "scheduler")->valuestring,
+                     "heteroprio:auto-interpolation/footprint");
+    const cJSON *hp = cJSON_GetObjectItemCaseSensitive(doc, "heteroprio");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(hp, "buckets")->valuestring, "footprint");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(hp, "priorities")->valuestring, "auto:interpolation/footprint");
+    double types = cJSON_GetObjectItemCaseSensitive(hp, "types")->valuedouble;
+    cr_assert_gt(types, 14.0, "more buckets than symbols, got %g", types);
+    int convs = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(hp, "lists"), "cpu"))
+    {
+        cr_assert(strchr(v->valuestring, ':') != NULL, "%s", v->valuestring);
+        convs += strncmp(v->valuestring, "dahl_conv2d_forward:", 20) == 0;
+    }
+    cr_assert_eq(convs, 2, "one bucket per convolution layer");
+    cJSON_Delete(doc);
+    char *bad[] = {DAHLSIM_BIN, "train", "--samples", "32", "--dataset", "synthetic:28x28x1", "--sched", "heteroprio",
+                   "--priorities", "auto:ntc/layer", "--quiet", NULL};
+    dahl_test_run(&run, bad, NULL);
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "--priorities: expected auto:HEURISTIC or auto:HEURISTIC/footprint") != NULL, "%s",
+              run.err);
+    char rm[300];
+    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+    cr_assert_eq(system(rm), 0);
+}
+
+/* ---- training graphs in the lab ---- */
+
+/* Per-task costs: the emulator runs each task for its own cost, the lower bound uses them too. Two tasks of
+ * one type, 1 s and 3 s on the CPU (mean 2 s), in a chain on one CPU: makespan and critical path 4 s. */
+Test(emulator, per_task_costs_by_hand)
+{
+    const char *names[] = {"X"};
+    const double cost[1][DAHL_NARCH] = {{2.0, 0.0}};
+    int type[2] = {0, 0}, pstart[3] = {0, 0, 1}, pred[1] = {0};
+    struct dahlsim_dag g;
+    char err[256];
+    cr_assert_eq(dahlsim_dag_init(&g, 1, names, cost, 2, type, pstart, pred, err, sizeof(err)), 0, "%s", err);
+    const double tcost[2][DAHL_NARCH] = {{1.0, 0.0}, {3.0, 0.0}};
+    cr_assert_eq(dahlsim_dag_set_task_costs(&g, tcost, err, sizeof(err)), 0, "%s", err);
+    struct dahlsim_prio prio = {.n = {1, 0}, .order = {{0}}};
+    struct dahlsim_emu_conf conf = {.cpus = 1, .gpus = 0};
+    struct dahlsim_emu_result r;
+    cr_assert_eq(dahlsim_dag_emulate(&g, &conf, &prio, &r, err, sizeof(err)), 0, "%s", err);
+    cr_assert_float_eq(r.makespan_s, 4.0, 1e-12);
+    cr_assert_float_eq(dahlsim_dag_lower_bound(&g, 1, 0), 4.0, 1e-9);
+    /* a GPU cost where the type has none */
+    const double wrong[2][DAHL_NARCH] = {{1.0, 1.0}, {3.0, 0.0}};
+    cr_assert_eq(dahlsim_dag_set_task_costs(&g, wrong, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "task 0: expected a positive GPU cost exactly where its type \"X\" has one") != NULL, "%s",
+              err);
+    dahlsim_dag_fini(&g);
+}
+
+/* More than 8 types: the control's insertion search ends on a list of every type, whose emulated makespan
+ * is the one returned, and never worse than the list it started from. */
+Test(control, more_than_eight_types_by_insertion)
+{
+    struct dahlsim_dag_gen_conf gc = {.seed = 5, .ntasks = 400, .min_types = 10, .max_types = 10, .max_cpus = 4,
+                                      .max_gpus = 2};
+    struct dahlsim_dag g;
+    char err[256];
+    cr_assert_eq(dahlsim_dag_generate(&gc, &g, err, sizeof(err)), 0, "%s", err);
+    struct dahlsim_emu_conf conf = {.cpus = g.cpus, .gpus = g.gpus};
+    struct dahlsim_prio best, start;
+    double ms, start_ms;
+    cr_assert_eq(dahlsim_dag_control(&g, &conf, 9, 0, &start, &start_ms, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(dahlsim_dag_control(&g, &conf, 9, 16, &best, &ms, err, sizeof(err)), 0, "%s", err);
+    cr_assert_leq(ms, start_ms);
+    struct dahlsim_emu_result r;
+    cr_assert_eq(dahlsim_dag_emulate(&g, &conf, &best, &r, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(r.makespan_s, ms);
+    for (int a = 0; a < DAHL_NARCH; a++) {
+        cr_assert_eq(best.n[a], 10);
+        int seen = 0;
+        for (int k = 0; k < best.n[a]; k++)
+            seen |= 1 << best.order[a][k];
+        cr_assert_eq(seen, (1 << 10) - 1);
+    }
+    dahlsim_dag_fini(&g);
+}
+
+/* `dahlsim dag export` of a LeNet step on the 14-CPU + V100 machine: the graph loads back with its per-task
+ * costs and the tasks of a REDUX step (batch 4, 2 workers: 2 copies per gradient tensor), costs from the perf
+ * models (StarPU's reductions of LeNet's last bias, 10 floats, cost 1.515789 us on a CPU in the roofline
+ * file), footprint types named symbol:footprint; the table runs on exported graphs; errors. */
+Test(dag_cli, export_a_training_step)
+{
+    char dir[] = "/tmp/dahlsim-test-export-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char g1[256], g2[256];
+    snprintf(g1, sizeof(g1), "%s/lenet.json", dir);
+    snprintf(g2, sizeof(g2), "%s/lenet-fp.json", dir);
+    char *env[] = {"DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, NULL};
+    char *exp1[] = {DAHLSIM_BIN, "dag", "export", "--machine", "roofline-14cpu-1v100", "--batch", "4", "--cpus", "1",
+                    "--gpus", "1", "--out", g1, NULL};
+    dahl_test_run(&run, exp1, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    struct dahlsim_dag g;
+    char err[512];
+    cr_assert_eq(dahlsim_dag_load(g1, &g, err, sizeof(err)), 0, "%s", err);
+    /* 22 tasks per sample (9 forward, the loss, 12 backward), then per gradient tensor (8): 2 StarPU
+     * reductions, SGD, zero. */
+    cr_assert_eq(g.ntasks, 4 * 22 + 8 * 4, "%d tasks", g.ntasks);
+    cr_assert_eq(g.ntypes, 14);
+    cr_assert_eq(g.cpus, 1);
+    cr_assert_eq(g.gpus, 1);
+    cr_assert_not_null(g.task_cost);
+    cr_assert(strstr(g.source, "batch 4, REDUX reduction of up to 2 per-worker copies") != NULL, "%s", g.source);
+    bool found = false;
+    for (int t = 0; t < g.ntasks; t++) {
+        cr_assert_gt(g.task_cost[t][0], 0.0);
+        cr_assert_gt(g.task_cost[t][1], 0.0);
+        if (strcmp(g.names[g.type[t]], "dahl_accumulate") == 0 && fabs(g.task_cost[t][0] - 1.515789e-6) < 1e-12)
+            found = true;
+    }
+    cr_assert(found, "no dahl_accumulate task of the 10-float bias at 1.515789 us");
+    dahlsim_dag_fini(&g);
+    char *exp2[] = {DAHLSIM_BIN, "dag", "export", "--machine", "roofline-14cpu-1v100", "--dataset",
+                    "synthetic:28x28x3", "--batch", "2", "--steps", "2", "--reduction", "manual", "--group",
+                    "footprint", "--out", g2, NULL};
+    dahl_test_run(&run, exp2, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert_eq(dahlsim_dag_load(g2, &g, err, sizeof(err)), 0, "%s", err);
+    cr_assert_gt(g.ntypes, 14);
+    cr_assert_eq(g.cpus, 14, "the platform's CPUs by default");
+    int convs = 0;
+    for (int i = 0; i < g.ntypes; i++)
+        convs += strncmp(g.names[i], "dahl_conv2d_forward:", 20) == 0;
+    cr_assert_eq(convs, 2);
+    dahlsim_dag_fini(&g);
+    char *table[] = {DAHLSIM_BIN, "dag", "table", g1, NULL};
+    dahl_test_run(&run, table, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "| lenet.json | 1 | 1 | 14 | 120 |") != NULL, "%s", run.out);
+    char *nomachine[] = {DAHLSIM_BIN, "dag", "export", "--machine", "no-such-machine", "--out", g1, NULL};
+    dahl_test_run(&run, nomachine, env);
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "dag export: --machine no-such-machine: no directory") != NULL, "%s", run.err);
+    char *uncovered[] = {DAHLSIM_BIN, "dag", "export", "--machine", "roofline-14cpu-1v100", "--dataset",
+                         "synthetic:40x40x3", "--out", g1, NULL};
+    dahl_test_run(&run, uncovered, env);
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "no history estimate for dahl_conv2d_forward footprint") != NULL, "%s", run.err);
+    char rm[300];
+    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+    cr_assert_eq(system(rm), 0);
 }

@@ -1,0 +1,376 @@
+/* The task graph of training steps (see dahl_stepgraph.h).
+ *
+ * Why built from the network description and not recorded from a run: a recorded graph would need a StarPU
+ * run (native, or simulated on a calibration that covers the setup), a scheduler with hooks (only dahl's
+ * heteroprio has them), and it would still be incomplete: starpu_task_get_task_succs only lists the
+ * successors submitted before the task is pushed, and edges to tasks already finished are never made. The
+ * data accesses of a step are fixed by dahl_network.c, and StarPU's rules for turning accesses into
+ * dependencies (src/core/dependencies/implicit_data_deps.c) are simple, so the graph follows deterministically
+ * from the description, for any batch, reduction and number of steps, on a machine that could not run it.
+ * tests/test_stepgraph.c checks its task counts against a real run and its edges on a hand-drawn network.
+ *
+ * Dependencies, as StarPU 1.3.10 makes them per data handle: a reader after readers depends on what those
+ * readers depended on (the last writer); a REDUX access after REDUX accesses likewise; any other access
+ * depends on every accessor of the previous group (StarPU inserts an empty synchronisation task when there
+ * are several and the new access is not W; the lab has no empty tasks, so the edges go straight to the
+ * group). SCRATCH buffers (the im2col workspace) make no dependency. When a non-REDUX access follows REDUX
+ * ones, StarPU (src/datawizard/reduction.c) reduces the handle and its per-worker copies by a binary tree of
+ * reduction tasks (dahl_accumulate), submitted once every REDUX access has finished; the access then waits
+ * for the tree's root. */
+#include "dahl_stepgraph.h"
+
+#include "dahl_codelets.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum mode { M_NONE, M_R, M_W, M_REDUX }; /* M_W: W or RW */
+
+struct list {
+    int *v;
+    int n, cap;
+};
+
+struct handle {
+    enum mode mode;
+    struct list group; /* the accessors of the current mode */
+    struct list sync;  /* what the current group's accessors depend on */
+    size_t n;          /* elements (for the footprint of its reduction tasks) */
+};
+
+struct builder {
+    struct dahl_stepgraph *g;
+    int tcap;
+    long ecap;
+    struct handle *h;
+    int nh;
+    int L, batch;
+    int copies;
+    struct list deps; /* scratch */
+    int step;
+};
+
+static int list_push(struct list *l, int x)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap > 0 ? 2 * l->cap : 8;
+        int *v = realloc(l->v, (size_t)cap * sizeof(int));
+        if (v == NULL)
+            return -ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = x;
+    return 0;
+}
+
+static int list_append(struct list *l, const struct list *from)
+{
+    for (int i = 0; i < from->n; i++)
+        if (list_push(l, from->v[i]) != 0)
+            return -ENOMEM;
+    return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* Appends a task whose predecessors are b->deps (sorted and made unique here). */
+static int add_task(struct builder *b, const char *symbol, uint32_t footprint, int layer, bool by_starpu)
+{
+    struct dahl_stepgraph *g = b->g;
+    if (g->ntasks + 1 >= b->tcap) {
+        int cap = b->tcap > 0 ? 2 * b->tcap : 1024;
+        struct dahl_stepgraph_task *t = realloc(g->tasks, (size_t)cap * sizeof(*t));
+        if (t == NULL)
+            return -ENOMEM;
+        g->tasks = t;
+        int *ps = realloc(g->pred_start, (size_t)(cap + 1) * sizeof(int));
+        if (ps == NULL)
+            return -ENOMEM;
+        g->pred_start = ps;
+        b->tcap = cap;
+    }
+    if (b->deps.n > 1)
+        qsort(b->deps.v, (size_t)b->deps.n, sizeof(int), cmp_int);
+    if (g->nedges + b->deps.n > b->ecap) {
+        long cap = b->ecap > 0 ? 2 * b->ecap : 4096;
+        while (cap < g->nedges + b->deps.n)
+            cap *= 2;
+        int *p = realloc(g->pred, (size_t)cap * sizeof(int));
+        if (p == NULL)
+            return -ENOMEM;
+        g->pred = p;
+        b->ecap = cap;
+    }
+    int t = g->ntasks++;
+    g->pred_start[t] = (int)g->nedges;
+    for (int i = 0; i < b->deps.n; i++)
+        if (i == 0 || b->deps.v[i] != b->deps.v[i - 1])
+            g->pred[g->nedges++] = b->deps.v[i];
+    g->pred_start[t + 1] = (int)g->nedges;
+    g->tasks[t] = (struct dahl_stepgraph_task){.symbol = symbol, .footprint = footprint, .layer = layer,
+                                               .step = b->step, .by_starpu = by_starpu};
+    b->deps.n = 0;
+    return 0;
+}
+
+/* StarPU's reduction of handle h at the end of its REDUX group: replicate 0 is the handle itself (never
+ * empty here: dahl_zero wrote it), 1..copies the per-worker copies; step by step, replicate i += replicate
+ * i + step. Every task waits for the whole REDUX group (the tree is submitted when it has finished). */
+static int reduce(struct builder *b, struct handle *h, int layer)
+{
+    int count = 1 + (b->copies < h->group.n ? b->copies : h->group.n);
+    int last[1 + 1024];
+    if (count > (int)(sizeof(last) / sizeof(last[0])))
+        count = (int)(sizeof(last) / sizeof(last[0]));
+    for (int i = 0; i < count; i++)
+        last[i] = -1;
+    uint32_t fp = dahl_reduce_footprint_of(h->n);
+    for (int step = 1; step < count; step *= 2) {
+        for (int i = 0; i + step < count; i += 2 * step) {
+            int pair[2] = {i, i + step};
+            for (int k = 0; k < 2; k++) {
+                int ret = last[pair[k]] >= 0 ? list_push(&b->deps, last[pair[k]]) : list_append(&b->deps, &h->group);
+                if (ret != 0)
+                    return ret;
+            }
+            int ret = add_task(b, "dahl_accumulate", fp, layer, true);
+            if (ret != 0)
+                return ret;
+            last[i] = b->g->ntasks - 1;
+        }
+    }
+    h->group.n = 0;
+    h->mode = M_W;
+    return list_push(&h->group, last[0]);
+}
+
+/* Records an access of the task about to be added: its dependencies go into b->deps, the handle's state is
+ * updated with task index t (the index the task will get). */
+static int record_access(struct builder *b, int hid, enum mode m, int t)
+{
+    struct handle *h = &b->h[hid];
+    if (m == h->mode && (m == M_R || m == M_REDUX)) {
+        if (list_append(&b->deps, &h->sync) != 0)
+            return -ENOMEM;
+        return list_push(&h->group, t);
+    }
+    if (list_append(&b->deps, &h->group) != 0)
+        return -ENOMEM;
+    struct list old = h->sync;
+    h->sync = h->group;
+    h->group = old;
+    h->group.n = 0;
+    h->mode = m;
+    return list_push(&h->group, t);
+}
+
+struct acc {
+    int h;
+    enum mode m;
+};
+
+/* Submits one dahl task with its accesses: first the reductions its non-REDUX accesses of REDUX-mode handles
+ * trigger, then the task. */
+static int submit(struct builder *b, const char *symbol, uint32_t footprint, int layer, const struct acc *a, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct handle *h = &b->h[a[i].h];
+        if (h->mode == M_REDUX && a[i].m != M_REDUX) {
+            int ret = reduce(b, h, layer);
+            if (ret != 0)
+                return ret;
+        }
+    }
+    int t = b->g->ntasks;
+    for (int i = 0; i < n; i++) {
+        int ret = record_access(b, a[i].h, a[i].m, t);
+        if (ret != 0)
+            return ret;
+    }
+    return add_task(b, symbol, footprint, layer, false);
+}
+
+/* Handle ids: one per (kind, layer, sample), sample == batch for a whole tensor. */
+enum kind { K_ACT, K_GRAD, K_METRICS, K_W, K_B, K_VW, K_VB, K_DW, K_DB, K_N };
+
+static int hid(const struct builder *b, enum kind k, int layer, int sample)
+{
+    return ((int)k * (b->L + 1) + layer) * (b->batch + 1) + sample;
+}
+
+#define TRY(call)                                                                                               \
+    do {                                                                                                        \
+        int try_ret_ = (call);                                                                                  \
+        if (try_ret_ != 0)                                                                                      \
+            return try_ret_;                                                                                    \
+    } while (0)
+#define ACCS(...) (const struct acc[]){__VA_ARGS__}, (int)(sizeof((const struct acc[]){__VA_ARGS__}) / sizeof(struct acc))
+
+/* dahl_network.c's forward_sample and backward_sample for sample s. */
+static int sample_tasks(struct builder *b, const struct dahl_network_desc *d, const struct dahl_layer_shape *ls,
+                        const struct dahl_catalogue_conf *conf, int s)
+{
+    int L = d->nlayers, whole = b->batch;
+    for (int i = 0; i < L; i++) {
+        const struct dahl_layer_shape *l = &ls[i];
+        int x = hid(b, K_ACT, i, s), y = hid(b, K_ACT, i + 1, s);
+        int n_in = l->in_c * l->in_h * l->in_w;
+        switch (l->desc.kind) {
+        case DAHL_LAYER_CONV:
+            TRY(submit(b, "dahl_conv2d_forward", dahl_conv2d_footprint_of(&l->conv), i,
+                       ACCS({x, M_R}, {hid(b, K_W, i, whole), M_R}, {hid(b, K_B, i, whole), M_R}, {y, M_W})));
+            break;
+        case DAHL_LAYER_RELU:
+            TRY(submit(b, "dahl_relu_forward", dahl_relu_footprint_of((size_t)n_in), i, ACCS({x, M_R}, {y, M_W})));
+            break;
+        case DAHL_LAYER_MAXPOOL:
+            TRY(submit(b, "dahl_maxpool_forward", dahl_maxpool_footprint_of(&l->pool), i, ACCS({x, M_R}, {y, M_W})));
+            break;
+        case DAHL_LAYER_DENSE:
+            TRY(submit(b, "dahl_dense_forward", dahl_dense_footprint_of(n_in, l->desc.units), i,
+                       ACCS({x, M_R}, {hid(b, K_W, i, whole), M_R}, {hid(b, K_B, i, whole), M_R}, {y, M_W})));
+            break;
+        }
+    }
+    TRY(submit(b, "dahl_softmax_xent", dahl_softmax_xent_footprint_of(d->nclasses), L,
+               ACCS({hid(b, K_ACT, L, s), M_R}, {hid(b, K_GRAD, L, s), M_W}, {hid(b, K_METRICS, 0, s), M_W})));
+    bool manual = conf->reduction == DAHL_REDUCTION_MANUAL;
+    enum mode gm = manual ? M_W : M_REDUX;
+    int gs = manual ? s : whole;
+    for (int i = L - 1; i >= 0; i--) {
+        const struct dahl_layer_shape *l = &ls[i];
+        int x = hid(b, K_ACT, i, s), y = hid(b, K_ACT, i + 1, s), dy = hid(b, K_GRAD, i + 1, s);
+        int dx = hid(b, K_GRAD, i, s), dw = hid(b, K_DW, i, gs), db = hid(b, K_DB, i, gs), w = hid(b, K_W, i, whole);
+        int n_in = l->in_c * l->in_h * l->in_w;
+        switch (l->desc.kind) {
+        case DAHL_LAYER_CONV:
+            TRY(submit(b, "dahl_conv2d_backward_weights", dahl_conv2d_footprint_of(&l->conv), i,
+                       ACCS({x, M_R}, {dy, M_R}, {dw, gm}, {db, gm})));
+            if (i > 0)
+                TRY(submit(b, "dahl_conv2d_backward_input", dahl_conv2d_footprint_of(&l->conv), i,
+                           ACCS({dy, M_R}, {w, M_R}, {dx, M_W})));
+            break;
+        case DAHL_LAYER_RELU:
+            if (i > 0)
+                TRY(submit(b, "dahl_relu_backward", dahl_relu_footprint_of((size_t)n_in), i,
+                           ACCS({y, M_R}, {dy, M_R}, {dx, M_W})));
+            break;
+        case DAHL_LAYER_MAXPOOL:
+            if (i > 0)
+                TRY(submit(b, "dahl_maxpool_backward", dahl_maxpool_footprint_of(&l->pool), i,
+                           ACCS({x, M_R}, {dy, M_R}, {dx, M_W})));
+            break;
+        case DAHL_LAYER_DENSE:
+            TRY(submit(b, "dahl_dense_backward_weights", dahl_dense_footprint_of(n_in, l->desc.units), i,
+                       ACCS({x, M_R}, {dy, M_R}, {dw, gm}, {db, gm})));
+            if (i > 0)
+                TRY(submit(b, "dahl_dense_backward_input", dahl_dense_footprint_of(n_in, l->desc.units), i,
+                           ACCS({dy, M_R}, {w, M_R}, {dx, M_W})));
+            break;
+        }
+    }
+    return 0;
+}
+
+/* dahl_network.c's update_params for one parameter tensor p (n elements) of layer i, gradient kind gk. */
+static int update_tasks(struct builder *b, const struct dahl_catalogue_conf *conf, int i, enum kind pk,
+                        enum kind gk, enum kind vk, size_t n)
+{
+    int whole = b->batch;
+    uint32_t rfp = dahl_reduce_footprint_of(n);
+    int grad;
+    if (conf->reduction == DAHL_REDUCTION_MANUAL) {
+        for (int stride = 1; stride < b->batch; stride *= 2)
+            for (int s = 0; s + stride < b->batch; s += 2 * stride)
+                TRY(submit(b, "dahl_accumulate", rfp, i, ACCS({hid(b, gk, i, s), M_W}, {hid(b, gk, i, s + stride), M_R})));
+        grad = hid(b, gk, i, 0);
+    } else {
+        grad = hid(b, gk, i, whole);
+    }
+    b->h[grad].n = n;
+    uint32_t sfp = dahl_sgd_update_footprint_of(n, conf->momentum);
+    if (conf->momentum)
+        TRY(submit(b, "dahl_sgd_update", sfp, i,
+                   ACCS({hid(b, pk, i, whole), M_W}, {grad, M_R}, {hid(b, vk, i, whole), M_W})));
+    else
+        TRY(submit(b, "dahl_sgd_update", sfp, i, ACCS({hid(b, pk, i, whole), M_W}, {grad, M_R})));
+    if (conf->reduction == DAHL_REDUCTION_MANUAL) {
+        for (int s = 0; s < b->batch; s++)
+            TRY(submit(b, "dahl_zero", rfp, i, ACCS({hid(b, gk, i, s), M_W})));
+    } else {
+        TRY(submit(b, "dahl_zero", rfp, i, ACCS({grad, M_W})));
+    }
+    return 0;
+}
+
+static int build(struct builder *b, const struct dahl_network_desc *d, const struct dahl_layer_shape *ls,
+                 const struct dahl_catalogue_conf *conf, int steps)
+{
+    for (b->step = 0; b->step < steps; b->step++) {
+        for (int s = 0; s < b->batch; s++)
+            TRY(sample_tasks(b, d, ls, conf, s));
+        for (int i = 0; i < d->nlayers; i++) {
+            if (ls[i].nw == 0)
+                continue;
+            TRY(update_tasks(b, conf, i, K_W, K_DW, K_VW, ls[i].nw));
+            TRY(update_tasks(b, conf, i, K_B, K_DB, K_VB, ls[i].nb));
+        }
+    }
+    return 0;
+}
+
+int dahl_stepgraph_build(struct dahl_stepgraph *g, const struct dahl_network_desc *d,
+                         const struct dahl_catalogue_conf *conf, int steps, char *err, size_t err_size)
+{
+    memset(g, 0, sizeof(*g));
+    if (conf->batch < 1 || steps < 1 || (conf->reduction == DAHL_REDUCTION_REDUX && conf->redux_copies < 1)) {
+        snprintf(err, err_size, "step graph: batch >= 1, steps >= 1 and, with REDUX, redux_copies >= 1 expected");
+        return -EINVAL;
+    }
+    if (conf->redux_copies > 1024) {
+        snprintf(err, err_size, "step graph: redux_copies: expected at most 1024, got %d", conf->redux_copies);
+        return -EINVAL;
+    }
+    struct dahl_layer_shape ls[DAHL_NETWORK_MAX_LAYERS];
+    int ret = dahl_network_desc_shapes(d, ls, err, err_size);
+    if (ret != 0)
+        return ret;
+    struct builder b = {.g = g, .L = d->nlayers, .batch = conf->batch, .copies = conf->redux_copies};
+    b.nh = (int)K_N * (b.L + 1) * (b.batch + 1);
+    b.h = calloc((size_t)b.nh, sizeof(*b.h));
+    g->pred_start = calloc(1, sizeof(int));
+    ret = b.h != NULL && g->pred_start != NULL ? build(&b, d, ls, conf, steps) : -ENOMEM;
+    for (int i = 0; b.h != NULL && i < b.nh; i++) {
+        free(b.h[i].group.v);
+        free(b.h[i].sync.v);
+    }
+    free(b.h);
+    free(b.deps.v);
+    if (ret != 0) {
+        dahl_stepgraph_fini(g);
+        snprintf(err, err_size, "step graph: out of memory");
+    }
+    return ret;
+}
+
+void dahl_stepgraph_fini(struct dahl_stepgraph *g)
+{
+    free(g->tasks);
+    free(g->pred_start);
+    free(g->pred);
+    memset(g, 0, sizeof(*g));
+}
+
+long dahl_stepgraph_count(const struct dahl_stepgraph *g, const char *symbol, bool dahl_only)
+{
+    long n = 0;
+    for (int t = 0; t < g->ntasks; t++)
+        n += strcmp(g->tasks[t].symbol, symbol) == 0 && !(dahl_only && g->tasks[t].by_starpu);
+    return n;
+}
