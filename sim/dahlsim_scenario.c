@@ -588,9 +588,20 @@ struct dahlsim_scenario *dahlsim_scenario_load(const char *path, const char *con
     }
     s->sweep = cJSON_DetachItemFromObjectCaseSensitive(root, "sweep");
     cJSON_DeleteItemFromObjectCaseSensitive(root, "comment");
-    for (size_t i = 0; i < nsets; i++)
+    for (size_t i = 0; i < nsets; i++) {
         if (!apply_set(path, root, sets[i]))
             goto fail;
+        /* A key fixed on the command line is no longer swept (so `run --set` picks one point of a sweep). */
+        if (cJSON_IsObject(s->sweep)) {
+            char key[64];
+            snprintf(key, sizeof(key), "%.*s", (int)(strchr(sets[i], '=') - sets[i]), sets[i]);
+            cJSON_DeleteItemFromObjectCaseSensitive(s->sweep, key);
+            if (s->sweep->child == NULL) {
+                cJSON_Delete(s->sweep);
+                s->sweep = NULL;
+            }
+        }
+    }
     if (s->sweep != NULL) {
         if (!cJSON_IsObject(s->sweep) || cJSON_GetArraySize(s->sweep) == 0) {
             struct where w = {path, ""};

@@ -61,6 +61,20 @@ Test(scenario, check_accepts_the_fixtures)
     cr_assert(strstr(run.out, "6 experiments") != NULL, "%s", run.out);
 }
 
+Test(scenario, set_fixes_a_swept_key_and_takes_it_out_of_the_sweep)
+{
+    dahlsim((const char *[]){"check", DATA "/scenarios/tiny-sweep.json", "--set", "batch=8", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "2 experiments") != NULL, "%s", run.out);
+    dahlsim((const char *[]){"check", DATA "/scenarios/tiny-sweep.json", "--set", "batch=8", "--set",
+                             "scheduler=eager", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "1 experiment on machine tiny-2cpu") != NULL, "%s", run.out);
+    /* the fixed value is checked like any other */
+    dahlsim((const char *[]){"check", DATA "/scenarios/tiny-sweep.json", "--set", "batch=0", NULL});
+    assert_input_error("--set batch=0", "tiny-sweep.json", "\"batch\"");
+}
+
 Test(scenario, bad_values_name_the_file_and_the_field)
 {
     const struct {

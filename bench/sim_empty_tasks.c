@@ -1,0 +1,148 @@
+/* The baseline for dahlsim's simulation speed: a bare StarPU-SimGrid program that submits N empty tasks on
+ * the same simulated machine (STARPU_PERF_MODEL_DIR / STARPU_HOSTNAME, set by bench/sim_speed) with the same
+ * scheduler and worker count, so that dahlsim's own cost per simulated task can be told from StarPU's and
+ * SimGrid's. Tasks are shaped like dahl's: each reads a shared handle and updates one of `--handles`
+ * per-task handles in turn (a chain per handle, as a sample's activations are reused every step). The
+ * codelet runs for real and takes no simulated time (STARPU_CODELET_SIMGRID_EXECUTE): no perf model needed.
+ * Prints one JSON line: tasks, wall seconds from starpu_init to starpu_shutdown, tasks per wall second. */
+#include <starpu.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void empty_kernel(void *buffers[], void *cl_arg)
+{
+    (void)buffers;
+    (void)cl_arg;
+}
+
+static struct starpu_codelet empty_cl = {
+    .cpu_funcs = {empty_kernel},
+    .flags = STARPU_CODELET_SIMGRID_EXECUTE,
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_RW},
+    .name = "bench_empty",
+};
+
+static double wall_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool parse_long(const char *option, const char *text, long min, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < min) {
+        fprintf(stderr, "sim_empty_tasks: error: %s: expected an integer >= %ld, got \"%s\"\n", option, min, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: sim_empty_tasks --tasks N [--handles H] [--ncpu C] [--sched NAME]\n"
+                "  runs under StarPU-SimGrid with STARPU_PERF_MODEL_DIR and STARPU_HOSTNAME naming a machine\n");
+}
+
+int main(int argc, char **argv)
+{
+    long ntasks = 0, nhandles = 64, ncpu = -1;
+    const char *sched = "lws";
+    static const struct option options[] = {
+        {"tasks", required_argument, NULL, 't'}, {"handles", required_argument, NULL, 'H'},
+        {"ncpu", required_argument, NULL, 'c'},  {"sched", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (opt) {
+        case 't':
+            if (!parse_long("--tasks", optarg, 1, &ntasks))
+                return 2;
+            break;
+        case 'H':
+            if (!parse_long("--handles", optarg, 1, &nhandles))
+                return 2;
+            break;
+        case 'c':
+            if (!parse_long("--ncpu", optarg, 1, &ncpu))
+                return 2;
+            break;
+        case 's':
+            sched = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (ntasks == 0 || optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+
+    double t0 = wall_now_s();
+    struct starpu_conf conf;
+    starpu_conf_init(&conf);
+    unsetenv("STARPU_SCHED"); /* it would override the policy asked for */
+    conf.sched_policy_name = sched;
+    conf.ncpus = (int)ncpu;
+    conf.ncuda = 0;
+    int ret = starpu_init(&conf);
+    if (ret == -ENODEV)
+        return 77;
+    if (ret != 0) {
+        fprintf(stderr, "sim_empty_tasks: error: starpu_init failed (%d)\n", ret);
+        return 1;
+    }
+
+    float shared_value = 0.0f;
+    float *values = calloc((size_t)nhandles, sizeof *values);
+    starpu_data_handle_t shared, *handles = calloc((size_t)nhandles, sizeof *handles);
+    if (values == NULL || handles == NULL) {
+        fprintf(stderr, "sim_empty_tasks: error: out of memory\n");
+        return 1;
+    }
+    starpu_variable_data_register(&shared, STARPU_MAIN_RAM, (uintptr_t)&shared_value, sizeof shared_value);
+    for (long i = 0; i < nhandles; i++)
+        starpu_variable_data_register(&handles[i], STARPU_MAIN_RAM, (uintptr_t)&values[i], sizeof values[i]);
+
+    double t_submit = wall_now_s();
+    for (long i = 0; i < ntasks; i++) {
+        ret = starpu_task_insert(&empty_cl, STARPU_R, shared, STARPU_RW, handles[i % nhandles], 0);
+        if (ret != 0) {
+            fprintf(stderr, "sim_empty_tasks: error: starpu_task_insert failed (%d)\n", ret);
+            return 1;
+        }
+    }
+    starpu_task_wait_for_all();
+    double simulated_s = starpu_timing_now() * 1e-6;
+    double t_done = wall_now_s();
+
+    for (long i = 0; i < nhandles; i++)
+        starpu_data_unregister(handles[i]);
+    starpu_data_unregister(shared);
+    starpu_shutdown();
+    double t1 = wall_now_s();
+    free(handles);
+    free(values);
+
+    printf("{\"tasks\": %ld, \"handles\": %ld, \"sched\": \"%s\", \"ncpu\": %ld, \"wall_s\": %.6f, "
+           "\"submit_to_done_wall_s\": %.6f, \"tasks_per_wall_s\": %.1f, \"simulated_s\": %.6f}\n",
+           ntasks, nhandles, sched, ncpu, t1 - t0, t_done - t_submit, (double)ntasks / (t1 - t0), simulated_s);
+    return 0;
+}
