@@ -34,11 +34,16 @@
  * flight at once share one. StarPU-MPI tags are 64-bit. */
 #define TAG_LEVELS 64
 #define TAG_GRADS 256
+#define TREE_LEVELS 16 /* levels of a binomial tree: up to 65536 ranks */
 #define TAG_GATHER INT64_C(0x7fff000000000000)
 
 struct dahl_allreduce {
     enum dahl_allreduce_algo algo;
-    struct dahl_tensor *tmp[TAG_GRADS]; /* receive buffers, one per gradient index, made at first use */
+    /* Receive buffers, one per gradient index and tree level, made at first use. One per level, not one per
+     * gradient: a receive into a buffer still being read (by the previous level's accumulate) is posted only
+     * once that read is done, and a message arriving before its receive is posted costs StarPU-MPI a real
+     * allocation of its size (122 MB for a 512x512 LeNet's dense gradient), in simulation too. */
+    struct dahl_tensor *tmp[TAG_GRADS][TREE_LEVELS];
     starpu_data_handle_t grads[TAG_GRADS]; /* the gradients seen, to wait for their timing callbacks */
     pthread_mutex_t lock;               /* guards everything below (StarPU callbacks write it) */
     double *start_us, *end_us;
@@ -163,7 +168,8 @@ void dahl_allreduce_destroy(struct dahl_allreduce *ar)
         return;
     wait_marks(ar);
     for (size_t i = 0; i < TAG_GRADS; i++)
-        dahl_tensor_destroy(ar->tmp[i]);
+        for (size_t l = 0; l < TREE_LEVELS; l++)
+            dahl_tensor_destroy(ar->tmp[i][l]);
     pthread_mutex_destroy(&ar->lock);
     free(ar->start_us);
     free(ar->end_us);
@@ -246,12 +252,6 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
     int rank = dahl_mpi_rank();
     size_t n = starpu_vector_get_nx(grad);
     double bytes = (double)(n * sizeof(float));
-    if (ar->tmp[index] == NULL) {
-        ar->tmp[index] = dahl_tensor_create(1, (const int[]){(int)n});
-        if (ar->tmp[index] == NULL)
-            return -ENOMEM;
-    }
-    starpu_data_handle_t tmp = dahl_tensor_handle(ar->tmp[index]);
     ar->grads[index] = grad;
     size_t step = ar->steps - 1;
     DAHL_CHECK_STARPU(mark(ar, grad, false));
@@ -266,6 +266,12 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
             break;
         }
         if (rank + s < size) {
+            if (ar->tmp[index][level] == NULL) {
+                ar->tmp[index][level] = dahl_tensor_create(1, (const int[]){(int)n});
+                if (ar->tmp[index][level] == NULL)
+                    return -ENOMEM;
+            }
+            starpu_data_handle_t tmp = dahl_tensor_handle(ar->tmp[index][level]);
             DAHL_CHECK_STARPU(starpu_mpi_irecv_detached(tmp, rank + s, tag_of(step, index, 0, level), MPI_COMM_WORLD,
                                                         NULL, NULL));
             received++;

@@ -22,6 +22,8 @@
  *   lr, momentum    number               0.01, 0.9
  *   nodes           integer in [1, 1024] -                        multi-node: StarPU-MPI ranks over SMPI, batch
  *                                                                 split evenly (absent: single-node simulator)
+ *   batch_per_node  integer >= 1         -                        with nodes, instead of batch: batch =
+ *                                                                 batch_per_node x nodes (weak scaling)
  *   network         "10gbe"|"ib-100g"|{...}  "10gbe" (with nodes)     the network between nodes: a preset or
  *                                                                 {"bandwidth": "25Gbps", "latency": "2us",
  *                                                                 "topology": "flat|fat-tree|torus"}
@@ -63,7 +65,7 @@ struct dahlsim_scenario {
 static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
                                    "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "seed",          "lr",      "momentum",
-                                   "nodes", "network", "sweep"};
+                                   "nodes", "batch_per_node", "network", "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool key_known(const char *key)
@@ -255,8 +257,13 @@ static bool nodes_from(const struct where *w, const cJSON *o, struct dahlsim_exp
 {
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(o, "nodes");
     const cJSON *network = cJSON_GetObjectItemCaseSensitive(o, "network");
+    const cJSON *per_node = cJSON_GetObjectItemCaseSensitive(o, "batch_per_node");
     x->nodes = 0;
     if (nodes == NULL) {
+        if (per_node != NULL) {
+            field_error(w, "batch_per_node", per_node, "no batch_per_node without \"nodes\"");
+            return false;
+        }
         if (network != NULL) {
             field_error(w, "network", network, "no network without \"nodes\" (set \"nodes\" for a multi-node run)");
             return false;
@@ -265,6 +272,30 @@ static bool nodes_from(const struct where *w, const cJSON *o, struct dahlsim_exp
     }
     if (!get_int(w, o, "nodes", 1, 1024, 0, &x->nodes))
         return false;
+    if (per_node != NULL) {
+        /* Weak scaling: a fixed per-node batch, so the global batch (and with "iterations", the samples)
+         * grows with the node count. */
+        long b;
+        if (cJSON_GetObjectItemCaseSensitive(o, "batch") != NULL) {
+            field_error(w, "batch_per_node", per_node, "either \"batch\" or \"batch_per_node\", not both");
+            return false;
+        }
+        if (!get_int(w, o, "batch_per_node", 1, 65536, 0, &b))
+            return false;
+        x->batch = b * x->nodes;
+        long iterations = 0;
+        if (!get_int(w, o, "iterations", 1, 100000000, 0, &iterations))
+            return false;
+        if (iterations > 0)
+            x->samples = iterations * x->batch;
+        if (x->batch > x->samples || (strcmp(x->dataset, "fashion-mnist") == 0 && x->samples > 60000)) {
+            char expected[160];
+            snprintf(expected, sizeof(expected), "a global batch (%ld x %ld nodes) and samples (%ld) the dataset allows",
+                     b, x->nodes, x->samples);
+            field_error(w, "batch_per_node", per_node, expected);
+            return false;
+        }
+    }
     if (DAHLSIM_SMPIRUN[0] == '\0') {
         field_error(w, "nodes", nodes, "no \"nodes\": this dahlsim was built without the sim-mpi StarPU flavour");
         fprintf(stderr, "hint: scripts/setup-deps --flavours sim-mpi, then reconfigure and rebuild dahlsim\n");

@@ -9,6 +9,7 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_run.h"
 #include "dahlsim_scenario.h"
+#include "dahlsim_scaling.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -209,7 +210,13 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
     cJSON_AddStringToObject(params, "perfmodel", x->perfmodel);
     cJSON_AddStringToObject(params, "reduction", x->reduction);
     cJSON_AddNumberToObject(params, "seed", (double)x->seed);
-    const char *copy[] = {"makespan_s", "samples_per_s", "iterations"};
+    cJSON_AddNumberToObject(params, "nodes", (double)x->nodes);
+    /* multi-node figures, and the simulation's own cost (wall_s), for scaling plots (dahlsim_scaling.h) */
+    const cJSON *network = cJSON_GetObjectItemCaseSensitive(r, "network");
+    const cJSON *allreduce = cJSON_GetObjectItemCaseSensitive(network, "allreduce_s_mean");
+    if (cJSON_IsNumber(allreduce))
+        cJSON_AddNumberToObject(o, "allreduce_s_mean", allreduce->valuedouble);
+    const char *copy[] = {"makespan_s", "samples_per_s", "iterations", "wall_s"};
     for (size_t k = 0; k < sizeof(copy) / sizeof(copy[0]); k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, copy[k]);
         if (v != NULL)
@@ -282,9 +289,12 @@ static int write_csv(const char *dir, const struct dahlsim_scenario *s)
                 else
                     used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
             }
-            const char *vals[] = {"makespan_s", "samples_per_s", "iterations"};
-            for (size_t k = 0; k < 3 && used < sizeof(buf); k++) {
-                const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, vals[k]);
+            const char *vals[] = {"makespan_s", "samples_per_s", "iterations", "params.nodes", "wall_s",
+                                  "allreduce_s_mean"};
+            for (size_t k = 0; k < 6 && used < sizeof(buf); k++) {
+                const cJSON *v = strncmp(vals[k], "params.", 7) == 0
+                                     ? cJSON_GetObjectItemCaseSensitive(p, vals[k] + 7)
+                                     : cJSON_GetObjectItemCaseSensitive(o, vals[k]);
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
             }
             free(lines[(size_t)idx->valuedouble]);
@@ -298,7 +308,7 @@ static int write_csv(const char *dir, const struct dahlsim_scenario *s)
     int ret = out == NULL ? -errno : 0;
     if (out != NULL) {
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
-              "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations\n",
+              "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)
@@ -324,6 +334,8 @@ static int numeric_column(const char *key)
             return idx[k];
     if (strcmp(key, "iterations") == 0)
         return 7; /* iterations are shown as samples */
+    if (strcmp(key, "nodes") == 0)
+        return 19;
     return 0;
 }
 
@@ -375,6 +387,10 @@ static int write_plots(const char *dir, const struct dahlsim_scenario *s)
                 failures++;
         }
     }
+    /* A node-count sweep: speedup, efficiency and the simulation's cost against nodes. */
+    for (size_t k = 0; k < nkeys; k++)
+        if (strcmp(keys[k], "nodes") == 0 && dahlsim_scaling_write(dir, s) != 0)
+            failures++;
     return failures ? 1 : 0;
 }
 

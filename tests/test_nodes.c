@@ -207,6 +207,12 @@ Test(nodes, scenario_keys_are_strict)
          "\"network\": expected an object with \"bandwidth\" and \"latency\"", NULL},
         {"{" TINY ", \"nodes\": 1, \"network\": {\"bandwidth\": \"1Gbps\", \"latency\": \"1us\", \"topology\": \"torus\"}}",
          "\"network.topology\": expected flat or fat-tree for one node", NULL},
+        {"{" TINY ", \"nodes\": 2, \"batch_per_node\": 4}", "\"batch_per_node\": expected either \"batch\" or", NULL},
+        {"{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch_per_node\": 4}",
+         "\"batch_per_node\": expected no batch_per_node without \"nodes\"", NULL},
+        {"{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"nodes\": 32, "
+         "\"batch_per_node\": 4}",
+         "\"batch_per_node\": expected a global batch (4 x 32 nodes) and samples (64) the dataset allows", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         scenario(cases[i].json);
@@ -222,6 +228,13 @@ Test(nodes, scenario_keys_are_strict)
     dahlsim((const char *[]){"check", scenario_path, NULL});
     cr_assert_eq(run.status, 0, "%s", run.err);
     cr_assert(strstr(run.out, "4 experiments") != NULL, "%s", run.out);
+    unlink(scenario_path);
+    /* weak scaling: the global batch and, with iterations, the samples grow with the nodes */
+    scenario("{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"iterations\": 2, \"nodes\": 1, "
+             "\"batch_per_node\": 4, \"sweep\": {\"nodes\": [1, 16]}}");
+    dahlsim((const char *[]){"check", scenario_path, NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "2 experiments") != NULL, "%s", run.out);
     unlink(scenario_path);
 }
 
