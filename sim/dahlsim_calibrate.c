@@ -78,7 +78,8 @@ struct calib_opts {
 };
 
 static const char usage_line[] =
-    "usage: dahlsim calibrate --machine NAME [--cover DATASET[,model=M][,perfmodel=K]]... [--force]\n"
+    "usage: dahlsim calibrate --machine NAME [--scenario FILE]... [--cover DATASET[,model=M][,perfmodel=K]]...\n"
+    "                         [--force]\n"
     "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
     "                         [--ngpu N] [--dir DIR] [--report] [--quiet]\n";
 
@@ -96,6 +97,8 @@ static void help(void)
            "                        synthetic:HxWxC) with optional ,model=lenet|deep|deep:N|FILE and\n"
            "                        ,perfmodel=history|regression|nl-regression. Default: fashion-mnist,\n"
            "                        synthetic:28x28x3, synthetic:128x128x3 and synthetic:512x512x3, LeNet, history\n"
+           "  --scenario FILE       cover every setup (dataset, model, perf-model kind) the scenario file's\n"
+           "                        points use, sweeps included; repeatable, adds to --cover\n"
            "  --force               measure everything again from scratch (bus included)\n"
            "  --recalibrate-flagged drop the models of codelets with a flagged entry, then measure them again\n"
            "  --max-rsd X           flag entries whose standard deviation exceeds X times their mean\n"
@@ -167,11 +170,97 @@ static bool parse_cover(const char *text, struct cover *c)
     return true;
 }
 
+/* The values a scenario gives `key`: its "sweep" list if the key is swept, else its value, else dflt. Strings
+ * only; writes at most max pointers into out (owned by root) and returns their count, or -1 after an error
+ * naming the file and the field. */
+static int scenario_strings(const char *path, const cJSON *root, const char *key, const char *dflt,
+                            const char **out, int max)
+{
+    const cJSON *sweep = cJSON_GetObjectItemCaseSensitive(root, "sweep");
+    const cJSON *swept = cJSON_IsObject(sweep) ? cJSON_GetObjectItemCaseSensitive(sweep, key) : NULL;
+    const cJSON *v = swept != NULL ? swept : cJSON_GetObjectItemCaseSensitive(root, key);
+    if (v == NULL) {
+        out[0] = dflt;
+        return 1;
+    }
+    if (cJSON_IsString(v)) {
+        out[0] = v->valuestring;
+        return 1;
+    }
+    int n = 0;
+    const cJSON *list = cJSON_IsArray(v) ? v : NULL, *item;
+    cJSON_ArrayForEach(item, list)
+    {
+        if (!cJSON_IsString(item) || n == max)
+            break;
+        out[n++] = item->valuestring;
+    }
+    if (!cJSON_IsArray(v) || n == 0 || n != cJSON_GetArraySize(v)) {
+        dahlsim_error("calibrate: --scenario %s: \"%s%s\": expected %s (at most %d)", path, swept ? "sweep." : "",
+                      key, swept ? "a non-empty list of strings" : "a string", max);
+        return -1;
+    }
+    return n;
+}
+
+/* Adds the setups (dataset x model x perf-model kind) that every point of a scenario file needs, without
+ * validating the rest of it against a calibration (the one being made may not exist yet). Model files are
+ * relative to the scenario, as `dahlsim run` reads them. Returns false after an error naming the file. */
+static bool covers_from_scenario(const char *path, struct calib_opts *o)
+{
+    errno = 0;
+    cJSON *root = dahlsim_read_json(path);
+    if (root == NULL) {
+        dahlsim_error("calibrate: --scenario %s: %s", path, errno ? strerror(errno) : "not valid JSON");
+        return false;
+    }
+    bool ok = cJSON_IsObject(root);
+    if (!ok)
+        dahlsim_error("calibrate: --scenario %s: expected a JSON object (see scenarios/README.md)", path);
+    const char *datasets[64], *models[16], *kinds[4];
+    int nd = ok ? scenario_strings(path, root, "dataset", "fashion-mnist", datasets, 64) : -1;
+    int nm = nd > 0 ? scenario_strings(path, root, "model", "lenet", models, 16) : -1;
+    int nk = nm > 0 ? scenario_strings(path, root, "perfmodel", "history", kinds, 4) : -1;
+    ok = nk > 0;
+    for (int d = 0; ok && d < nd; d++)
+        for (int m = 0; ok && m < nm; m++)
+            for (int k = 0; ok && k < nk; k++) {
+                char model[PATH_MAX], spec[PATH_MAX + 160];
+                const char *slash = strrchr(path, '/');
+                bool file = strcmp(models[m], "lenet") != 0 && strncmp(models[m], "deep", 4) != 0;
+                if (file && models[m][0] != '/' && slash != NULL)
+                    snprintf(model, sizeof(model), "%.*s/%s", (int)(slash - path), path, models[m]);
+                else
+                    snprintf(model, sizeof(model), "%s", models[m]);
+                snprintf(spec, sizeof(spec), "%s,model=%s,perfmodel=%s", datasets[d], model, kinds[k]);
+                struct cover c;
+                if (!parse_cover(spec, &c)) {
+                    fprintf(stderr, "hint: in --scenario %s\n", path);
+                    ok = false;
+                    break;
+                }
+                bool known = false;
+                for (int i = 0; i < o->ncovers && !known; i++)
+                    known = strcmp(o->covers[i].dataset, c.dataset) == 0 && strcmp(o->covers[i].model, c.model) == 0 &&
+                            strcmp(o->covers[i].perfmodel, c.perfmodel) == 0;
+                if (known)
+                    continue;
+                if (o->ncovers == MAX_COVERS) {
+                    dahlsim_error("calibrate: --scenario %s: more than %d setups in all", path, MAX_COVERS);
+                    ok = false;
+                    break;
+                }
+                o->covers[o->ncovers++] = c;
+            }
+    cJSON_Delete(root);
+    return ok;
+}
+
 /* Parses argv into o; returns -1 to go on, or an exit code. */
 static int parse_options(int argc, char **argv, struct calib_opts *o)
 {
     enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
-           O_QUIET, O_HELP, O_NGPU };
+           O_QUIET, O_HELP, O_NGPU, O_SCENARIO };
     static const struct option options[] = {
         {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
         {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
@@ -179,7 +268,7 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
         {"steps", required_argument, NULL, O_STEPS},     {"batch", required_argument, NULL, O_BATCH},
         {"dir", required_argument, NULL, O_DIR},         {"report", no_argument, NULL, O_REPORT},
         {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
-        {"ngpu", required_argument, NULL, O_NGPU},
+        {"ngpu", required_argument, NULL, O_NGPU},       {"scenario", required_argument, NULL, O_SCENARIO},
         {NULL, 0, NULL, 0},
     };
     *o = (struct calib_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
@@ -206,6 +295,9 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
             } else {
                 ok = parse_cover(optarg, &o->covers[o->ncovers++]);
             }
+            break;
+        case O_SCENARIO:
+            ok = covers_from_scenario(optarg, o);
             break;
         case O_FORCE:
             o->force = true;

@@ -64,6 +64,19 @@ Test(calibrate, bad_options_and_directories_are_input_errors)
     assert_input_error("perfmodel=linear", "perfmodel: expected history, regression or nl-regression");
     calibrate((const char *[]){"--machine", "m", "--cover", "synthetic:8x8x1,batch=3", NULL});
     assert_input_error("batch=3", "unknown part \"batch=3\"");
+    calibrate((const char *[]){"--machine", "m", "--scenario", "/no/such/scenario.json", NULL});
+    assert_input_error("--scenario missing", "--scenario /no/such/scenario.json: No such file");
+    char bad[96];
+    scratch_dir(bad, sizeof(bad));
+    strcat(bad, "/bad.json");
+    FILE *f = fopen(bad, "w");
+    cr_assert_not_null(f);
+    fputs("{\"machine\": \"m\", \"sweep\": {\"dataset\": [\"synthetic:8x8x1\", 3]}}", f);
+    fclose(f);
+    calibrate((const char *[]){"--machine", "m", "--scenario", bad, NULL});
+    assert_input_error("--scenario with a bad sweep", "\"sweep.dataset\": expected a non-empty list of strings");
+    *strrchr(bad, '/') = '\0';
+    remove_tree(bad);
     calibrate((const char *[]){"--machine", "m", "--max-rsd", "lots", NULL});
     assert_input_error("--max-rsd lots", "--max-rsd");
     calibrate((const char *[]){"--machine", "m", "--dir", "/proc/no-such-dahlsim-dir", NULL});
@@ -192,6 +205,12 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "already calibrated") != NULL, "%s", run.err);
     cr_assert(strstr(run.err, "measuring") == NULL, "%s", run.err);
+    /* So does one for a scenario that uses that setup (its sweep of schedulers and batches adds no shape). */
+    calibrate((const char *[]){"--machine", "test-local", "--dir", dir, "--scenario",
+                               DAHLSIM_SOURCE_DIR "/tests/data/scenarios/tiny-sweep.json", NULL});
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "[1/1] synthetic:12x12x1") != NULL && strstr(run.err, "already calibrated") != NULL,
+              "%s", run.err);
     free(manifest);
     snprintf(path, sizeof(path), "%s/test-local/manifest.json", dir);
     manifest = read_all(path);
