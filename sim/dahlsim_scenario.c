@@ -296,11 +296,6 @@ static bool nodes_from(const struct where *w, const cJSON *o, struct dahlsim_exp
             return false;
         }
     }
-    if (DAHLSIM_SMPIRUN[0] == '\0') {
-        field_error(w, "nodes", nodes, "no \"nodes\": this dahlsim was built without the sim-mpi StarPU flavour");
-        fprintf(stderr, "hint: scripts/setup-deps --flavours sim-mpi, then reconfigure and rebuild dahlsim\n");
-        return false;
-    }
     if (x->batch % x->nodes != 0) {
         char expected[160];
         snprintf(expected, sizeof(expected), "a multiple of the %ld nodes (each trains batch / nodes samples of every "

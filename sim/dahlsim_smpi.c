@@ -41,6 +41,14 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
                         const struct dahlsim_env_var *vars, size_t nvars, char *out, size_t out_size,
                         const char *stderr_path)
 {
+    if (DAHLSIM_SMPIRUN[0] == '\0') {
+        /* Checked here, not when the scenario is read: validating one needs no simulator. */
+        dahlsim_error("\"nodes\": %ld nodes need the sim-mpi StarPU flavour, and this dahlsim was built without it "
+                      "(or is the sanitizer build, where SMPI cannot load the simulator)", x->nodes);
+        fprintf(stderr, "hint: scripts/setup-deps --flavours sim-mpi, then reconfigure and rebuild dahlsim "
+                        "(CMAKE_BUILD_TYPE other than Asan)\n");
+        return -1;
+    }
     char dir[PATH_MAX], tmpdir[] = "/tmp/dahlsim-nodes-XXXXXX";
     if (out_dir != NULL) {
         snprintf(dir, sizeof(dir), "%s", out_dir);
