@@ -8,6 +8,7 @@
 
 #include "dahl_codelets_starpu.h"
 #include "dahl_mpi_starpu.h"
+#include "dahl_profile_starpu.h"
 #include "dahl_random.h"
 #include "dahl_tensor_starpu.h"
 
@@ -309,6 +310,34 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
     return init_weights(l, state);
 }
 
+/* Tells the profiler which layer tasks writing t work for, t whole and each of its samples. */
+static void label_tensor(struct dahl_tensor *t, int layer)
+{
+    if (t == NULL)
+        return;
+    dahl_profile_label(dahl_tensor_handle(t), layer);
+    for (int s = 0; dahl_tensor_sample(t, s) != NULL; s++)
+        dahl_profile_label(dahl_tensor_sample(t, s), layer);
+}
+
+/* Layer i writes its output act[i + 1], the gradient of its input grad[i] and its parameters and their
+ * gradients; the loss (index nlayers) writes grad[nlayers] and the metrics. */
+static void label_layers(struct dahl_network *net)
+{
+    int L = net->desc.nlayers;
+    for (int i = 0; i < L; i++) {
+        struct layer *l = &net->layers[i];
+        label_tensor(net->act[i + 1], i);
+        if (i > 0)
+            label_tensor(net->grad[i], i);
+        struct dahl_tensor *params[] = {l->w, l->b, l->dw, l->db, l->vw, l->vb};
+        for (size_t k = 0; k < sizeof(params) / sizeof(params[0]); k++)
+            label_tensor(params[k], i);
+    }
+    label_tensor(net->grad[L], L);
+    label_tensor(net->metrics, L);
+}
+
 struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, const struct dahl_train_conf *conf,
                                          char *err, size_t err_size)
 {
@@ -362,6 +391,7 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
     }
     for (int s = 0; s < conf->batch; s++)
         net->slots[s] = (struct metric_slot){.net = net, .handle = dahl_tensor_sample(net->metrics, s)};
+    label_layers(net);
     return net;
 }
 
@@ -604,6 +634,8 @@ static void step_param_updated(void *arg)
         net->steps_done++;
     }
     pthread_mutex_unlock(&net->lock);
+    if (last)
+        dahl_profile_step_end((long)mark->index);
     starpu_data_release_on_node(ref->handle, STARPU_ACQUIRE_NO_NODE);
     if (last)
         free(mark);
@@ -692,6 +724,10 @@ size_t dahl_network_steps_done(struct dahl_network *net)
 int dahl_network_train_step(struct dahl_network *net, const float *images, const uint8_t *labels, bool track_metrics)
 {
     int batch = net->conf.batch;
+    pthread_mutex_lock(&net->lock);
+    long step = (long)net->steps_submitted; /* mark_step_end counts it at the end of this function */
+    pthread_mutex_unlock(&net->lock);
+    dahl_profile_step_begin(step);
     for (int s = 0; s < batch; s++) {
         if (labels[s] >= net->desc.nclasses)
             return -EINVAL;
@@ -716,6 +752,7 @@ int dahl_network_eval_step(struct dahl_network *net, const float *images, const 
 {
     if (n < 1 || n > net->conf.batch)
         return -EINVAL;
+    dahl_profile_step_begin(-1); /* evaluation: not recorded */
     for (int s = 0; s < n; s++) {
         if (labels[s] >= net->desc.nclasses)
             return -EINVAL;

@@ -3,6 +3,8 @@
  * [i * sample_count, (i + 1) * sample_count). */
 #include "dahl_tensor_starpu.h"
 
+#include "dahl_profile.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,8 @@ struct dahl_tensor *dahl_tensor_create(int ndim, const int dims[])
         memset(t->data, 0, t->count * sizeof(float));
     starpu_vector_data_register(&t->handle, STARPU_MAIN_RAM, (uintptr_t)t->data, (uint32_t)t->count,
                                 sizeof(float));
+    /* StarPU's memory manager does not count buffers the application registered: results report them. */
+    dahl_profile_app_bytes_add((int64_t)(t->count * sizeof(float)));
     return t;
 }
 
@@ -53,6 +57,7 @@ void dahl_tensor_destroy(struct dahl_tensor *t)
     dahl_tensor_unsplit(t);
     starpu_data_unregister(t->handle);
     starpu_free_flags(t->data, t->count * sizeof(float), DAHL_MALLOC_FLAGS);
+    dahl_profile_app_bytes_add(-(int64_t)(t->count * sizeof(float)));
     free(t);
 }
 

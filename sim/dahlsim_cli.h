@@ -34,6 +34,7 @@ int dahlsim_cmd_calibrate(int argc, char **argv);
 int dahlsim_cmd_run(int argc, char **argv);
 int dahlsim_cmd_check(int argc, char **argv);
 int dahlsim_cmd_sweep(int argc, char **argv);
+int dahlsim_cmd_report(int argc, char **argv);
 int dahlsim_cmd_validate(int argc, char **argv);
 int dahlsim_cmd_sim_train(int argc, char **argv);
 int dahlsim_cmd_machine(int argc, char **argv);

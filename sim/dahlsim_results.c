@@ -31,6 +31,14 @@
  *                     (StarPU's own REDUX init/reduction tasks included)
  *   workers_detail    [{"id", "name", "arch", "tasks", "busy_s", "idle_s", "sleeping_s", "total_s"}] over
  *                     the training phases; idle_s = total_s - busy_s
+ *   links             [{"src", "dst", "bytes", "transfers"}]: data moved over each bus link of StarPU's
+ *                     (memory node names, e.g. "RAM" -> "CUDA 0") during training, from StarPU's bus
+ *                     profiling; [] when the machine has one memory node
+ *   memory_nodes      [{"id", "name", "kind", "peak_bytes", "starpu_peak_bytes", "app_bytes", "capacity_bytes"}]
+ *                     per memory node: starpu_peak_bytes is the most StarPU's memory manager had allocated
+ *                     there during training (replicas, REDUX copies, scratch buffers; sampled at every task
+ *                     end), app_bytes what dahl registered itself (its tensors in main RAM), peak_bytes their
+ *                     sum; capacity_bytes the node's memory as StarPU sees it (-1 unknown)
  *   nodes             (multi-node runs only, from here to network) number of nodes, one MPI rank each; the
  *                     figures above then cover all nodes: batch is the global batch (batch / nodes per
  *                     node), tasks.per_codelet and tasks.per_arch are summed over the nodes, makespan_s and
@@ -177,6 +185,31 @@ static cJSON *results_json(const struct dahlsim_results *r)
         CHK(cJSON_AddNumberToObject(o, "idle_s", w->total_s - w->busy_s));
         CHK(cJSON_AddNumberToObject(o, "sleeping_s", w->sleeping_s));
         CHK(cJSON_AddNumberToObject(o, "total_s", w->total_s));
+    }
+    cJSON *links;
+    CHK(links = cJSON_AddArrayToObject(root, "links"));
+    for (size_t i = 0; i < r->nlinks; i++) {
+        cJSON *o = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(links, o));
+        CHK(cJSON_AddStringToObject(o, "src", r->links[i].src));
+        CHK(cJSON_AddStringToObject(o, "dst", r->links[i].dst));
+        CHK(cJSON_AddNumberToObject(o, "bytes", (double)r->links[i].bytes));
+        CHK(cJSON_AddNumberToObject(o, "transfers", (double)r->links[i].transfers));
+    }
+    cJSON *mem;
+    CHK(mem = cJSON_AddArrayToObject(root, "memory_nodes"));
+    for (size_t i = 0; i < r->nmemory; i++) {
+        const struct dahl_profile_memnode *m = &r->memory[i];
+        cJSON *o = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(mem, o));
+        CHK(cJSON_AddNumberToObject(o, "id", m->id));
+        CHK(cJSON_AddStringToObject(o, "name", m->name));
+        CHK(cJSON_AddStringToObject(o, "kind", m->kind));
+        CHK(cJSON_AddNumberToObject(o, "peak_bytes",
+                                    (double)((m->starpu_peak_bytes > 0 ? m->starpu_peak_bytes : 0) + m->app_bytes)));
+        CHK(cJSON_AddNumberToObject(o, "starpu_peak_bytes", (double)m->starpu_peak_bytes));
+        CHK(cJSON_AddNumberToObject(o, "app_bytes", (double)m->app_bytes));
+        CHK(cJSON_AddNumberToObject(o, "capacity_bytes", (double)m->capacity_bytes));
     }
     if (r->nodes > 0) {
         CHK(cJSON_AddNumberToObject(root, "nodes", r->nodes));

@@ -6,6 +6,7 @@
 
 #include "dahl_engine.h"
 #include "dahlsim_nodes.h"
+#include "dahl_profile.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,10 @@ struct dahlsim_results {
     long tasks_cpu, tasks_cuda; /* tasks executed per worker architecture (training only) */
     const struct dahl_worker_stats *workers;
     size_t nworkers;
+    const struct dahl_profile_link *links;     /* bytes moved per bus link (training only) */
+    size_t nlinks;
+    const struct dahl_profile_memnode *memory; /* peak memory per memory node (training only) */
+    size_t nmemory;
     /* Multi-node runs (the StarPU-MPI flavours); nodes == 0: the single-node program, no nodes block. */
     int nodes;
     const char *allreduce;                          /* "tree" */

@@ -4,10 +4,12 @@
  * StarPU-SimGrid only; wall time and peak RSS of the simulating process are recorded beside them. */
 #include "dahlsim_run.h"
 #include "dahlsim_cli.h"
+#include "dahlsim_fs.h"
 #include "dahlsim_dag.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_smpi.h"
 #include "dahlsim_spawn.h"
+#include "dahlsim_trace.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -34,7 +36,7 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     snprintf(momentum, sizeof(momentum), "%.17g", x->momentum);
     snprintf(mem, sizeof(mem), "%ld", x->gpu_memory_mib);
     snprintf(sampling, sizeof(sampling), "%s/sampling", x->machine_dir);
-    char *args[40];
+    char *args[48];
     size_t n = 0;
     /* heteroprio:auto-HEURISTIC runs as --sched heteroprio --priorities auto:HEURISTIC. */
     char sched[32], priorities[48];
@@ -58,6 +60,15 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         args[n++] = "--out";
         args[n++] = (char *)out_dir;
     }
+    char window[64];
+    if (x->trace && out_dir != NULL) {
+        args[n++] = "--trace";
+        if (x->trace_first >= 0) {
+            snprintf(window, sizeof(window), "%ld:%ld", x->trace_first + 1, x->trace_last + 1);
+            args[n++] = "--trace-window";
+            args[n++] = window;
+        }
+    }
     args[n] = NULL;
     struct dahlsim_env_var env[8];
     size_t nenv = 0;
@@ -69,8 +80,19 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     if (x->gpu_memory_mib > 0)
         env[nenv++] = (struct dahlsim_env_var){"STARPU_LIMIT_CUDA_MEM", mem};
     char out[65536];
-    return (x->nodes > 0 ? dahlsim_spawn_nodes(x, out_dir, args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path)
+    int status = (x->nodes > 0 ? dahlsim_spawn_nodes(x, out_dir, args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path)
                                 : dahlsim_spawn_sim_err(args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path));
+    if (status == 0 && x->trace && out_dir != NULL) {
+        /* The Gantt chart is drawn here, by the native front end: the simulation wrote its data and script. */
+        char trace_dir[PATH_MAX + 8], err[PATH_MAX + 256];
+        snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out_dir);
+        double t0 = dahlsim_mono_s();
+        if (dahlsim_trace_render(trace_dir, err, sizeof(err)) != 0)
+            fprintf(stderr, "dahlsim: warning: %s\n", err);
+        else if (!quiet)
+            fprintf(stderr, "dahlsim run: Gantt chart drawn in %.2f s\n", dahlsim_mono_s() - t0);
+    }
+    return status;
 }
 
 /* Options shared by check and run. */
@@ -80,19 +102,23 @@ struct run_opts {
     const char *sets[MAX_SETS];
     size_t nsets;
     bool quiet;
+    bool trace;                   /* run --trace / --trace-window */
+    long trace_first, trace_last; /* -1: every step */
 };
 
 static int parse(const char *cmd, const char *usage, int argc, char **argv, struct run_opts *o, bool takes_out)
 {
-    enum { O_OUT = 256, O_SET, O_QUIET, O_HELP };
+    enum { O_OUT = 256, O_SET, O_QUIET, O_HELP, O_TRACE, O_TRACE_WINDOW };
     static const struct option options[] = {
         {"out", required_argument, NULL, O_OUT},
+        {"trace", no_argument, NULL, O_TRACE},
+        {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
         {"set", required_argument, NULL, O_SET},
         {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
-    *o = (struct run_opts){0};
+    *o = (struct run_opts){.trace_first = -1, .trace_last = -1};
     optind = 1;
     opterr = 0;
     int opt;
@@ -112,6 +138,18 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv, stru
             break;
         case O_QUIET:
             o->quiet = true;
+            break;
+        case O_TRACE:
+            if (!takes_out)
+                goto unknown;
+            o->trace = true;
+            break;
+        case O_TRACE_WINDOW:
+            if (!takes_out)
+                goto unknown;
+            if (!dahlsim_trace_window_parse("--trace-window", optarg, &o->trace_first, &o->trace_last))
+                return DAHLSIM_EXIT_USAGE;
+            o->trace = true;
             break;
         case O_HELP:
             fputs(usage, stdout);
@@ -158,11 +196,15 @@ int dahlsim_cmd_check(int argc, char **argv)
 }
 
 static const char run_usage[] =
-    "usage: dahlsim run FILE [--out DIR] [--set KEY=VALUE]... [--quiet]\n"
+    "usage: dahlsim run FILE [--out DIR] [--set KEY=VALUE]... [--trace] [--trace-window START:END] [--quiet]\n"
     "Simulates the scenario's experiment with StarPU-SimGrid on its machine's calibration and writes\n"
     "DIR/results.json (default DIR: results/<scenario name>). --set overrides a scenario key (the value is\n"
     "read as JSON, else as a string), e.g. --set batch=14 --set scheduler=dmda. A scenario with a sweep\n"
-    "runs with `dahlsim sweep`.\n";
+    "runs with `dahlsim sweep`.\n"
+    "--trace writes DIR/trace/: a Paje trace (dahl.paje, and StarPU's own FxT trace converted in starpu/),\n"
+    "a Chrome trace-event JSON (trace.json), a Gantt chart (gantt.png, gantt.svg) and a utilisation summary\n"
+    "(summary.json, summary.txt); --trace-window START:END traces training steps START to END (from 1) only.\n"
+    "The scenario keys \"trace\" and \"trace_window\" do the same.\n";
 
 /* results/<basename of file without .json>. */
 static void default_out(const char *file, char *buf, size_t size)
@@ -196,7 +238,20 @@ int dahlsim_cmd_run(int argc, char **argv)
         snprintf(out, sizeof(out), "%s", o.out);
     else
         default_out(o.file, out, sizeof(out));
-    const struct dahlsim_experiment *x = dahlsim_scenario_point(s, 0);
+    struct dahlsim_experiment traced = *dahlsim_scenario_point(s, 0);
+    if (o.trace) {
+        long steps = traced.samples / traced.batch * traced.epochs;
+        if (o.trace_last >= steps) {
+            dahlsim_error("--trace-window: expected a window within the run's %ld training steps, got %ld:%ld", steps,
+                          o.trace_first + 1, o.trace_last + 1);
+            dahlsim_scenario_destroy(s);
+            return DAHLSIM_EXIT_USAGE;
+        }
+        traced.trace = true;
+        traced.trace_first = o.trace_first;
+        traced.trace_last = o.trace_last;
+    }
+    const struct dahlsim_experiment *x = &traced;
     if (!o.quiet)
         fprintf(stderr, "dahlsim run: %s: %s on %s (%ld CPUs, %ld GPUs), %s, batch %ld, scheduler %s\n", o.file,
                 x->dataset, x->machine, x->cpus, x->gpus, x->model, x->batch, x->scheduler);

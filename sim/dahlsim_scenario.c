@@ -20,6 +20,8 @@
  *   reduction       string               "redux"                  or "manual"
  *   seed            integer >= 0         1
  *   lr, momentum    number               0.01, 0.9
+ *   trace           boolean              false                    Paje, Chrome JSON, Gantt, summary in <out>/trace
+ *   trace_window    "START:END" | null   null (every step)        traced training steps (from 1); implies trace
  *   nodes           integer in [1, 1024] -                        multi-node: StarPU-MPI ranks over SMPI, batch
  *                                                                 split evenly (absent: single-node simulator)
  *   batch_per_node  integer >= 1         -                        with nodes, instead of batch: batch =
@@ -65,7 +67,7 @@ struct dahlsim_scenario {
 static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
                                    "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "seed",          "lr",      "momentum",
-                                   "nodes", "batch_per_node", "network", "sweep"};
+                                   "trace",   "trace_window", "nodes", "batch_per_node", "network", "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool key_known(const char *key)
@@ -248,6 +250,23 @@ static bool covered(const char *machine_dir, const struct dahlsim_experiment *x,
     }
     cJSON_Delete(root);
     return ok;
+}
+
+/* "START:END", 1-based steps with 1 <= START <= END, into 0-based first and last. */
+static bool parse_window(const char *text, long *first, long *last)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != ':' || a < 1)
+        return false;
+    const char *p = end + 1;
+    long b = strtol(p, &end, 10);
+    if (errno != 0 || end == p || *end != '\0' || b < a)
+        return false;
+    *first = a - 1;
+    *last = b - 1;
+    return true;
 }
 
 /* ---- multi-node keys ---------------------------------------------------------------------------------- */
@@ -457,6 +476,32 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
         !get_number(w, o, "lr", 1e-12, 100, 0.01, &x->lr) || !get_number(w, o, "momentum", 0, 0.999999, 0.9, &x->momentum))
         return false;
 
+    const cJSON *trace = cJSON_GetObjectItemCaseSensitive(o, "trace");
+    if (trace != NULL && !cJSON_IsBool(trace)) {
+        field_error(w, "trace", trace, "true or false");
+        return false;
+    }
+    x->trace = cJSON_IsTrue(trace);
+    x->trace_first = x->trace_last = -1;
+    const cJSON *window = cJSON_GetObjectItemCaseSensitive(o, "trace_window");
+    if (window != NULL && !cJSON_IsNull(window)) {
+        long first, last;
+        if (!cJSON_IsString(window) || !parse_window(window->valuestring, &first, &last)) {
+            field_error(w, "trace_window", window, "\"START:END\", training steps from 1 with START <= END");
+            return false;
+        }
+        long steps = x->samples / x->batch * x->epochs;
+        if (last >= steps) {
+            char expected[128];
+            snprintf(expected, sizeof(expected), "a window within the run's %ld training steps", steps);
+            field_error(w, "trace_window", window, expected);
+            return false;
+        }
+        x->trace = true;
+        x->trace_first = first;
+        x->trace_last = last;
+    }
+
     /* The machine: its platform bounds the worker counts, its manifest says which shapes it covers. */
     char platform[PATH_MAX + 96];
     long ncpu, ngpu;
@@ -539,7 +584,8 @@ static bool apply_set(const char *path, cJSON *o, const char *set)
                       list);
         return false;
     }
-    cJSON *value = cJSON_Parse(eq + 1);
+    /* The whole value must be JSON: cJSON_Parse alone reads "2:40" as 2 and ignores the rest. */
+    cJSON *value = cJSON_ParseWithOpts(eq + 1, NULL, 1);
     if (value == NULL)
         value = cJSON_CreateString(eq + 1);
     cJSON_DeleteItemFromObjectCaseSensitive(o, key);

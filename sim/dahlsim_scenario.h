@@ -23,6 +23,8 @@ struct dahlsim_experiment {
     long cpus, gpus;
     long gpu_memory_mib; /* 0: no limit */
     bool prefetch;
+    bool trace;          /* traces of the run into <out>/trace (dahlsim_trace.h) */
+    long trace_first, trace_last; /* traced training steps, 0-based inclusive; -1: all */
     char perfmodel[16];  /* history, regression, nl-regression */
     char reduction[8];   /* redux, manual */
     long seed;

@@ -12,16 +12,19 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_nodes.h"
 #include "dahlsim_results.h"
+#include "dahlsim_trace.h"
 
 #include "dahl_codelets.h"
 #include "dahl_dataset.h"
 #include "dahl_engine.h"
 #include "dahl_kernels.h"
 #include "dahl_network.h"
+#include "dahl_profile.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,13 +53,16 @@ struct train_opts {
     const char *out;
     const char *scenario; /* sim-train --scenario: recorded in results.json */
     bool quiet;
+    bool trace;                   /* --trace: OUT/trace (dahlsim_trace.h) */
+    long trace_first, trace_last; /* --trace-window, 0-based steps; -1: all */
 };
 
 static const char usage_line[] =
     "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
     "                     [--batch N] [--lr X] [--momentum X] [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
-    "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n";
+    "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
+    "                     [--trace] [--trace-window START:END]\n";
 
 static void help(void)
 {
@@ -91,6 +97,9 @@ static void help(void)
            "  --perfmodel K      history (default), regression or nl-regression: how StarPU models task times\n"
            "  --out DIR          create DIR and write DIR/results.json\n"
            "  --quiet            no progress line\n"
+           "  --trace            with --out DIR: write DIR/trace/ (Paje traces: dahl.paje and StarPU's FxT trace\n"
+           "                     in starpu/, Chrome trace.json, gantt.png and gantt.svg, summary.json and .txt)\n"
+           "  --trace-window S:E trace training steps S to E only (counted from 1, over all epochs)\n"
            "\nStarPU's own environment (STARPU_HOME, STARPU_SILENT, ...) is respected.\n",
            DAHL_FASHION_MNIST_DIR, DEEP_BLOCKS);
 }
@@ -148,7 +157,8 @@ static bool parse_positive_double(const char *option, const char *text, double m
 static int parse_options(int argc, char **argv, struct train_opts *o)
 {
     enum { O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES, O_PRIORITY_INTERVAL, O_NCPU,
-           O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP, O_SCENARIO };
+           O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP, O_SCENARIO, O_TRACE,
+           O_TRACE_WINDOW };
     static const struct option options[] = {
         {"dataset", required_argument, NULL, O_DATASET},     {"epochs", required_argument, NULL, O_EPOCHS},
         {"samples", required_argument, NULL, O_SAMPLES},     {"test-samples", required_argument, NULL, O_TEST_SAMPLES},
@@ -161,12 +171,13 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         {"reduction", required_argument, NULL, O_REDUCTION}, {"perfmodel", required_argument, NULL, O_PERFMODEL},
         {"out", required_argument, NULL, O_OUT},             {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, O_HELP},                 {"scenario", required_argument, NULL, O_SCENARIO},
+        {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
         {NULL, 0, NULL, 0},
     };
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
                              .batch = 32, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
                              .sched = "lws", .priority_interval = 32, .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
-                             .perfmodel = DAHL_PERFMODEL_HISTORY};
+                             .perfmodel = DAHL_PERFMODEL_HISTORY, .trace_first = -1, .trace_last = -1};
     optind = 1;
     opterr = 0;
     int opt;
@@ -256,6 +267,13 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         case O_QUIET:
             o->quiet = true;
             break;
+        case O_TRACE:
+            o->trace = true;
+            break;
+        case O_TRACE_WINDOW:
+            ok = dahlsim_trace_window_parse("--trace-window", optarg, &o->trace_first, &o->trace_last);
+            o->trace = true;
+            break;
         case O_SCENARIO: /* hidden: set by dahlsim run for sim-train */
             o->scenario = optarg;
             break;
@@ -290,6 +308,15 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
     }
     if (!synthetic && o->test_samples > 10000) {
         dahlsim_error("--test-samples: fashion-mnist has 10000 test samples, got %ld", o->test_samples);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->trace && o->out == NULL) {
+        dahlsim_error("--trace: traces go to DIR/trace: expected --out DIR too");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->trace_last >= 0 && o->trace_last >= o->samples / o->batch * o->epochs) {
+        dahlsim_error("--trace-window: expected a window within the run's %ld training steps, got %ld:%ld",
+                      o->samples / o->batch * o->epochs, o->trace_first + 1, o->trace_last + 1);
         return DAHLSIM_EXIT_USAGE;
     }
     if (o->batch > o->samples) {
@@ -497,6 +524,9 @@ static void progress_clear(struct progress *p)
 
 /* ---- training ------------------------------------------------------------------------------------------ */
 
+#define RESULTS_MAX_LINKS 64
+#define RESULTS_MAX_NODES 16
+
 struct run_state {
     const struct train_opts *o;
     bool simulated; /* StarPU-SimGrid: no metrics, no evaluation, times are simulated */
@@ -512,6 +542,10 @@ struct run_state {
     struct dahlsim_results_epoch *epochs;
     double makespan_s;
     struct dahlsim_nodes nodes; /* several nodes: this one's shard of every batch (dahlsim_nodes.h) */
+    struct dahl_profile_link links[RESULTS_MAX_LINKS];
+    int nlinks;
+    struct dahl_profile_memnode memory[RESULTS_MAX_NODES];
+    int nmemory;
 };
 
 /* Evaluates the test set in batches (the last one partial); returns 0 and the accuracy. */
@@ -548,6 +582,7 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
         st->per_codelet[k].tasks -= dahl_network_task_count(net, st->symbols[k]);
     size_t done_before = dahl_network_steps_done(net);
     dahl_engine_worker_stats_reset();
+    dahl_profile_counters_reset();
     int barrier = dahl_mpi_barrier(); /* the nodes start each epoch together */
     if (barrier != 0)
         return barrier;
@@ -588,6 +623,8 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
     }
     for (size_t k = 0; k < st->nsymbols; k++)
         st->per_codelet[k].tasks += dahl_network_task_count(net, st->symbols[k]);
+    st->nlinks = dahl_profile_links_add(st->links, st->nlinks, RESULTS_MAX_LINKS);
+    st->nmemory = dahl_profile_memory_merge(st->memory, st->nmemory, RESULTS_MAX_NODES);
     progress_clear(progress);
 
     struct dahlsim_results_epoch *ep = &st->epochs[e];
@@ -733,6 +770,10 @@ static int write_results(struct run_state *st, double wall_start_s)
         .tasks_cuda = tasks_cuda,
         .workers = st->workers,
         .nworkers = (size_t)st->nworkers,
+        .links = st->links,
+        .nlinks = (size_t)st->nlinks,
+        .memory = st->memory,
+        .nmemory = (size_t)st->nmemory,
         .nodes = st->nodes.mpi ? st->nodes.size : 0,
         .allreduce = dahl_allreduce_algo_name(DAHL_ALLREDUCE_TREE),
         .network = st->nodes.network,
@@ -814,6 +855,74 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
     return code;
 }
 
+/* Names of the network's layers for traces: conv1, relu1, pool1, ..., then "loss" (index nlayers). */
+static void layer_names(const struct dahl_network_desc *desc, char names[][16], const char **out)
+{
+    static const char *const kinds[] = {[DAHL_LAYER_CONV] = "conv", [DAHL_LAYER_RELU] = "relu",
+                                        [DAHL_LAYER_MAXPOOL] = "pool", [DAHL_LAYER_DENSE] = "dense"};
+    int seen[4] = {0};
+    for (int i = 0; i < desc->nlayers; i++) {
+        enum dahl_layer_kind k = desc->layers[i].kind;
+        snprintf(names[i], 16, "%s%d", kinds[k], ++seen[k]);
+        out[i] = names[i];
+    }
+    out[desc->nlayers] = "loss";
+}
+
+/* After the engine stopped: StarPU's FxT trace converted and compared with dahl's records, then dahl's own
+ * traces and summary into OUT/trace. Native runs draw the Gantt chart here; simulated ones leave it to the
+ * native front end (dahlsim run), which starts no process from inside a SimGrid simulation. */
+static int write_trace(struct run_state *st, const struct dahl_network_desc *desc)
+{
+    const struct train_opts *o = st->o;
+    char dir[PATH_MAX], rec[PATH_MAX + 32], err[2 * PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/trace", o->out);
+    struct dahl_profile_task *tasks;
+    size_t ntasks = dahl_profile_tasks(&tasks);
+    struct dahlsim_trace_fxt fxt = {0};
+    double t0 = dahlsim_mono_s();
+    if (dahl_profile_fxt_convert(err, sizeof(err)) != 0) {
+        fprintf(stderr, "dahlsim: warning: --trace: no StarPU FxT trace: %s\n", err);
+    } else {
+        snprintf(rec, sizeof(rec), "%s/starpu/tasks.rec", dir);
+        if (dahlsim_trace_compare_fxt(rec, tasks, ntasks, &fxt, err, sizeof(err)) != 0)
+            fprintf(stderr, "dahlsim: warning: --trace: cannot compare with StarPU's FxT trace: %s\n", err);
+    }
+    double t1 = dahlsim_mono_s();
+    char names_buf[DAHL_NETWORK_MAX_LAYERS][16];
+    const char *names[DAHL_NETWORK_MAX_LAYERS + 1];
+    layer_names(desc, names_buf, names);
+    char title[512];
+    snprintf(title, sizeof(title), "%s, %s, batch %ld, %d CPU + %d GPU workers, %s, %s", o->model, o->dataset,
+             o->batch, dahl_engine_ncpu(), dahl_engine_ngpu(), o->sched, st->simulated ? "simulated" : "native");
+    struct dahlsim_trace_run run = {
+        .title = title,
+        .workers = st->workers,
+        .nworkers = (size_t)st->nworkers,
+        .tasks = tasks,
+        .ntasks = ntasks,
+        .layer_names = names,
+        .nlayers = desc->nlayers,
+        .first_step = o->trace_first >= 0 ? o->trace_first : 0,
+        .last_step = o->trace_last >= 0 ? o->trace_last : st->iterations - 1,
+        .fxt = fxt.present ? &fxt : NULL,
+    };
+    if (dahlsim_trace_write(&run, dir, err, sizeof(err)) != 0) {
+        dahlsim_error("--trace: %s", err);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    double t2 = dahlsim_mono_s();
+    if (!st->simulated && dahlsim_trace_render(dir, err, sizeof(err)) != 0)
+        fprintf(stderr, "dahlsim: warning: --trace: %s\n", err);
+    if (!o->quiet)
+        fprintf(stderr,
+                "dahlsim %s: traced %zu tasks into %s (StarPU's FxT trace converted and compared in %.2f s, dahl's "
+                "traces and summary written in %.2f s%s)\n",
+                st->simulated ? "sim-train" : "train", ntasks, dir, t1 - t0, t2 - t1,
+                st->simulated ? "" : ", Gantt chart drawn");
+    return DAHLSIM_EXIT_OK;
+}
+
 /* train and sim-train: the same program in either flavour. */
 static int train_main(int argc, char **argv, bool simulated)
 {
@@ -847,6 +956,25 @@ static int train_main(int argc, char **argv, bool simulated)
         goto out_data;
     }
 
+    char fxt_dir[PATH_MAX];
+    if (o.trace) {
+        /* A fresh OUT/trace: files of an earlier traced run must not pass for this one's. */
+        char trace_dir[PATH_MAX];
+        snprintf(trace_dir, sizeof(trace_dir), "%s/trace", o.out);
+        snprintf(fxt_dir, sizeof(fxt_dir), "%s/trace/starpu", o.out);
+        int r = dahlsim_remove_tree(trace_dir);
+        if (r == 0)
+            r = dahlsim_make_dirs(fxt_dir);
+        if (r != 0) {
+            dahlsim_error("--trace: cannot create %s: %s", fxt_dir, strerror(-r));
+            code = DAHLSIM_EXIT_USAGE;
+            goto out_data;
+        }
+    }
+    struct dahl_profile_conf profile = {.record_tasks = o.trace, .first_step = o.trace_first,
+                                        .last_step = o.trace_last, .fxt_dir = o.trace ? fxt_dir : NULL};
+    dahl_profile_setup(&profile);
+
     dahl_kernels_init();
     int ret = dahl_codelets_set_perfmodel(o.perfmodel);
     if (ret != 0) {
@@ -876,8 +1004,13 @@ static int train_main(int argc, char **argv, bool simulated)
         goto out_data;
     }
     code = train_run(&st, &desc, wall_start_s);
-    run_state_fini(&st);
+    dahl_network_destroy(st.net);
+    st.net = NULL;
     dahl_engine_stop();
+    if (code == DAHLSIM_EXIT_OK && o.trace)
+        code = write_trace(&st, &desc);
+    run_state_fini(&st);
+    dahl_profile_fini();
 out_data:
     if (o.syn_h > 0 || simulated) {
         dahl_dataset_fini(&all);

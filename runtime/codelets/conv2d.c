@@ -141,6 +141,7 @@ static struct starpu_codelet conv2d_forward_cl = {
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &dahl_conv2d_forward_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_conv2d_forward",
 };
 
@@ -151,6 +152,7 @@ static struct starpu_codelet conv2d_backward_input_cl = {
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_input_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_conv2d_backward_input",
 };
 
@@ -161,6 +163,7 @@ static struct starpu_codelet conv2d_backward_weights_redux_cl = {
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_REDUX, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_weights_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_conv2d_backward_weights",
 };
 
@@ -171,6 +174,7 @@ static struct starpu_codelet conv2d_backward_weights_rw_cl = {
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_weights_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_conv2d_backward_weights",
 };
 

@@ -4,6 +4,7 @@
 #define DAHL_CODELETS_INTERNAL_H
 
 #include "dahl_codelets_starpu.h"
+#include "dahl_profile.h" /* dahl_profile_task_done: every codelet's callback_func (task records, memory peaks) */
 
 #include <stdbool.h>
 

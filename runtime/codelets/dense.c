@@ -138,6 +138,7 @@ static struct starpu_codelet dense_forward_cl = {
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_dense_forward_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_forward",
 };
 
@@ -148,6 +149,7 @@ static struct starpu_codelet dense_backward_input_cl = {
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_dense_backward_input_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_backward_input",
 };
 
@@ -158,6 +160,7 @@ static struct starpu_codelet dense_backward_weights_redux_cl = {
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_REDUX},
     .model = &dahl_dense_backward_weights_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_backward_weights",
 };
 
@@ -168,6 +171,7 @@ static struct starpu_codelet dense_backward_weights_rw_cl = {
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW},
     .model = &dahl_dense_backward_weights_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_backward_weights",
 };
 

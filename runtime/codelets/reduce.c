@@ -89,6 +89,7 @@ static struct starpu_codelet accumulate_cl = {
     .nbuffers = 2,
     .modes = {STARPU_RW, STARPU_R},
     .model = &dahl_accumulate_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_accumulate",
 };
 
@@ -99,6 +100,7 @@ static struct starpu_codelet zero_cl = {
     .nbuffers = 1,
     .modes = {STARPU_W},
     .model = &dahl_zero_model,
+    .callback_func = dahl_profile_task_done,
     .name = "dahl_zero",
 };
 

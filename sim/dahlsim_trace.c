@@ -1,0 +1,832 @@
+/* Traces and the utilisation summary of one run, from dahl's task records: see dahlsim_trace.h. Times in the
+ * files are on StarPU's clock (simulated time in simulated runs): Paje in milliseconds, Chrome in microseconds,
+ * the Gantt chart in milliseconds. Everything is sorted before it is written, so the same records give the
+ * same bytes. */
+#include "dahlsim_trace.h"
+
+#include "dahlsim_cli.h"
+#include "dahlsim_spawn.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_CODELETS 64
+#define GANTT_MAX_BOXES_PER_ROW 4000 /* closer tasks of one codelet merge: an image has ~2000 columns */
+
+/* Colours per codelet, in the order codelets are first met after sorting names (stable across runs). */
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                                      "#e377c2", "#17becf", "#bcbd22", "#393b79", "#637939", "#8c6d31",
+                                      "#843c39", "#7b4173", "#3182bd", "#e6550d"};
+#define NPALETTE (sizeof(palette) / sizeof(palette[0]))
+#define IDLE_COLOUR "#e8e8e8"
+
+bool dahlsim_trace_window_parse(const char *what, const char *text, long *first, long *last)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(text, &end, 10);
+    bool ok = errno == 0 && end != text && *end == ':' && a >= 1;
+    long b = 0;
+    if (ok) {
+        const char *p = end + 1;
+        b = strtol(p, &end, 10);
+        ok = errno == 0 && end != p && *end == '\0' && b >= a;
+    }
+    if (!ok) {
+        dahlsim_error("%s: expected START:END, training steps counted from 1 with START <= END (e.g. 3:5), "
+                      "got \"%s\"",
+                      what, text);
+        return false;
+    }
+    *first = a - 1;
+    *last = b - 1;
+    return true;
+}
+
+/* ---- sorting and indexing ---------------------------------------------------------------------------------- */
+
+static int task_cmp(const void *pa, const void *pb)
+{
+    const struct dahl_profile_task *a = pa, *b = pb;
+    if (a->start_us != b->start_us)
+        return a->start_us < b->start_us ? -1 : 1;
+    if (a->worker != b->worker)
+        return a->worker < b->worker ? -1 : 1;
+    return a->job < b->job ? -1 : a->job > b->job;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The distinct codelet names of the run, sorted. Returns the count. */
+static size_t codelet_list(const struct dahlsim_trace_run *run, const char **names)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < run->ntasks; t++) {
+        size_t k = 0;
+        while (k < n && strcmp(names[k], run->tasks[t].codelet) != 0)
+            k++;
+        if (k == n && n < MAX_CODELETS)
+            names[n++] = run->tasks[t].codelet;
+    }
+    qsort(names, n, sizeof(*names), str_cmp);
+    return n;
+}
+
+static size_t codelet_index(const char *const *names, size_t n, const char *name)
+{
+    for (size_t k = 0; k < n; k++)
+        if (names[k] == name || strcmp(names[k], name) == 0)
+            return k;
+    return n;
+}
+
+/* The pass a codelet belongs to, from its perf-model symbol. */
+static const char *pass_of(const char *codelet)
+{
+    if (strstr(codelet, "_forward") != NULL)
+        return "forward";
+    if (strstr(codelet, "_backward") != NULL)
+        return "backward";
+    if (strstr(codelet, "softmax") != NULL)
+        return "loss";
+    return "update";
+}
+
+static const char *layer_name(const struct dahlsim_trace_run *run, int layer)
+{
+    if (layer < 0 || layer > run->nlayers || run->layer_names == NULL)
+        return "reduction"; /* StarPU's REDUX reductions between per-worker copies work on unlabelled handles */
+    return run->layer_names[layer];
+}
+
+/* Writes s as a JSON string body (no quotes) to f. */
+static void json_escape(FILE *f, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+}
+
+/* Closes f; returns 0 or -errno with a message naming path. */
+static int close_checked(FILE *f, const char *path, char *err, size_t err_size)
+{
+    bool bad = ferror(f) != 0;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = true;
+        e = errno;
+    }
+    if (bad) {
+        snprintf(err, err_size, "%s: %s", path, strerror(e != 0 ? e : EIO));
+        return -(e != 0 ? e : EIO);
+    }
+    return 0;
+}
+
+static FILE *open_in(const char *dir, const char *name, char *path, size_t path_size, char *err, size_t err_size)
+{
+    snprintf(path, path_size, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        snprintf(err, err_size, "%s: %s", path, strerror(errno));
+    return f;
+}
+
+/* ---- Paje ---------------------------------------------------------------------------------------------------- */
+
+struct paje_event {
+    double t_ms;
+    int worker;
+    int order;         /* within one time and worker: the state set last wins */
+    const char *value; /* entity value alias */
+};
+
+static int paje_event_cmp(const void *pa, const void *pb)
+{
+    const struct paje_event *a = pa, *b = pb;
+    if (a->t_ms != b->t_ms)
+        return a->t_ms < b->t_ms ? -1 : 1;
+    if (a->worker != b->worker)
+        return a->worker - b->worker;
+    return a->order - b->order;
+}
+
+static const char paje_header[] =
+    "%EventDef PajeDefineContainerType 0\n%  Alias string\n%  Type string\n%  Name string\n%EndEventDef\n"
+    "%EventDef PajeDefineStateType 1\n%  Alias string\n%  Type string\n%  Name string\n%EndEventDef\n"
+    "%EventDef PajeDefineEntityValue 2\n%  Alias string\n%  Type string\n%  Name string\n%  Color color\n"
+    "%EndEventDef\n"
+    "%EventDef PajeCreateContainer 3\n%  Time date\n%  Alias string\n%  Type string\n%  Container string\n"
+    "%  Name string\n%EndEventDef\n"
+    "%EventDef PajeDestroyContainer 4\n%  Time date\n%  Type string\n%  Name string\n%EndEventDef\n"
+    "%EventDef PajeSetState 5\n%  Time date\n%  Type string\n%  Container string\n%  Value string\n%EndEventDef\n";
+
+/* "#rrggbb" as Paje's "r g b" in [0, 1]. */
+static void paje_colour(FILE *f, const char *hex)
+{
+    unsigned r = 0, g = 0, b = 0;
+    sscanf(hex + 1, "%2x%2x%2x", &r, &g, &b);
+    fprintf(f, "\"%.3f %.3f %.3f\"", r / 255.0, g / 255.0, b / 255.0);
+}
+
+static int write_paje(const struct dahlsim_trace_run *run, const char *const *codelets, size_t ncodelets,
+                      double t0_us, double t1_us, const char *dir, char *err, size_t err_size)
+{
+    char path[PATH_MAX + 32];
+    size_t nev = 4 * run->ntasks; /* at most Scheduling, Fetching, the task and Idle each */
+    struct paje_event *ev = malloc((nev > 0 ? nev : 1) * sizeof(*ev));
+    if (ev == NULL) {
+        snprintf(err, err_size, "%s/dahl.paje: out of memory", dir);
+        return -ENOMEM;
+    }
+    /* Per worker, in start order: Scheduling and Fetching input just before the task (StarPU measures their
+     * durations), the codelet, then Idle. Clipped so a state never starts before the previous task ended. */
+    double *last_end = calloc(run->nworkers + 1, sizeof(double));
+    if (last_end == NULL) {
+        free(ev);
+        snprintf(err, err_size, "%s/dahl.paje: out of memory", dir);
+        return -ENOMEM;
+    }
+    for (size_t w = 0; w <= run->nworkers; w++)
+        last_end[w] = t0_us;
+    size_t k = 0;
+    for (size_t t = 0; t < run->ntasks; t++) {
+        const struct dahl_profile_task *x = &run->tasks[t];
+        size_t w = x->worker >= 0 && (size_t)x->worker < run->nworkers ? (size_t)x->worker : run->nworkers;
+        double fetch_start = fmax(x->start_us - x->fetch_us, last_end[w]);
+        double pop_start = fmax(fetch_start - x->pop_us, last_end[w]);
+        if (pop_start < fetch_start)
+            ev[k++] = (struct paje_event){pop_start / 1e3, x->worker, 0, "Sc"};
+        if (fetch_start < x->start_us)
+            ev[k++] = (struct paje_event){fetch_start / 1e3, x->worker, 1, "Fe"};
+        ev[k++] = (struct paje_event){x->start_us / 1e3, x->worker, 2, x->codelet};
+        /* Idle from the end on; a task starting at that very time sorts after it (order -1) and wins. */
+        ev[k++] = (struct paje_event){x->end_us / 1e3, x->worker, -1, "Id"};
+        if (x->end_us > last_end[w])
+            last_end[w] = x->end_us;
+    }
+    free(last_end);
+    qsort(ev, k, sizeof(*ev), paje_event_cmp);
+
+    FILE *f = open_in(dir, "dahl.paje", path, sizeof(path), err, err_size);
+    if (f == NULL) {
+        free(ev);
+        return -errno;
+    }
+    fputs(paje_header, f);
+    fputs("0 M 0 \"Machine\"\n0 W M \"Worker\"\n1 S W \"Worker State\"\n", f);
+    fputs("2 Id S \"Idle\" ", f);
+    paje_colour(f, IDLE_COLOUR);
+    fputs("\n2 Fe S \"Fetching input\" \"0.900 0.100 0.100\"\n2 Sc S \"Scheduling\" \"0.600 0.600 0.000\"\n", f);
+    for (size_t c = 0; c < ncodelets; c++) {
+        fprintf(f, "2 %s S \"%s\" ", codelets[c], codelets[c]);
+        paje_colour(f, palette[c % NPALETTE]);
+        fputc('\n', f);
+    }
+    double t0_ms = t0_us / 1e3;
+    fprintf(f, "3 %.9f m M 0 \"dahl\"\n", t0_ms);
+    for (size_t w = 0; w < run->nworkers; w++) {
+        fprintf(f, "3 %.9f w%zu W m \"%s\"\n", t0_ms, w, run->workers[w].name);
+        fprintf(f, "5 %.9f S w%zu Id\n", t0_ms, w);
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (ev[i].worker < 0 || (size_t)ev[i].worker >= run->nworkers)
+            continue;
+        fprintf(f, "5 %.9f S w%d %s\n", fmax(ev[i].t_ms, t0_ms), ev[i].worker, ev[i].value);
+    }
+    double t1_ms = t1_us / 1e3;
+    for (size_t w = 0; w < run->nworkers; w++)
+        fprintf(f, "4 %.9f W w%zu\n", t1_ms, w);
+    fprintf(f, "4 %.9f M m\n", t1_ms);
+    free(ev);
+    return close_checked(f, path, err, err_size);
+}
+
+/* ---- Chrome trace events ------------------------------------------------------------------------------------- */
+
+static int write_chrome(const struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size)
+{
+    char path[PATH_MAX + 32];
+    FILE *f = open_in(dir, "trace.json", path, sizeof(path), err, err_size);
+    if (f == NULL)
+        return -errno;
+    fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"title\": \"", f);
+    json_escape(f, run->title);
+    fputs("\", \"clock\": \"StarPU clock, microseconds\"},\n\"traceEvents\": [\n", f);
+    fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"args\": {\"name\": \"", f);
+    json_escape(f, run->title);
+    fputs("\"}}", f);
+    for (size_t w = 0; w < run->nworkers; w++) {
+        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": %zu, \"args\": {\"name\": \"", w);
+        json_escape(f, run->workers[w].name);
+        fprintf(f, "\"}},\n{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": 0, \"tid\": %zu, \"args\": "
+                   "{\"sort_index\": %zu}}",
+                w, w);
+    }
+    for (size_t t = 0; t < run->ntasks; t++) {
+        const struct dahl_profile_task *x = &run->tasks[t];
+        if (x->fetch_us > 0)
+            fprintf(f, ",\n{\"name\": \"fetching input\", \"cat\": \"transfer\", \"ph\": \"X\", \"ts\": %.3f, "
+                       "\"dur\": %.3f, \"pid\": 0, \"tid\": %d}",
+                    x->start_us - x->fetch_us, x->fetch_us, x->worker);
+        fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": 0, "
+                   "\"tid\": %d, \"args\": {\"job\": %llu, \"step\": %ld, \"layer\": \"",
+                x->codelet, pass_of(x->codelet), x->start_us, x->end_us - x->start_us, x->worker,
+                (unsigned long long)x->job, x->step + 1);
+        json_escape(f, layer_name(run, x->layer));
+        fputs("\"}}", f);
+    }
+    fputs("\n]}\n", f);
+    return close_checked(f, path, err, err_size);
+}
+
+/* ---- Gantt ----------------------------------------------------------------------------------------------------- */
+
+static int write_gantt(const struct dahlsim_trace_run *run, const char *const *codelets, size_t ncodelets,
+                       double t0_us, double t1_us, const char *dir, char *err, size_t err_size)
+{
+    char path[PATH_MAX + 32];
+    FILE *f = open_in(dir, "gantt.dat", path, sizeof(path), err, err_size);
+    if (f == NULL)
+        return -errno;
+    /* One gnuplot data block per codelet (index c), then the idle background (index ncodelets). Tasks of one
+     * codelet on one worker closer than a pixel merge into one box, so huge runs stay drawable. */
+    double merge_us = (t1_us - t0_us) / GANTT_MAX_BOXES_PER_ROW;
+    for (size_t c = 0; c < ncodelets; c++) {
+        fprintf(f, "# %s\n", codelets[c]);
+        for (size_t w = 0; w < run->nworkers; w++) {
+            double box_start = -1, box_end = -1;
+            for (size_t t = 0; t < run->ntasks; t++) {
+                const struct dahl_profile_task *x = &run->tasks[t];
+                if (x->worker != (int)w || strcmp(x->codelet, codelets[c]) != 0)
+                    continue;
+                if (box_start >= 0 && x->start_us - box_end <= merge_us) {
+                    if (x->end_us > box_end)
+                        box_end = x->end_us;
+                    continue;
+                }
+                if (box_start >= 0)
+                    fprintf(f, "%.6f %zu %.6f 0.4\n", (box_start + box_end) / 2e3, w, (box_end - box_start) / 2e3);
+                box_start = x->start_us;
+                box_end = x->end_us;
+            }
+            if (box_start >= 0)
+                fprintf(f, "%.6f %zu %.6f 0.4\n", (box_start + box_end) / 2e3, w, (box_end - box_start) / 2e3);
+        }
+        fputs("\n\n", f);
+    }
+    fputs("# idle\n", f);
+    for (size_t w = 0; w < run->nworkers; w++)
+        fprintf(f, "%.6f %zu %.6f 0.4\n", (t0_us + t1_us) / 2e3, w, (t1_us - t0_us) / 2e3);
+    int ret = close_checked(f, path, err, err_size);
+    if (ret != 0)
+        return ret;
+
+    f = open_in(dir, "gantt.gp", path, sizeof(path), err, err_size);
+    if (f == NULL)
+        return -errno;
+    size_t rows = run->nworkers > 0 ? run->nworkers : 1;
+    int height = 160 + 28 * (int)rows;
+    fputs("# The Gantt chart of one run: one row per worker, one colour per codelet, idle time in light grey.\n"
+          "# Rendered by dahlsim (gnuplot gantt.gp in this directory).\n", f);
+    fprintf(f, "set title \"");
+    for (const char *p = run->title; *p != '\0'; p++)
+        if (*p != '"' && *p != '\\')
+            fputc(*p, f);
+    fputs("\" noenhanced\n", f);
+    fprintf(f, "set xlabel \"time (ms, StarPU clock%s)\"\nset xrange [%.6f:%.6f]\nset yrange [-0.6:%zu.6]\n",
+            strstr(run->title, "simulated") != NULL ? ": simulated" : "", t0_us / 1e3, t1_us / 1e3, rows - 1);
+    fputs("set ytics (", f);
+    for (size_t w = 0; w < run->nworkers; w++)
+        fprintf(f, "%s\"%s\" %zu", w > 0 ? ", " : "", run->workers[w].name, w);
+    fputs(")\nset ytics nomirror\nset grid xtics\nset style fill solid 1.0 noborder\n"
+          "set key outside below center horizontal noenhanced\n",
+          f);
+    fputs("plot 'gantt.dat' index ", f);
+    fprintf(f, "%zu using 1:2:3:4 with boxxyerror lc rgb \"%s\" title \"idle\"", ncodelets, IDLE_COLOUR);
+    for (size_t c = 0; c < ncodelets; c++)
+        fprintf(f, ", \\\n     '' index %zu using 1:2:3:4 with boxxyerror lc rgb \"%s\" title \"%s\"", c,
+                palette[c % NPALETTE], codelets[c]);
+    fputc('\n', f);
+    fprintf(f, "# terminals, set by dahlsim when rendering: png size 1400,%d and svg size 1400,%d\n", height, height);
+    return close_checked(f, path, err, err_size);
+}
+
+/* The gnuplot on PATH, into buf. */
+static bool find_gnuplot(char *buf, size_t size)
+{
+    const char *path = getenv("PATH");
+    if (path == NULL)
+        path = "/usr/bin:/bin";
+    while (*path != '\0') {
+        const char *colon = strchr(path, ':');
+        size_t len = colon != NULL ? (size_t)(colon - path) : strlen(path);
+        if (len > 0 && (size_t)snprintf(buf, size, "%.*s/gnuplot", (int)len, path) < size && access(buf, X_OK) == 0)
+            return true;
+        path += len + (colon != NULL);
+    }
+    return false;
+}
+
+int dahlsim_trace_render(const char *dir, char *err, size_t err_size)
+{
+    char gnuplot[PATH_MAX];
+    if (!find_gnuplot(gnuplot, sizeof(gnuplot))) {
+        snprintf(err, err_size, "gnuplot not found on PATH: no Gantt chart images in %s", dir);
+        return -1;
+    }
+    if (strchr(dir, '\'') != NULL) {
+        snprintf(err, err_size, "%s: a directory name with a quote cannot be given to gnuplot", dir);
+        return -1;
+    }
+    char script[PATH_MAX + 16];
+    snprintf(script, sizeof(script), "%s/gantt.gp", dir);
+    FILE *f = fopen(script, "r");
+    if (f == NULL) {
+        snprintf(err, err_size, "%s: %s", script, strerror(errno));
+        return -1;
+    }
+    int height = 0;
+    char line[1024];
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "# terminals, set by dahlsim when rendering: png size 1400,%d", &height) == 1)
+            break;
+    fclose(f);
+    if (height <= 0)
+        height = 400;
+    char cmd[2 * PATH_MAX + 512], log[PATH_MAX + 32];
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s'; set terminal pngcairo size 1400,%d font 'sans,10'; set output 'gantt.png'; load 'gantt.gp'; "
+             "set terminal svg size 1400,%d font 'sans,10' background rgb 'white'; set output 'gantt.svg'; replot; "
+             "set output",
+             dir, height, height);
+    snprintf(log, sizeof(log), "%s/gnuplot.log", dir);
+    char *argv[] = {gnuplot, "-e", cmd, NULL};
+    int status = dahlsim_spawn_err(argv, NULL, 0, NULL, 0, log);
+    if (status != 0) {
+        snprintf(err, err_size, "gnuplot failed (exit %d) on %s; see %s", status, script, log);
+        return -1;
+    }
+    unlink(log);
+    return 0;
+}
+
+/* ---- FxT comparison ------------------------------------------------------------------------------------------ */
+
+struct fxt_task {
+    uint64_t job;
+    int worker;
+    double start_us, end_us;
+};
+
+static int fxt_cmp(const void *pa, const void *pb)
+{
+    const struct fxt_task *a = pa, *b = pb;
+    return a->job < b->job ? -1 : a->job > b->job;
+}
+
+static int double_cmp(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static int job_cmp(const void *pa, const void *pb)
+{
+    const struct dahl_profile_task *const *a = pa, *const *b = pb;
+    return (*a)->job < (*b)->job ? -1 : (*a)->job > (*b)->job;
+}
+
+int dahlsim_trace_compare_fxt(const char *tasks_rec, const struct dahl_profile_task *tasks, size_t ntasks,
+                              struct dahlsim_trace_fxt *out, char *err, size_t err_size)
+{
+    *out = (struct dahlsim_trace_fxt){0};
+    FILE *f = fopen(tasks_rec, "r");
+    if (f == NULL) {
+        int e = errno;
+        snprintf(err, err_size, "%s: %s", tasks_rec, strerror(e));
+        return -e;
+    }
+    size_t n = 0, cap = 4096;
+    struct fxt_task *ft = malloc(cap * sizeof(*ft));
+    if (ft == NULL) {
+        fclose(f);
+        snprintf(err, err_size, "%s: out of memory", tasks_rec);
+        return -ENOMEM;
+    }
+    /* Records are "Key: value" lines separated by blank lines; a task that ran has WorkerId and times. */
+    struct fxt_task cur = {.worker = -1};
+    bool has_job = false, has_start = false, has_end = false;
+    char line[8192];
+    int ret = 0;
+    for (;;) {
+        bool eof = fgets(line, sizeof(line), f) == NULL;
+        if (eof || line[0] == '\n') {
+            if (has_job && has_start && has_end && cur.worker >= 0) {
+                if (n == cap) {
+                    cap *= 2;
+                    struct fxt_task *grown = realloc(ft, cap * sizeof(*ft));
+                    if (grown == NULL) {
+                        ret = -ENOMEM;
+                        snprintf(err, err_size, "%s: out of memory", tasks_rec);
+                        break;
+                    }
+                    ft = grown;
+                }
+                ft[n++] = cur;
+            }
+            cur = (struct fxt_task){.worker = -1};
+            has_job = has_start = has_end = false;
+            if (eof)
+                break;
+            continue;
+        }
+        unsigned long long u;
+        double d;
+        int w;
+        if (sscanf(line, "JobId: %llu", &u) == 1) {
+            cur.job = u;
+            has_job = true;
+        } else if (sscanf(line, "WorkerId: %d", &w) == 1) {
+            cur.worker = w;
+        } else if (sscanf(line, "StartTime: %lf", &d) == 1) {
+            cur.start_us = d * 1e3; /* tasks.rec times are milliseconds */
+            has_start = true;
+        } else if (sscanf(line, "EndTime: %lf", &d) == 1) {
+            cur.end_us = d * 1e3;
+            has_end = true;
+        }
+    }
+    fclose(f);
+    if (ret != 0) {
+        free(ft);
+        return ret;
+    }
+    const struct dahl_profile_task **mine = malloc((ntasks > 0 ? ntasks : 1) * sizeof(*mine));
+    if (mine == NULL) {
+        free(ft);
+        snprintf(err, err_size, "%s: out of memory", tasks_rec);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < ntasks; i++)
+        mine[i] = &tasks[i];
+    qsort(mine, ntasks, sizeof(*mine), job_cmp);
+    qsort(ft, n, sizeof(*ft), fxt_cmp);
+    out->present = true;
+    out->fxt_tasks = (long)n;
+    /* pair[i]: the FxT task of mine[i], or -1 */
+    long *pair = malloc((ntasks > 0 ? ntasks : 1) * sizeof(*pair));
+    double *d = malloc((2 * ntasks + 1) * sizeof(*d));
+    if (pair == NULL || d == NULL) {
+        free(pair);
+        free(d);
+        free(mine);
+        free(ft);
+        snprintf(err, err_size, "%s: out of memory", tasks_rec);
+        return -ENOMEM;
+    }
+    size_t j = 0, m = 0;
+    for (size_t i = 0; i < ntasks; i++) {
+        while (j < n && ft[j].job < mine[i]->job)
+            j++;
+        pair[i] = j < n && ft[j].job == mine[i]->job ? (long)j : -1;
+        if (pair[i] < 0) {
+            out->missing++;
+            continue;
+        }
+        out->matched++;
+        if (ft[j].worker != mine[i]->worker)
+            out->worker_mismatches++;
+        d[m++] = ft[j].start_us - mine[i]->start_us;
+    }
+    /* The two clocks may have different origins (natively, FxT's clock is not StarPU's): the median
+     * difference is the offset; what remains is disagreement. */
+    if (m > 0) {
+        qsort(d, m, sizeof(*d), double_cmp);
+        out->offset_us = d[m / 2];
+    }
+    m = 0;
+    for (size_t i = 0; i < ntasks; i++) {
+        if (pair[i] < 0)
+            continue;
+        double ds = fabs(ft[pair[i]].start_us - mine[i]->start_us - out->offset_us);
+        double de = fabs(ft[pair[i]].end_us - mine[i]->end_us - out->offset_us);
+        out->max_start_diff_us = fmax(out->max_start_diff_us, ds);
+        out->max_end_diff_us = fmax(out->max_end_diff_us, de);
+        d[m++] = ds;
+        d[m++] = de;
+    }
+    if (m > 0) {
+        qsort(d, m, sizeof(*d), double_cmp);
+        out->p99_diff_us = d[(size_t)(0.99 * (double)(m - 1))];
+    }
+    free(d);
+    free(pair);
+    free(mine);
+    free(ft);
+    return 0;
+}
+
+/* ---- summary ----------------------------------------------------------------------------------------------------- */
+
+struct worker_sum {
+    long tasks;
+    double busy_us, fetch_us, pop_us;
+    double per_codelet_us[MAX_CODELETS];
+};
+
+/* One (layer, pass): its tasks per step, and the first-to-last time of each step summed. */
+struct group_sum {
+    int layer;
+    const char *pass;
+    long tasks;
+    double busy_us;
+    long steps;                   /* steps with at least one task */
+    double span_sum_us, span_max_us;
+    long cur_step;                /* the step being accumulated (tasks come sorted by step) */
+    double cur_first, cur_last;
+};
+
+static int group_cmp(const void *pa, const void *pb)
+{
+    const struct group_sum *a = pa, *b = pb;
+    int la = a->layer < 0 ? 1 << 20 : a->layer, lb = b->layer < 0 ? 1 << 20 : b->layer;
+    if (la != lb)
+        return la - lb;
+    return strcmp(a->pass, b->pass);
+}
+
+static int step_cmp(const void *pa, const void *pb)
+{
+    const struct dahl_profile_task *const *a = pa, *const *b = pb;
+    if ((*a)->step != (*b)->step)
+        return (*a)->step < (*b)->step ? -1 : 1;
+    if ((*a)->start_us != (*b)->start_us)
+        return (*a)->start_us < (*b)->start_us ? -1 : 1;
+    return (*a)->job < (*b)->job ? -1 : (*a)->job > (*b)->job;
+}
+
+static void group_close(struct group_sum *g)
+{
+    if (g->cur_step < 0)
+        return;
+    double span = g->cur_last - g->cur_first;
+    g->span_sum_us += span;
+    if (span > g->span_max_us)
+        g->span_max_us = span;
+    g->steps++;
+    g->cur_step = -1;
+}
+
+static int write_summary(const struct dahlsim_trace_run *run, const char *const *codelets, size_t ncodelets,
+                         double t0_us, double t1_us, const char *dir, char *err, size_t err_size)
+{
+    struct worker_sum *ws = calloc(run->nworkers + 1, sizeof(*ws));
+    size_t gcap = 4 * (size_t)(run->nlayers + 2) + 8, ng = 0;
+    struct group_sum *gs = calloc(gcap, sizeof(*gs));
+    const struct dahl_profile_task **by_step = malloc((run->ntasks + 1) * sizeof(*by_step));
+    if (ws == NULL || gs == NULL || by_step == NULL) {
+        free(ws);
+        free(gs);
+        free(by_step);
+        snprintf(err, err_size, "%s/summary.json: out of memory", dir);
+        return -ENOMEM;
+    }
+    double busy_total = 0;
+    for (size_t t = 0; t < run->ntasks; t++) {
+        const struct dahl_profile_task *x = &run->tasks[t];
+        by_step[t] = x;
+        if (x->worker < 0 || (size_t)x->worker >= run->nworkers)
+            continue;
+        struct worker_sum *w = &ws[x->worker];
+        double d = x->end_us - x->start_us;
+        w->tasks++;
+        w->busy_us += d;
+        w->fetch_us += x->fetch_us;
+        w->pop_us += x->pop_us;
+        size_t c = codelet_index(codelets, ncodelets, x->codelet);
+        if (c < ncodelets)
+            w->per_codelet_us[c] += d;
+        busy_total += d;
+    }
+    qsort(by_step, run->ntasks, sizeof(*by_step), step_cmp);
+    for (size_t t = 0; t < run->ntasks; t++) {
+        const struct dahl_profile_task *x = by_step[t];
+        const char *pass = pass_of(x->codelet);
+        size_t g = 0;
+        while (g < ng && !(gs[g].layer == x->layer && strcmp(gs[g].pass, pass) == 0))
+            g++;
+        if (g == ng) {
+            if (ng == gcap)
+                continue;
+            gs[ng++] = (struct group_sum){.layer = x->layer, .pass = pass, .cur_step = -1};
+        }
+        struct group_sum *s = &gs[g];
+        if (s->cur_step != x->step) {
+            group_close(s);
+            s->cur_step = x->step;
+            s->cur_first = x->start_us;
+            s->cur_last = x->end_us;
+        }
+        if (x->start_us < s->cur_first)
+            s->cur_first = x->start_us;
+        if (x->end_us > s->cur_last)
+            s->cur_last = x->end_us;
+        s->tasks++;
+        s->busy_us += x->end_us - x->start_us;
+    }
+    for (size_t g = 0; g < ng; g++)
+        group_close(&gs[g]);
+    qsort(gs, ng, sizeof(*gs), group_cmp);
+    free(by_step);
+
+    double span_us = t1_us > t0_us ? t1_us - t0_us : 0;
+    double efficiency = span_us > 0 && run->nworkers > 0 ? busy_total / (span_us * (double)run->nworkers) : 0;
+    char path[PATH_MAX + 32];
+    FILE *f = open_in(dir, "summary.json", path, sizeof(path), err, err_size);
+    int ret = 0;
+    if (f == NULL) {
+        ret = -errno;
+        goto out;
+    }
+    fputs("{\n  \"title\": \"", f);
+    json_escape(f, run->title);
+    fprintf(f, "\",\n  \"steps\": {\"first\": %ld, \"last\": %ld},\n", run->first_step + 1, run->last_step + 1);
+    fprintf(f, "  \"tasks\": %zu,\n  \"start_s\": %.9f,\n  \"end_s\": %.9f,\n  \"span_s\": %.9f,\n", run->ntasks,
+            t0_us / 1e6, t1_us / 1e6, span_us / 1e6);
+    fprintf(f, "  \"busy_s\": %.9f,\n  \"parallel_efficiency\": %.6f,\n", busy_total / 1e6, efficiency);
+    fputs("  \"workers\": [", f);
+    for (size_t w = 0; w < run->nworkers; w++) {
+        const struct worker_sum *s = &ws[w];
+        double idle = span_us - s->busy_us - s->fetch_us - s->pop_us;
+        fprintf(f, "%s\n    {\"id\": %zu, \"name\": \"", w > 0 ? "," : "", w);
+        json_escape(f, run->workers[w].name);
+        fprintf(f, "\", \"arch\": \"%s\", \"tasks\": %ld, \"busy_s\": %.9f, \"idle_s\": %.9f, \"transfer_wait_s\": %.9f, "
+                   "\"scheduler_s\": %.9f, \"utilisation\": %.6f, \"per_codelet_s\": {",
+                run->workers[w].arch, s->tasks, s->busy_us / 1e6, (idle > 0 ? idle : 0) / 1e6, s->fetch_us / 1e6,
+                s->pop_us / 1e6, span_us > 0 ? s->busy_us / span_us : 0);
+        bool first = true;
+        for (size_t c = 0; c < ncodelets; c++) {
+            if (s->per_codelet_us[c] <= 0)
+                continue;
+            fprintf(f, "%s\"%s\": %.9f", first ? "" : ", ", codelets[c], s->per_codelet_us[c] / 1e6);
+            first = false;
+        }
+        fputs("}}", f);
+    }
+    fputs("\n  ],\n  \"layers\": [", f);
+    for (size_t g = 0; g < ng; g++) {
+        const struct group_sum *s = &gs[g];
+        fprintf(f, "%s\n    {\"layer\": \"", g > 0 ? "," : "");
+        json_escape(f, layer_name(run, s->layer));
+        fprintf(f, "\", \"pass\": \"%s\", \"tasks\": %ld, \"busy_s\": %.9f, \"steps\": %ld, "
+                   "\"first_to_last_mean_s\": %.9f, \"first_to_last_max_s\": %.9f}",
+                s->pass, s->tasks, s->busy_us / 1e6, s->steps, s->steps > 0 ? s->span_sum_us / (double)s->steps / 1e6 : 0,
+                s->span_max_us / 1e6);
+    }
+    fputs("\n  ]", f);
+    if (run->fxt != NULL && run->fxt->present) {
+        const struct dahlsim_trace_fxt *x = run->fxt;
+        fprintf(f, ",\n  \"fxt\": {\"tasks\": %ld, \"matched\": %ld, \"missing\": %ld, \"worker_mismatches\": %ld, "
+                   "\"offset_us\": %.3f, \"p99_diff_us\": %.3f, \"max_start_diff_us\": %.3f, \"max_end_diff_us\": %.3f}",
+                x->fxt_tasks, x->matched, x->missing, x->worker_mismatches, x->offset_us, x->p99_diff_us,
+                x->max_start_diff_us, x->max_end_diff_us);
+    } else {
+        fputs(",\n  \"fxt\": null", f);
+    }
+    fputs("\n}\n", f);
+    ret = close_checked(f, path, err, err_size);
+    if (ret != 0)
+        goto out;
+
+    f = open_in(dir, "summary.txt", path, sizeof(path), err, err_size);
+    if (f == NULL) {
+        ret = -errno;
+        goto out;
+    }
+    fprintf(f, "%s\n", run->title);
+    fprintf(f, "steps %ld to %ld: %zu tasks in %.3f ms (StarPU clock %.3f to %.3f ms); parallel efficiency %.1f %%\n\n",
+            run->first_step + 1, run->last_step + 1, run->ntasks, span_us / 1e3, t0_us / 1e3, t1_us / 1e3,
+            100 * efficiency);
+    fprintf(f, "%-10s %7s %10s %10s %10s %10s %6s  busiest codelet\n", "worker", "tasks", "busy ms", "idle ms",
+            "fetch ms", "sched ms", "util");
+    for (size_t w = 0; w < run->nworkers; w++) {
+        const struct worker_sum *s = &ws[w];
+        double idle = span_us - s->busy_us - s->fetch_us - s->pop_us;
+        size_t top = 0;
+        for (size_t c = 1; c < ncodelets; c++)
+            if (s->per_codelet_us[c] > s->per_codelet_us[top])
+                top = c;
+        fprintf(f, "%-10s %7ld %10.3f %10.3f %10.3f %10.3f %5.1f%%  %s\n", run->workers[w].name, s->tasks,
+                s->busy_us / 1e3, (idle > 0 ? idle : 0) / 1e3, s->fetch_us / 1e3, s->pop_us / 1e3,
+                span_us > 0 ? 100 * s->busy_us / span_us : 0, ncodelets > 0 && s->tasks > 0 ? codelets[top] : "-");
+    }
+    fprintf(f, "\n%-28s %7s", "time per codelet (ms)", "total");
+    for (size_t w = 0; w < run->nworkers; w++)
+        fprintf(f, " %9s", run->workers[w].name);
+    fputc('\n', f);
+    for (size_t c = 0; c < ncodelets; c++) {
+        double total = 0;
+        for (size_t w = 0; w < run->nworkers; w++)
+            total += ws[w].per_codelet_us[c];
+        fprintf(f, "%-28s %7.2f", codelets[c], total / 1e3);
+        for (size_t w = 0; w < run->nworkers; w++)
+            fprintf(f, " %9.3f", ws[w].per_codelet_us[c] / 1e3);
+        fputc('\n', f);
+    }
+    fprintf(f, "\n%-12s %-9s %7s %10s %14s %14s\n", "layer", "pass", "tasks", "busy ms", "first-last ms",
+            "(max, ms)");
+    for (size_t g = 0; g < ng; g++) {
+        const struct group_sum *s = &gs[g];
+        fprintf(f, "%-12s %-9s %7ld %10.3f %14.4f %14.4f\n", layer_name(run, s->layer), s->pass, s->tasks,
+                s->busy_us / 1e3, s->steps > 0 ? s->span_sum_us / (double)s->steps / 1e3 : 0, s->span_max_us / 1e3);
+    }
+    fputs("(first-last: per step, from the first task of the layer's pass starting to its last ending)\n", f);
+    if (run->fxt != NULL && run->fxt->present)
+        fprintf(f, "\nStarPU FxT trace: %ld tasks; %ld of dahl's %zu records matched by job id (%ld outside its "
+                   "window), %ld on another worker; clock offset %.3f us, then 99 %% of start and end times within "
+                   "%.3f us (max %.3f us start, %.3f us end)\n",
+                run->fxt->fxt_tasks, run->fxt->matched, run->ntasks, run->fxt->missing, run->fxt->worker_mismatches,
+                run->fxt->offset_us, run->fxt->p99_diff_us, run->fxt->max_start_diff_us, run->fxt->max_end_diff_us);
+    ret = close_checked(f, path, err, err_size);
+out:
+    free(ws);
+    free(gs);
+    return ret;
+}
+
+int dahlsim_trace_write(const struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size)
+{
+    qsort(run->tasks, run->ntasks, sizeof(*run->tasks), task_cmp);
+    double t0_us = 0, t1_us = 0;
+    for (size_t t = 0; t < run->ntasks; t++) {
+        if (t == 0 || run->tasks[t].start_us < t0_us)
+            t0_us = run->tasks[t].start_us;
+        if (t == 0 || run->tasks[t].end_us > t1_us)
+            t1_us = run->tasks[t].end_us;
+    }
+    const char *codelets[MAX_CODELETS];
+    size_t ncodelets = codelet_list(run, codelets);
+    int ret = write_paje(run, codelets, ncodelets, t0_us, t1_us, dir, err, err_size);
+    if (ret == 0)
+        ret = write_chrome(run, dir, err, err_size);
+    if (ret == 0)
+        ret = write_gantt(run, codelets, ncodelets, t0_us, t1_us, dir, err, err_size);
+    if (ret == 0)
+        ret = write_summary(run, codelets, ncodelets, t0_us, t1_us, dir, err, err_size);
+    return ret;
+}

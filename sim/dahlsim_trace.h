@@ -1,0 +1,61 @@
+/* Traces of one training run from dahl's per-task records (dahl_profile.h): a Paje trace (ViTE, pj_dump), a
+ * Chrome trace-event JSON (Perfetto, chrome://tracing), a Gantt chart (gnuplot, PNG and SVG) and a utilisation
+ * summary (summary.json and summary.txt). Also checks those records against StarPU's own FxT trace of the same
+ * run (tasks.rec written by StarPU's converter): same tasks on the same workers at the same times.
+ * StarPU-free. Files written into DIR:
+ *   dahl.paje        Paje: one container per worker, states named by codelet, Idle, Fetching input, Scheduling
+ *   trace.json       Chrome trace events: one thread per worker, one complete event per task and input wait
+ *   gantt.dat/.gp    the Gantt chart's data and gnuplot script; gantt.png and gantt.svg once rendered
+ *   summary.json     per worker: time per codelet, idle, transfer wait, scheduler time; per layer and pass:
+ *                    first-to-last task time per step; parallel efficiency; the FxT comparison
+ *   summary.txt      the same as text tables */
+#ifndef DAHLSIM_TRACE_H
+#define DAHLSIM_TRACE_H
+
+#include "dahl_engine.h"
+#include "dahl_profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* How dahl's records compare with StarPU's FxT trace of the same run (tasks matched by job id). */
+struct dahlsim_trace_fxt {
+    bool present;             /* an FxT tasks.rec was read */
+    long fxt_tasks;           /* tasks with a worker in tasks.rec */
+    long matched;             /* dahl records found in tasks.rec */
+    long missing;             /* dahl records not in tasks.rec (outside FxT's recording window) */
+    long worker_mismatches;   /* matched tasks placed on another worker by FxT */
+    double offset_us;         /* FxT clock - StarPU profiling clock: the median over matched tasks */
+    double p99_diff_us;       /* after removing the offset: 99th percentile of start and end differences */
+    double max_start_diff_us; /* after removing the offset */
+    double max_end_diff_us;
+};
+
+struct dahlsim_trace_run {
+    const char *title;                      /* one line: model, dataset, batch, workers, scheduler, mode */
+    const struct dahl_worker_stats *workers; /* names and architectures, by worker id */
+    size_t nworkers;
+    struct dahl_profile_task *tasks;        /* sorted in place (by start, worker, job) */
+    size_t ntasks;
+    const char *const *layer_names;         /* nlayers + 1 entries: layer i, then the loss */
+    int nlayers;
+    long first_step, last_step;             /* the traced steps, 0-based inclusive */
+    const struct dahlsim_trace_fxt *fxt;    /* NULL: no FxT trace */
+};
+
+/* Reads tasks.rec (StarPU's converter output) and compares it with tasks[] (any order). Returns 0, or -errno
+ * with a message naming the file in err. */
+int dahlsim_trace_compare_fxt(const char *tasks_rec, const struct dahl_profile_task *tasks, size_t ntasks,
+                              struct dahlsim_trace_fxt *out, char *err, size_t err_size);
+
+/* Writes every file but the images into dir (which must exist). Returns 0 or -errno with a message. */
+int dahlsim_trace_write(const struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size);
+
+/* Renders dir/gantt.gp with gnuplot into dir/gantt.png and dir/gantt.svg. Returns 0, or -1 with a message. */
+int dahlsim_trace_render(const char *dir, char *err, size_t err_size);
+
+/* Parses "START:END" (1-based training steps, inclusive, START <= END) into 0-based first/last. Prints an
+ * error naming `what` (an option or a scenario field) and returns false when malformed. */
+bool dahlsim_trace_window_parse(const char *what, const char *text, long *first, long *last);
+
+#endif /* DAHLSIM_TRACE_H */
