@@ -239,6 +239,11 @@ int dahlsim_cmd_run(int argc, char **argv)
     else
         default_out(o.file, out, sizeof(out));
     struct dahlsim_experiment traced = *dahlsim_scenario_point(s, 0);
+    if (o.trace && traced.nodes > 0) {
+        dahlsim_error("--trace: expected a single-node scenario: %s is a multi-node run (\"nodes\")", o.file);
+        dahlsim_scenario_destroy(s);
+        return DAHLSIM_EXIT_USAGE;
+    }
     if (o.trace) {
         long steps = traced.samples / traced.batch * traced.epochs;
         if (o.trace_last >= steps) {

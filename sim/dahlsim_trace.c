@@ -581,6 +581,120 @@ int dahlsim_trace_compare_fxt(const char *tasks_rec, const struct dahl_profile_t
     return 0;
 }
 
+/* ---- putting a Paje file in time order ------------------------------------------------------------------- */
+
+struct paje_line {
+    const char *text; /* into the file's buffer, NUL-terminated (the newline replaced) */
+    double t;         /* its time, or the previous timed line's for lines without one */
+    size_t index;     /* original position: equal times keep their order */
+};
+
+static int paje_line_cmp(const void *pa, const void *pb)
+{
+    const struct paje_line *a = pa, *b = pb;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+int dahlsim_trace_paje_sort(const char *path, long *moved, char *err, size_t err_size)
+{
+    *moved = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        int e = errno;
+        snprintf(err, err_size, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    rewind(f);
+    char *buf = size >= 0 ? malloc((size_t)size + 1) : NULL;
+    if (buf == NULL || fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        fclose(f);
+        free(buf);
+        snprintf(err, err_size, "%s: cannot read it", path);
+        return -EIO;
+    }
+    fclose(f);
+    buf[size] = '\0';
+    size_t nlines = 0;
+    for (long i = 0; i < size; i++)
+        nlines += buf[i] == '\n';
+    struct paje_line *lines = malloc((nlines + 1) * sizeof(*lines));
+    if (lines == NULL) {
+        free(buf);
+        snprintf(err, err_size, "%s: out of memory", path);
+        return -ENOMEM;
+    }
+    /* Which event ids carry a time as their first field, from the %EventDef blocks. */
+    enum { MAX_IDS = 1024 };
+    static bool timed[MAX_IDS];
+    memset(timed, 0, sizeof(timed));
+    int def_id = -1, def_field = 0;
+    size_t n = 0;
+    double last_t = -INFINITY, max_t = -INFINITY;
+    for (char *p = buf; *p != '\0';) {
+        char *eol = strchr(p, '\n');
+        if (eol != NULL)
+            *eol = '\0';
+        if (p[0] == '%') {
+            char name[64], kind[64];
+            int id;
+            if (sscanf(p, "%%EventDef %63s %d", name, &id) == 2) {
+                def_id = id;
+                def_field = 0;
+            } else if (strncmp(p, "%EndEventDef", 12) == 0) {
+                def_id = -1;
+            } else if (def_id >= 0 && sscanf(p, "%% %63s %63s", name, kind) == 2) {
+                if (def_field == 0 && strcmp(kind, "date") == 0 && def_id < MAX_IDS)
+                    timed[def_id] = true;
+                def_field++;
+            }
+        } else {
+            int id;
+            double t;
+            if (sscanf(p, "%d %lf", &id, &t) == 2 && id >= 0 && id < MAX_IDS && timed[id]) {
+                if (t < max_t)
+                    (*moved)++; /* earlier than an event before it */
+                max_t = fmax(max_t, t);
+                last_t = t;
+            }
+        }
+        lines[n] = (struct paje_line){.text = p, .t = last_t, .index = n};
+        n++;
+        if (eol == NULL)
+            break;
+        p = eol + 1;
+    }
+    int ret = 0;
+    if (*moved > 0) {
+        qsort(lines, n, sizeof(*lines), paje_line_cmp);
+        char tmp[PATH_MAX + 8];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        FILE *o = fopen(tmp, "w");
+        if (o == NULL) {
+            ret = -errno;
+            snprintf(err, err_size, "%s: %s", tmp, strerror(errno));
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                fputs(lines[i].text, o);
+                fputc('\n', o);
+            }
+            ret = close_checked(o, tmp, err, err_size);
+            if (ret == 0 && rename(tmp, path) != 0) {
+                ret = -errno;
+                snprintf(err, err_size, "%s: %s", path, strerror(errno));
+            }
+            if (ret != 0)
+                unlink(tmp);
+        }
+    }
+    free(lines);
+    free(buf);
+    return ret;
+}
+
 /* ---- summary ----------------------------------------------------------------------------------------------------- */
 
 struct worker_sum {
@@ -742,9 +856,10 @@ static int write_summary(const struct dahlsim_trace_run *run, const char *const 
     if (run->fxt != NULL && run->fxt->present) {
         const struct dahlsim_trace_fxt *x = run->fxt;
         fprintf(f, ",\n  \"fxt\": {\"tasks\": %ld, \"matched\": %ld, \"missing\": %ld, \"worker_mismatches\": %ld, "
-                   "\"offset_us\": %.3f, \"p99_diff_us\": %.3f, \"max_start_diff_us\": %.3f, \"max_end_diff_us\": %.3f}",
+                   "\"offset_us\": %.3f, \"p99_diff_us\": %.3f, \"max_start_diff_us\": %.3f, \"max_end_diff_us\": %.3f, "
+                   "\"paje_reordered\": %ld}",
                 x->fxt_tasks, x->matched, x->missing, x->worker_mismatches, x->offset_us, x->p99_diff_us,
-                x->max_start_diff_us, x->max_end_diff_us);
+                x->max_start_diff_us, x->max_end_diff_us, x->paje_reordered);
     } else {
         fputs(",\n  \"fxt\": null", f);
     }
@@ -762,7 +877,11 @@ static int write_summary(const struct dahlsim_trace_run *run, const char *const 
     fprintf(f, "steps %ld to %ld: %zu tasks in %.3f ms (StarPU clock %.3f to %.3f ms); parallel efficiency %.1f %%\n\n",
             run->first_step + 1, run->last_step + 1, run->ntasks, span_us / 1e3, t0_us / 1e3, t1_us / 1e3,
             100 * efficiency);
-    fprintf(f, "%-10s %7s %10s %10s %10s %10s %6s  busiest codelet\n", "worker", "tasks", "busy ms", "idle ms",
+    int wn = 10; /* the widest worker name ("CUDA 0.0 (Simgrid 14.4 GiB)") sets the first column */
+    for (size_t w = 0; w < run->nworkers; w++)
+        if ((int)strlen(run->workers[w].name) > wn)
+            wn = (int)strlen(run->workers[w].name);
+    fprintf(f, "%-*s %7s %10s %10s %10s %10s %6s  busiest codelet\n", wn, "worker", "tasks", "busy ms", "idle ms",
             "fetch ms", "sched ms", "util");
     for (size_t w = 0; w < run->nworkers; w++) {
         const struct worker_sum *s = &ws[w];
@@ -771,13 +890,13 @@ static int write_summary(const struct dahlsim_trace_run *run, const char *const 
         for (size_t c = 1; c < ncodelets; c++)
             if (s->per_codelet_us[c] > s->per_codelet_us[top])
                 top = c;
-        fprintf(f, "%-10s %7ld %10.3f %10.3f %10.3f %10.3f %5.1f%%  %s\n", run->workers[w].name, s->tasks,
+        fprintf(f, "%-*s %7ld %10.3f %10.3f %10.3f %10.3f %5.1f%%  %s\n", wn, run->workers[w].name, s->tasks,
                 s->busy_us / 1e3, (idle > 0 ? idle : 0) / 1e3, s->fetch_us / 1e3, s->pop_us / 1e3,
                 span_us > 0 ? 100 * s->busy_us / span_us : 0, ncodelets > 0 && s->tasks > 0 ? codelets[top] : "-");
     }
     fprintf(f, "\n%-28s %7s", "time per codelet (ms)", "total");
     for (size_t w = 0; w < run->nworkers; w++)
-        fprintf(f, " %9s", run->workers[w].name);
+        fprintf(f, " %9.9s", run->workers[w].name); /* "CUDA 0.0 " and "CPU 12" */
     fputc('\n', f);
     for (size_t c = 0; c < ncodelets; c++) {
         double total = 0;

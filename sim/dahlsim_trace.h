@@ -29,6 +29,7 @@ struct dahlsim_trace_fxt {
     double p99_diff_us;       /* after removing the offset: 99th percentile of start and end differences */
     double max_start_diff_us; /* after removing the offset */
     double max_end_diff_us;
+    long paje_reordered;      /* events of StarPU's paje.trace put back in time order (dahlsim_trace_paje_sort) */
 };
 
 struct dahlsim_trace_run {
@@ -47,6 +48,12 @@ struct dahlsim_trace_run {
  * with a message naming the file in err. */
 int dahlsim_trace_compare_fxt(const char *tasks_rec, const struct dahl_profile_task *tasks, size_t ntasks,
                               struct dahlsim_trace_fxt *out, char *err, size_t err_size);
+
+/* Puts the events of the Paje file path in time order (a stable sort; lines without a time stay after the
+ * line they followed). StarPU 1.3.10's converter writes a few events of native multi-threaded runs out of
+ * order (thousands of events, by up to milliseconds), which pj_dump refuses. *moved: the events that came
+ * after a later one (0: the file was in order and is left untouched). Returns 0 or -errno with a message. */
+int dahlsim_trace_paje_sort(const char *path, long *moved, char *err, size_t err_size);
 
 /* Writes every file but the images into dir (which must exist). Returns 0 or -errno with a message. */
 int dahlsim_trace_write(const struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size);

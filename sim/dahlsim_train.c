@@ -887,6 +887,9 @@ static int write_trace(struct run_state *st, const struct dahl_network_desc *des
         snprintf(rec, sizeof(rec), "%s/starpu/tasks.rec", dir);
         if (dahlsim_trace_compare_fxt(rec, tasks, ntasks, &fxt, err, sizeof(err)) != 0)
             fprintf(stderr, "dahlsim: warning: --trace: cannot compare with StarPU's FxT trace: %s\n", err);
+        snprintf(rec, sizeof(rec), "%s/starpu/paje.trace", dir);
+        if (dahlsim_trace_paje_sort(rec, &fxt.paje_reordered, err, sizeof(err)) != 0)
+            fprintf(stderr, "dahlsim: warning: --trace: %s\n", err);
     }
     double t1 = dahlsim_mono_s();
     char names_buf[DAHL_NETWORK_MAX_LAYERS][16];

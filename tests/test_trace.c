@@ -278,6 +278,14 @@ Test(trace, bad_trace_options_are_input_errors)
     cr_assert_eq(run.status, 2);
     cr_assert(strstr(run.err, "\"trace_window\": expected a window within the run's 16 training steps") != NULL,
               "%s", run.err);
+    /* multi-node runs: every rank would write into the one trace directory */
+    dahlsim(tiny_env, (const char *[]){"check", TINY, "--set", "nodes=2", "--set", "trace=true", NULL});
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "\"trace\": expected false in a multi-node run") != NULL, "%s", run.err);
+    dahlsim(tiny_env, (const char *[]){"run", TINY, "--set", "nodes=2", "--trace", "--out", "/tmp/dahlsim-trace-never",
+                                      NULL});
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "--trace: expected a single-node scenario") != NULL, "%s", run.err);
 }
 
 Test(trace, simulated_gpu_links_carry_bytes_and_gpu_memory_peaks)
