@@ -345,23 +345,14 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
         case O_HELP:
             help();
             return DAHLSIM_EXIT_OK;
-        case ':':
-            dahlsim_error("calibrate: %s needs a value", argv[optind - 1]);
-            fputs(usage_line, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        default:
-            dahlsim_error("calibrate: unknown option \"%s\"", argv[optind - 1]);
-            fputs(usage_line, stderr);
-            return DAHLSIM_EXIT_USAGE;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("calibrate", opt, argv, usage_line);
         }
         if (!ok)
             return DAHLSIM_EXIT_USAGE;
     }
-    if (optind < argc) {
-        dahlsim_error("calibrate: unexpected argument \"%s\"", argv[optind]);
-        fputs(usage_line, stderr);
-        return DAHLSIM_EXIT_USAGE;
-    }
+    if (optind < argc)
+        return dahlsim_unexpected_argument("calibrate", argv[optind], usage_line);
     if (o->machine == NULL) {
         dahlsim_error("calibrate: --machine NAME is required");
         fputs(usage_line, stderr);

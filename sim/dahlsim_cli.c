@@ -5,6 +5,7 @@
 #include "dahl_engine.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,6 +49,23 @@ void dahlsim_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const char *usage)
+{
+    if (opt == ':')
+        dahlsim_error("%s: %s needs a value", cmd, argv[optind - 1]);
+    else
+        dahlsim_error("%s: unknown option \"%s\"", cmd, argv[optind - 1]);
+    fputs(usage, stderr);
+    return DAHLSIM_EXIT_USAGE;
+}
+
+int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage)
+{
+    dahlsim_error("%s: unexpected argument \"%s\"", cmd, arg);
+    fputs(usage, stderr);
+    return DAHLSIM_EXIT_USAGE;
 }
 
 bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out)

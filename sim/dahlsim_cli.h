@@ -20,6 +20,14 @@ int dahlsim_cli_main(int argc, char **argv);
 /* Prints "dahlsim: error: <message>" on stderr (printf-style). */
 void dahlsim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* getopt_long (optstring ":") misuse by subcommand cmd: opt ':' is an option missing its value, anything
+ * else an unknown option (argv[optind - 1] either way). Prints the error and usage on stderr and returns
+ * DAHLSIM_EXIT_USAGE. */
+int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const char *usage);
+
+/* A positional argument cmd does not take: prints the error and usage on stderr, returns DAHLSIM_EXIT_USAGE. */
+int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage);
+
 /* Parses text as a base-10 integer in [min, max]; on failure prints an error naming option and returns
  * false. */
 bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out);

@@ -1467,14 +1467,8 @@ static int dag_parse(int argc, char **argv, struct dag_opts *o, int *nargs, char
             break;
         }
         case O_HELP: dag_help(); return -1;
-        case ':':
-            dahlsim_error("dag: %s needs a value", argv[optind - 1]);
-            fputs(dag_usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        default:
-            dahlsim_error("dag: unknown option \"%s\"", argv[optind - 1]);
-            fputs(dag_usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("dag", opt, argv, dag_usage);
         }
         if (!ok)
             return DAHLSIM_EXIT_USAGE;

@@ -934,14 +934,8 @@ static int synth_options(int argc, char **argv, struct synth_opts *o)
         case O_HELP:
             synth_help();
             return DAHLSIM_EXIT_OK;
-        case ':':
-            dahlsim_error("machine synth: %s needs a value", argv[optind - 1]);
-            fputs(usage_line, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        default:
-            dahlsim_error("machine synth: unknown option \"%s\"", argv[optind - 1]);
-            fputs(usage_line, stderr);
-            return DAHLSIM_EXIT_USAGE;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("machine synth", opt, argv, usage_line);
         }
     }
     if (optind != argc - 1) {

@@ -267,23 +267,14 @@ static int cmd_cluster(int argc, char **argv)
         case O_HELP:
             help();
             return DAHLSIM_EXIT_OK;
-        case ':':
-            dahlsim_error("platform cluster: %s needs a value", argv[optind - 1]);
-            fputs(usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        default:
-            dahlsim_error("platform cluster: unknown option \"%s\"", argv[optind - 1]);
-            fputs(usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("platform cluster", opt, argv, usage);
         }
         if (!ok)
             return DAHLSIM_EXIT_USAGE;
     }
-    if (optind < argc) {
-        dahlsim_error("platform cluster: unexpected argument \"%s\"", argv[optind]);
-        fputs(usage, stderr);
-        return DAHLSIM_EXIT_USAGE;
-    }
+    if (optind < argc)
+        return dahlsim_unexpected_argument("platform cluster", argv[optind], usage);
     const char *missing = c.nodes == 0             ? "--nodes"
                           : c.machine[0] == '\0'   ? "--machine"
                           : c.bandwidth_bps == 0   ? "--bw"

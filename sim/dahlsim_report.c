@@ -329,14 +329,8 @@ int dahlsim_cmd_report(int argc, char **argv)
         case O_HELP:
             help();
             return DAHLSIM_EXIT_OK;
-        case ':':
-            dahlsim_error("report: %s needs a value", argv[optind - 1]);
-            fputs(usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        default:
-            dahlsim_error("report: unknown option \"%s\"", argv[optind - 1]);
-            fputs(usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("report", opt, argv, usage);
         }
     }
     if (optind != argc - 1) {

@@ -106,14 +106,8 @@ static int parse(int argc, char **argv, struct sweep_opts *o)
         case O_HELP:
             help();
             return DAHLSIM_EXIT_OK;
-        case ':':
-            dahlsim_error("sweep: %s needs a value", argv[optind - 1]);
-            fputs(usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        default:
-            dahlsim_error("sweep: unknown option \"%s\"", argv[optind - 1]);
-            fputs(usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("sweep", opt, argv, usage);
         }
         if (!ok)
             return DAHLSIM_EXIT_USAGE;

@@ -280,23 +280,14 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         case O_HELP:
             help();
             return DAHLSIM_EXIT_OK;
-        case ':':
-            dahlsim_error("train: %s needs a value", argv[optind - 1]);
-            fputs(usage_line, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        default:
-            dahlsim_error("train: unknown option \"%s\"", argv[optind - 1]);
-            fputs(usage_line, stderr);
-            return DAHLSIM_EXIT_USAGE;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("train", opt, argv, usage_line);
         }
         if (!ok)
             return DAHLSIM_EXIT_USAGE;
     }
-    if (optind < argc) {
-        dahlsim_error("train: unexpected argument \"%s\"", argv[optind]);
-        fputs(usage_line, stderr);
-        return DAHLSIM_EXIT_USAGE;
-    }
+    if (optind < argc)
+        return dahlsim_unexpected_argument("train", argv[optind], usage_line);
     bool synthetic = o->syn_h > 0;
     if (o->samples < 0)
         o->samples = synthetic ? 1024 : 60000;

@@ -164,14 +164,8 @@ static int parse(int argc, char **argv, struct validate_opts *o)
         case O_HELP:
             help();
             return DAHLSIM_EXIT_OK;
-        case ':':
-            dahlsim_error("validate: %s needs a value", argv[optind - 1]);
-            fputs(usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        default:
-            dahlsim_error("validate: unknown option \"%s\"", argv[optind - 1]);
-            fputs(usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("validate", opt, argv, usage);
         }
     }
     if (optind < argc) {
