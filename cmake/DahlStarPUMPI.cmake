@@ -2,7 +2,8 @@
 # binaries only where they exist.
 #   sim-mpi     StarPU-MPI over SimGrid's SMPI, static (SMPI privatizes only a statically linked StarPU's
 #               globals). SMPI loads the program as a shared object, so build/dahlsim-sim-mpi is a MODULE
-#               and everything in it is PIC; it runs under starpu_smpirun (dahlsim run does that).
+#               and everything in it is PIC; it runs under starpu_smpirun (dahlsim run does that). In the
+#               Asan build it is the one program built without sanitizers (CMakeLists.txt says why).
 #   native-mpi  StarPU-MPI over Debian's OpenMPI: build/dahlsim-mpi, run with mpirun.
 # Sets DAHL_MPI_FLAVOURS (the flavours found) and, for each, the target dahl::starpu_<flavour> and
 # DAHL_STARPU_<FLAVOUR>_PREFIX. Like DahlStarPU.cmake, looks only in the given prefixes and links StarPU's
@@ -21,12 +22,6 @@ function(dahl_starpu_config_has prefix define out)
 endfunction()
 
 function(dahl_find_starpu_sim_mpi prefix)
-    if(CMAKE_BUILD_TYPE STREQUAL "Asan")
-        # SMPI's launcher (smpimain, not sanitized) dlopens the program, and the ASan runtime must be the
-        # first library of a process: the sanitizer build has no dahlsim-sim-mpi (tests skip its runs).
-        message(STATUS "dahlsim: no dahlsim-sim-mpi in the Asan build (SMPI cannot load a sanitized program)")
-        return()
-    endif()
     get_filename_component(real "${prefix}" REALPATH)
     set(libmpi "${real}/lib/libstarpumpi-1.3.a")
     set(libcore "${real}/lib/libstarpu-1.3.a")

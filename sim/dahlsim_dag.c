@@ -1841,8 +1841,8 @@ int dahlsim_cmd_dag(int argc, char **argv)
         return DAHLSIM_EXIT_USAGE;
     }
     struct dag_opts o;
-    int nargs;
-    char **args;
+    int nargs = 0;
+    char **args = NULL;
     int ret = dag_parse(argc - 1, argv + 1, &o, &nargs, &args);
     if (ret != 0)
         return ret < 0 ? DAHLSIM_EXIT_OK : ret;

@@ -12,12 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#else
-#define SANITIZED 0
-#endif
-
 bool dahlsim_smpi_noise(const char *line)
 {
     return (strstr(line, "ker_lmm") != NULL && strstr(line, "Probable bug") != NULL) ||
@@ -43,10 +37,9 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
 {
     if (DAHLSIM_SMPIRUN[0] == '\0') {
         /* Checked here, not when the scenario is read: validating one needs no simulator. */
-        dahlsim_error("\"nodes\": %ld nodes need the sim-mpi StarPU flavour, and this dahlsim was built without it "
-                      "(or is the sanitizer build, where SMPI cannot load the simulator)", x->nodes);
-        fprintf(stderr, "hint: scripts/setup-deps --flavours sim-mpi, then reconfigure and rebuild dahlsim "
-                        "(CMAKE_BUILD_TYPE other than Asan)\n");
+        dahlsim_error("\"nodes\": %ld nodes need the sim-mpi StarPU flavour, and this dahlsim was built without it",
+                      x->nodes);
+        fprintf(stderr, "hint: scripts/setup-deps --flavours sim-mpi, then reconfigure and rebuild dahlsim\n");
         return -1;
     }
     char dir[PATH_MAX], tmpdir[] = "/tmp/dahlsim-nodes-XXXXXX";
@@ -77,7 +70,7 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
     while (args[nargs] != NULL)
         nargs++;
     char **argv = calloc(nargs + 16, sizeof(*argv));
-    struct dahlsim_env_var *env = calloc(nvars + 2, sizeof(*env));
+    struct dahlsim_env_var *env = calloc(nvars + 1, sizeof(*env));
     if (argv == NULL || env == NULL) {
         free(argv);
         free(env);
@@ -94,15 +87,11 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
     /* SimGrid's options: quiet logs, and ker_lmm's "Probable bug" warnings at exit (harmless) off. */
     argv[k++] = "--log=root.thres:warning";
     argv[k++] = "--log=ker_lmm.thres:error";
-    if (SANITIZED)
-        argv[k++] = "--cfg=contexts/factory:thread";
     for (size_t i = 0; i < nargs; i++)
         argv[k++] = args[i];
     memcpy(env, vars, nvars * sizeof(*env));
     size_t nenv = nvars;
     env[nenv++] = (struct dahlsim_env_var){"DAHLSIM_NETWORK", x->network};
-    if (SANITIZED)
-        env[nenv++] = (struct dahlsim_env_var){"ASAN_OPTIONS", "detect_leaks=0"};
     int status = dahlsim_spawn_err(argv, env, nenv, out, out_size, raw);
     free(argv);
     free(env);
