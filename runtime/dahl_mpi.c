@@ -93,32 +93,52 @@ int dahl_mpi_barrier(void)
 
 int dahl_mpi_gather(const double *mine, size_t n, double *all)
 {
+    size_t size = (size_t)dahl_mpi_size();
+    size_t *sizes = malloc(size * sizeof(*sizes));
+    if (sizes == NULL)
+        return -ENOMEM;
+    for (size_t r = 0; r < size; r++)
+        sizes[r] = n * sizeof(double);
+    int ret = dahl_mpi_gather_bytes(mine, n * sizeof(double), all, sizes);
+    free(sizes);
+    return ret;
+}
+
+int dahl_mpi_gather_bytes(const void *mine, size_t nbytes, void *all, const size_t *sizes)
+{
     int rank = dahl_mpi_rank(), size = dahl_mpi_size();
-    if (rank == 0)
-        memcpy(all, mine, n * sizeof(double));
-    if (size == 1 || n == 0)
+    if (rank == 0 && nbytes > 0)
+        memcpy(all, mine, nbytes);
+    if (size == 1)
         return 0;
 #if DAHL_MPI
-    /* Handles on the caller's memory: these are real bytes, in the SimGrid build too. */
+    /* Handles on the caller's memory: these are real bytes, in the SimGrid build too. Nothing travels for an
+     * empty part (both ends know it is empty: the sender its own size, rank 0 from sizes). */
     if (rank != 0) {
+        if (nbytes == 0)
+            return 0;
         starpu_data_handle_t h;
-        starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)mine, (uint32_t)n, sizeof(double));
+        starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)mine, (uint32_t)nbytes, 1);
         int ret = starpu_mpi_send(h, 0, TAG_GATHER, MPI_COMM_WORLD);
         starpu_data_unregister(h);
         return ret == 0 ? 0 : -EIO;
     }
+    char *at = (char *)all + sizes[0];
     for (int r = 1; r < size; r++) {
+        if (sizes[r] == 0)
+            continue;
         starpu_data_handle_t h;
-        starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)(all + (size_t)r * n), (uint32_t)n,
-                                    sizeof(double));
+        starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)at, (uint32_t)sizes[r], 1);
         MPI_Status status;
         int ret = starpu_mpi_recv(h, r, TAG_GATHER, MPI_COMM_WORLD, &status);
         starpu_data_unregister(h);
         if (ret != 0)
             return -EIO;
+        at += sizes[r];
     }
     return 0;
 #else
+    (void)sizes;
     return -ENOSYS;
 #endif
 }

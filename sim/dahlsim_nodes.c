@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +43,10 @@ void dahlsim_nodes_stop(struct dahlsim_nodes *n)
 void dahlsim_nodes_fini(struct dahlsim_nodes *n)
 {
     free(n->detail);
+    free(n->workers);
     free(n->allreduce_s);
     n->detail = NULL;
+    n->workers = NULL;
     n->allreduce_s = NULL;
 }
 
@@ -94,10 +97,86 @@ int dahlsim_nodes_merge_sum(const struct dahlsim_nodes *n, double *values, size_
     return merge(n, values, count, false);
 }
 
-#define NODE_FIELDS 8
+#define NODE_FIELDS 9
 
-int dahlsim_nodes_finish(struct dahlsim_nodes *n, long tasks, double busy_s)
+/* One worker as it travels to rank 0: raw bytes of the same binary on every rank, no pointers. */
+struct worker_record {
+    int32_t id;
+    char name[64];
+    char arch[8];
+    int64_t tasks;
+    double busy_s, sleeping_s, total_s;
+};
+
+/* Every node's workers to rank 0 (n->workers, and n->detail[r].workers); counts[r] is node r's count. */
+static int gather_workers(struct dahlsim_nodes *n, const struct dahl_worker_stats *workers, size_t nworkers,
+                          const double *counts)
 {
+    struct worker_record *mine = calloc(nworkers > 0 ? nworkers : 1, sizeof(*mine));
+    size_t *sizes = NULL, total = 0;
+    struct worker_record *all = NULL;
+    int ret = -ENOMEM;
+    if (mine == NULL)
+        goto out;
+    for (size_t w = 0; w < nworkers; w++) {
+        /* calloc'ed: padding and unused name bytes are zeros, so the bytes sent are deterministic */
+        mine[w].id = workers[w].id;
+        snprintf(mine[w].name, sizeof(mine[w].name), "%s", workers[w].name);
+        snprintf(mine[w].arch, sizeof(mine[w].arch), "%s", workers[w].arch);
+        mine[w].tasks = workers[w].tasks;
+        mine[w].busy_s = workers[w].busy_s;
+        mine[w].sleeping_s = workers[w].sleeping_s;
+        mine[w].total_s = workers[w].total_s;
+    }
+    if (n->rank == 0) {
+        sizes = calloc((size_t)n->size, sizeof(*sizes));
+        if (sizes == NULL)
+            goto out;
+        for (int r = 0; r < n->size; r++) {
+            sizes[r] = (size_t)counts[r] * sizeof(*mine);
+            total += (size_t)counts[r];
+        }
+        all = calloc(total > 0 ? total : 1, sizeof(*all));
+        n->workers = calloc(total > 0 ? total : 1, sizeof(*n->workers));
+        if (all == NULL || n->workers == NULL)
+            goto out;
+    }
+    ret = dahl_mpi_gather_bytes(mine, nworkers * sizeof(*mine), all, sizes);
+    if (ret != 0 || n->rank != 0)
+        goto out;
+    size_t k = 0;
+    for (int r = 0; r < n->size; r++) {
+        n->detail[r].workers = n->workers + k;
+        n->detail[r].nworkers = (size_t)counts[r];
+        for (size_t w = 0; w < (size_t)counts[r]; w++, k++) {
+            const struct worker_record *x = &all[k];
+            struct dahl_worker_stats *y = &n->workers[k];
+            y->id = x->id;
+            _Static_assert(sizeof(y->name) == sizeof(x->name), "worker names travel whole");
+            memcpy(y->name, x->name, sizeof(y->name));
+            y->name[sizeof(y->name) - 1] = '\0';
+            y->arch = strcmp(x->arch, "cpu") == 0 ? "cpu" : strcmp(x->arch, "cuda") == 0 ? "cuda" : "other";
+            y->tasks = x->tasks;
+            y->busy_s = x->busy_s;
+            y->sleeping_s = x->sleeping_s;
+            y->total_s = x->total_s;
+        }
+    }
+out:
+    free(mine);
+    free(sizes);
+    free(all);
+    return ret;
+}
+
+int dahlsim_nodes_finish(struct dahlsim_nodes *n, const struct dahl_worker_stats *workers, size_t nworkers)
+{
+    long tasks = 0;
+    double busy_s = 0;
+    for (size_t w = 0; w < nworkers; w++) {
+        tasks += workers[w].tasks;
+        busy_s += workers[w].busy_s;
+    }
     struct dahl_allreduce_stats stats = {0};
     const double *start_us = NULL, *end_us = NULL;
     size_t steps = 0;
@@ -124,7 +203,7 @@ int dahlsim_nodes_finish(struct dahlsim_nodes *n, long tasks, double busy_s)
     }
     double mine[NODE_FIELDS] = {stats.bytes_sent,       stats.bytes_received, (double)stats.messages_sent,
                                 (double)stats.messages_received, stats.comm_s, (double)stats.tasks,
-                                (double)tasks,          busy_s};
+                                (double)tasks,          busy_s,               (double)nworkers};
     double *all = NULL;
     if (n->size > 1) {
         ret = gather(n, mine, NODE_FIELDS, &all);
@@ -136,29 +215,36 @@ int dahlsim_nodes_finish(struct dahlsim_nodes *n, long tasks, double busy_s)
             return -ENOMEM;
         memcpy(all, mine, sizeof(mine));
     }
-    if (n->rank != 0)
-        return 0;
-    n->detail = calloc((size_t)n->size, sizeof(*n->detail));
-    if (n->detail == NULL) {
-        free(all);
-        return -ENOMEM;
-    }
-    for (int r = 0; r < n->size; r++) {
-        const double *v = all + (size_t)r * NODE_FIELDS;
-        n->detail[r] = (struct dahlsim_results_node){
-            .rank = r,
-            .bytes_sent = v[0],
-            .bytes_received = v[1],
-            .messages_sent = (long)v[2],
-            .messages_received = (long)v[3],
-            .comm_s = v[4],
-            .allreduce_tasks = (long)v[5],
-            .tasks = (long)v[6],
-            .busy_s = v[7],
-        };
+    double *counts = NULL;
+    if (n->rank == 0) {
+        n->detail = calloc((size_t)n->size, sizeof(*n->detail));
+        counts = calloc((size_t)n->size, sizeof(*counts));
+        if (n->detail == NULL || counts == NULL) {
+            /* the other ranks are in the workers' gather already: this run cannot finish */
+            free(all);
+            free(counts);
+            return -ENOMEM;
+        }
+        for (int r = 0; r < n->size; r++) {
+            const double *v = all + (size_t)r * NODE_FIELDS;
+            n->detail[r] = (struct dahlsim_results_node){
+                .rank = r,
+                .bytes_sent = v[0],
+                .bytes_received = v[1],
+                .messages_sent = (long)v[2],
+                .messages_received = (long)v[3],
+                .comm_s = v[4],
+                .allreduce_tasks = (long)v[5],
+                .tasks = (long)v[6],
+                .busy_s = v[7],
+            };
+            counts[r] = v[8];
+        }
     }
     free(all);
-    return 0;
+    ret = gather_workers(n, workers, nworkers, counts);
+    free(counts);
+    return ret;
 }
 
 int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us, double start_us, size_t count,
@@ -193,9 +279,9 @@ int dahlsim_nodes_sum_metrics(const struct dahlsim_nodes *n, double *loss_sum, l
 }
 
 int dahlsim_nodes_merge_results(struct dahlsim_nodes *n, struct dahlsim_results_count *per_codelet, size_t ncodelets,
-                                long *tasks_cpu, long *tasks_cuda, double busy_s)
+                                long *tasks_cpu, long *tasks_cuda, const struct dahl_worker_stats *workers,
+                                size_t nworkers)
 {
-    long local_tasks = *tasks_cpu + *tasks_cuda;
     double *v = malloc((ncodelets + 2) * sizeof(double));
     if (v == NULL)
         return -ENOMEM;
@@ -211,5 +297,5 @@ int dahlsim_nodes_merge_results(struct dahlsim_nodes *n, struct dahlsim_results_
         *tasks_cuda = (long)v[ncodelets + 1];
     }
     free(v);
-    return ret != 0 ? ret : dahlsim_nodes_finish(n, local_tasks, busy_s);
+    return ret != 0 ? ret : dahlsim_nodes_finish(n, workers, nworkers);
 }

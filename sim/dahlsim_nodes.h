@@ -6,6 +6,7 @@
 #ifndef DAHLSIM_NODES_H
 #define DAHLSIM_NODES_H
 
+#include "dahl_engine.h"
 #include "dahl_mpi.h"
 
 #include <stdbool.h>
@@ -20,6 +21,8 @@ struct dahlsim_results_node {
     long allreduce_tasks;    /* accumulate tasks the allreduce added */
     long tasks;              /* tasks this node's workers executed */
     double busy_s;           /* summed busy time of this node's workers */
+    const struct dahl_worker_stats *workers; /* this node's workers (into dahlsim_nodes.workers) */
+    size_t nworkers;
 };
 
 struct dahlsim_nodes {
@@ -28,6 +31,7 @@ struct dahlsim_nodes {
     int local_batch;         /* batch / size */
     struct dahl_allreduce *allreduce; /* NULL with one node */
     struct dahlsim_results_node *detail; /* rank 0: size entries after dahlsim_nodes_finish */
+    struct dahl_worker_stats *workers;   /* rank 0: every node's workers, node by node (detail points in) */
     double *allreduce_s;     /* rank 0: per iteration, the slowest node's allreduce time */
     size_t nallreduce;
     const char *network;     /* $DAHLSIM_NETWORK (set by dahlsim run): the scenario's network, or NULL */
@@ -56,13 +60,15 @@ int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us
 /* The training metrics summed over the nodes, on rank 0. */
 int dahlsim_nodes_sum_metrics(const struct dahlsim_nodes *n, double *loss_sum, long *correct, long *samples);
 /* For results.json: per_codelet and the per-arch task counts summed over the nodes on rank 0, then
- * dahlsim_nodes_finish with this node's tasks and busy_s. Every rank calls it. */
+ * dahlsim_nodes_finish with this node's workers. Every rank calls it. */
 struct dahlsim_results_count;
 int dahlsim_nodes_merge_results(struct dahlsim_nodes *n, struct dahlsim_results_count *per_codelet, size_t ncodelets,
-                                long *tasks_cpu, long *tasks_cuda, double busy_s);
+                                long *tasks_cpu, long *tasks_cuda, const struct dahl_worker_stats *workers,
+                                size_t nworkers);
 
-/* Gathers every node's figures to rank 0 (n->detail, n->allreduce_s); tasks and busy_s are this node's.
- * Every rank calls it. Returns 0 or a negative error. */
-int dahlsim_nodes_finish(struct dahlsim_nodes *n, long tasks, double busy_s);
+/* Gathers every node's figures to rank 0 (n->detail, n->workers, n->allreduce_s); workers are this node's
+ * (over the training phases), from which its tasks and busy_s are summed. Nodes may have different worker
+ * counts. Every rank calls it. Returns 0 or a negative error. */
+int dahlsim_nodes_finish(struct dahlsim_nodes *n, const struct dahl_worker_stats *workers, size_t nworkers);
 
 #endif /* DAHLSIM_NODES_H */

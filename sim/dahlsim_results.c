@@ -42,11 +42,13 @@
  *   nodes             (multi-node runs only, from here to network) number of nodes, one MPI rank each; the
  *                     figures above then cover all nodes: batch is the global batch (batch / nodes per
  *                     node), tasks.per_codelet and tasks.per_arch are summed over the nodes, makespan_s and
- *                     iteration_times_s follow the slowest node; workers_detail is rank 0's
+ *                     iteration_times_s follow the slowest node; workers_detail is rank 0's (every node's
+ *                     is in nodes_detail)
  *   nodes_detail      [{"rank", "bytes_sent", "bytes_received", "messages_sent", "messages_received", "comm_s",
- *                     "allreduce_tasks", "tasks", "busy_s"}]: per node, the gradient allreduce's traffic
- *                     (bytes counted at submission), comm_s its summed time (below), the accumulate tasks it
- *                     added, and the tasks and busy time of the node's workers
+ *                     "allreduce_tasks", "tasks", "busy_s", "workers_detail"}], in rank order: per node, the
+ *                     gradient allreduce's traffic (bytes counted at submission), comm_s its summed time
+ *                     (below), the accumulate tasks it added, the tasks and busy time of the node's workers,
+ *                     and those workers as workers_detail lists them (ids and names are the node's own)
  *   network           {"allreduce": "tree", "description": the scenario's network or null, "bytes_sent" (all
  *                     nodes), "comm_s_mean" (mean of the nodes' comm_s), "allreduce_s_mean",
  *                     "allreduce_s_per_iteration"}: a step's allreduce time on a node runs from its first
@@ -106,6 +108,30 @@ static cJSON *heteroprio_json(const struct dahlsim_results_heteroprio *hp)
 nomem:
     cJSON_Delete(o);
     return NULL;
+}
+
+/* A workers_detail array of n workers into parent under key; false when memory runs out. */
+static bool workers_json(cJSON *parent, const char *key, const struct dahl_worker_stats *workers, size_t n)
+{
+    cJSON *wd = cJSON_AddArrayToObject(parent, key);
+    if (wd == NULL)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        const struct dahl_worker_stats *w = &workers[i];
+        cJSON *o = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(wd, o));
+        CHK(cJSON_AddNumberToObject(o, "id", w->id));
+        CHK(cJSON_AddStringToObject(o, "name", w->name));
+        CHK(cJSON_AddStringToObject(o, "arch", w->arch));
+        CHK(cJSON_AddNumberToObject(o, "tasks", (double)w->tasks));
+        CHK(cJSON_AddNumberToObject(o, "busy_s", w->busy_s));
+        CHK(cJSON_AddNumberToObject(o, "idle_s", w->total_s - w->busy_s));
+        CHK(cJSON_AddNumberToObject(o, "sleeping_s", w->sleeping_s));
+        CHK(cJSON_AddNumberToObject(o, "total_s", w->total_s));
+    }
+    return true;
+nomem:
+    return false;
 }
 
 /* Builds the document; NULL when memory runs out. */
@@ -171,21 +197,7 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(per_arch = cJSON_AddObjectToObject(tasks, "per_arch"));
     CHK(cJSON_AddNumberToObject(per_arch, "cpu", (double)r->tasks_cpu));
     CHK(cJSON_AddNumberToObject(per_arch, "cuda", (double)r->tasks_cuda));
-    cJSON *wd;
-    CHK(wd = cJSON_AddArrayToObject(root, "workers_detail"));
-    for (size_t i = 0; i < r->nworkers; i++) {
-        const struct dahl_worker_stats *w = &r->workers[i];
-        cJSON *o = cJSON_CreateObject();
-        CHK(cJSON_AddItemToArray(wd, o));
-        CHK(cJSON_AddNumberToObject(o, "id", w->id));
-        CHK(cJSON_AddStringToObject(o, "name", w->name));
-        CHK(cJSON_AddStringToObject(o, "arch", w->arch));
-        CHK(cJSON_AddNumberToObject(o, "tasks", (double)w->tasks));
-        CHK(cJSON_AddNumberToObject(o, "busy_s", w->busy_s));
-        CHK(cJSON_AddNumberToObject(o, "idle_s", w->total_s - w->busy_s));
-        CHK(cJSON_AddNumberToObject(o, "sleeping_s", w->sleeping_s));
-        CHK(cJSON_AddNumberToObject(o, "total_s", w->total_s));
-    }
+    CHK(workers_json(root, "workers_detail", r->workers, r->nworkers));
     cJSON *links;
     CHK(links = cJSON_AddArrayToObject(root, "links"));
     for (size_t i = 0; i < r->nlinks; i++) {
@@ -229,6 +241,7 @@ static cJSON *results_json(const struct dahlsim_results *r)
             CHK(cJSON_AddNumberToObject(o, "allreduce_tasks", (double)n->allreduce_tasks));
             CHK(cJSON_AddNumberToObject(o, "tasks", (double)n->tasks));
             CHK(cJSON_AddNumberToObject(o, "busy_s", n->busy_s));
+            CHK(workers_json(o, "workers_detail", n->workers, n->nworkers));
             bytes += n->bytes_sent;
             comm += n->comm_s;
         }

@@ -704,10 +704,8 @@ static int write_results(struct run_state *st, double wall_start_s)
             tasks_cuda += st->workers[w].tasks;
     }
     /* Several nodes: counts summed and per-node figures gathered on rank 0, which alone writes the file. */
-    double busy_s = 0;
-    for (int w = 0; w < st->nworkers; w++)
-        busy_s += st->workers[w].busy_s;
-    if (dahlsim_nodes_merge_results(&st->nodes, st->per_codelet, st->nsymbols, &tasks_cpu, &tasks_cuda, busy_s) != 0) {
+    if (dahlsim_nodes_merge_results(&st->nodes, st->per_codelet, st->nsymbols, &tasks_cpu, &tasks_cuda, st->workers,
+                                    (size_t)st->nworkers) != 0) {
         dahlsim_error("train: cannot gather the nodes' results on rank 0");
         return DAHLSIM_EXIT_FAILURE;
     }

@@ -1,8 +1,9 @@
 /* Multi-node: `dahlsim platform cluster` (its XML and hostfile read back), the "nodes" and "network" scenario
  * keys (strict errors naming the file and the field), and small simulated runs through StarPU-MPI over SMPI
- * on the committed tiny-2cpu calibration: 2 ranks whose task counts match the single-node run's, with the
- * allreduce traffic the gradient sizes predict, and a makespan identical run after run; 1 rank within 1 % of
- * the single-node simulator. The runs need the sim-mpi flavour (skipped without it). */
+ * on the committed tiny-2cpu calibration: 2 and 4 ranks whose task counts match the single-node run's, with
+ * the allreduce traffic the gradient sizes and the binomial tree predict, per-node figures (every node's
+ * workers included) that add up, and a results.json identical run after run; 1 rank within 1 % of the
+ * single-node simulator. The runs need the sim-mpi flavour, which the sanitizer build (CI) has too. */
 #include <criterion/criterion.h>
 
 #include "dahl_test_util.h"
@@ -264,6 +265,124 @@ static double num(const cJSON *o, const char *key)
 /* LeNet on 12x12x1: conv 6x1x5x5 + 6, conv 16x6x5x5 + 16, dense 120x16 + 120 (16x1x1 after the second conv),
  * dense 10x120 + 10: the gradient floats one allreduce moves per step. */
 #define TINY_PARAMS (6 * 25 + 6 + 16 * 6 * 25 + 16 + 120 * 16 + 120 + 10 * 120 + 10)
+#define TINY_STEPS (64 / 8)
+#define TINY_TENSORS 8 /* weights and bias of 4 layers */
+
+static const cJSON *item(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert_not_null(v, "\"%s\" missing", key);
+    return v;
+}
+
+/* The same global work on P ranks as on one node: every codelet's task count summed over the ranks equals
+ * the single-node run's, but for the weight updates (and the zeroing of gradients after them), which every
+ * rank does. */
+static void assert_same_work(const cJSON *one, const cJSON *multi, int nodes)
+{
+    const cJSON *pc1 = item(item(one, "tasks"), "per_codelet");
+    const cJSON *pc2 = item(item(multi, "tasks"), "per_codelet");
+    const cJSON *c;
+    long total = 0;
+    cJSON_ArrayForEach(c, pc1)
+    {
+        bool replicated = strcmp(c->string, "dahl_sgd_update") == 0 || strcmp(c->string, "dahl_zero") == 0;
+        cr_assert_eq(num(pc2, c->string), (replicated ? nodes : 1) * c->valuedouble, "%d nodes: %s", nodes,
+                     c->string);
+        total += (long)c->valuedouble;
+    }
+    cr_assert_eq(num(pc2, "dahl_conv2d_forward"), 64 * 2, "2 convolutions per sample");
+    cr_assert(total > 0);
+}
+
+/* The per-node figures of a P-rank run of the tiny scenario, checked against each other and against what a
+ * binomial tree must do: per step and gradient tensor, every rank but 0 sends once (its partial sum, up the
+ * tree) and receives once (the total, down the tree): 2 (P - 1) messages, one whole gradient each way per
+ * rank but 0; what one rank sends, another receives. */
+static void assert_nodes_consistent(const cJSON *r, int nodes)
+{
+    cr_assert_eq(num(r, "nodes"), nodes);
+    const cJSON *nd = item(r, "nodes_detail");
+    cr_assert_eq(cJSON_GetArraySize(nd), nodes);
+    const double grad_bytes = TINY_PARAMS * 4.0;
+    double sent = 0, received = 0, msent = 0, mreceived = 0, tasks = 0, busy = 0;
+    for (int k = 0; k < nodes; k++) {
+        const cJSON *n = cJSON_GetArrayItem(nd, k);
+        cr_assert_eq(num(n, "rank"), k);
+        if (k > 0) {
+            cr_assert_geq(num(n, "messages_sent"), TINY_STEPS * TINY_TENSORS, "rank %d sends its sums", k);
+            cr_assert_geq(num(n, "messages_received"), TINY_STEPS * TINY_TENSORS, "rank %d gets the totals", k);
+        }
+        /* one message per tensor: a rank sends (receives) all of them the same number of times */
+        cr_assert_eq(num(n, "bytes_sent") * TINY_TENSORS, num(n, "messages_sent") * grad_bytes, "rank %d", k);
+        cr_assert_eq(num(n, "bytes_received") * TINY_TENSORS, num(n, "messages_received") * grad_bytes, "rank %d", k);
+        cr_assert_eq(num(n, "allreduce_tasks"), num(n, "messages_received") - TINY_STEPS * TINY_TENSORS * (k > 0),
+                     "rank %d: one accumulate per partial sum received", k);
+        cr_assert_gt(num(n, "comm_s"), 0, "rank %d", k);
+        sent += num(n, "bytes_sent");
+        received += num(n, "bytes_received");
+        msent += num(n, "messages_sent");
+        mreceived += num(n, "messages_received");
+        /* The node's own workers (tiny-2cpu: 2 CPUs), adding up to the node's figures. */
+        const cJSON *wd = item(n, "workers_detail");
+        cr_assert_eq(cJSON_GetArraySize(wd), 2, "rank %d", k);
+        double wtasks = 0, wbusy = 0;
+        const cJSON *w;
+        cJSON_ArrayForEach(w, wd)
+        {
+            cr_assert_str_eq(item(w, "arch")->valuestring, "cpu");
+            cr_assert(strncmp(item(w, "name")->valuestring, "CPU ", 4) == 0);
+            cr_assert_gt(num(w, "tasks"), 0, "rank %d: every worker works", k);
+            cr_assert_gt(num(w, "busy_s"), 0);
+            cr_assert(num(w, "busy_s") <= num(w, "total_s"));
+            wtasks += num(w, "tasks");
+            wbusy += num(w, "busy_s");
+        }
+        cr_assert_eq(wtasks, num(n, "tasks"), "rank %d", k);
+        cr_assert(fabs(wbusy - num(n, "busy_s")) <= 1e-12 * wbusy, "rank %d: %.17g vs %.17g", k, wbusy,
+                  num(n, "busy_s"));
+        tasks += num(n, "tasks");
+        busy += num(n, "busy_s");
+        if (k == 0) {
+            char *mine = cJSON_PrintUnformatted(wd), *top = cJSON_PrintUnformatted(item(r, "workers_detail"));
+            cr_assert_str_eq(mine, top, "the top-level workers_detail is rank 0's");
+            free(mine);
+            free(top);
+        }
+    }
+    double want = 2.0 * (nodes - 1) * TINY_STEPS * TINY_TENSORS;
+    cr_assert_eq(msent, want, "%d nodes", nodes);
+    cr_assert_eq(mreceived, want, "%d nodes", nodes);
+    cr_assert_eq(sent, want / TINY_TENSORS * grad_bytes);
+    cr_assert_eq(received, sent, "every byte sent is received");
+    cr_assert_eq(tasks, num(item(item(r, "tasks"), "per_arch"), "cpu"), "the nodes' tasks add up");
+    const cJSON *net = item(r, "network");
+    cr_assert_str_eq(item(net, "allreduce")->valuestring, "tree");
+    cr_assert_eq(num(net, "bytes_sent"), sent);
+    const cJSON *per = item(net, "allreduce_s_per_iteration");
+    cr_assert_eq(cJSON_GetArraySize(per), TINY_STEPS);
+    double sum = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, per)
+    {
+        cr_assert_gt(t->valuedouble, 0, "every step's allreduce takes time");
+        cr_assert(t->valuedouble < num(r, "makespan_s"));
+        sum += t->valuedouble;
+    }
+    cr_assert(fabs(num(net, "allreduce_s_mean") - sum / TINY_STEPS) <= 1e-12 * sum);
+    cr_assert(busy > 0);
+    cr_assert_gt(num(r, "makespan_s"), 0);
+}
+
+/* The document without what differs from run to run by nature (wall time, memory, the scenario's temporary
+ * path), printed: two runs of one scenario must give the same text. */
+static char *deterministic_text(cJSON *r)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "wall_s");
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "peak_rss_kib");
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "scenario");
+    return cJSON_Print(r);
+}
 
 Test(nodes, two_ranks_split_the_work_and_are_deterministic, .timeout = 600)
 {
@@ -272,40 +391,44 @@ Test(nodes, two_ranks_split_the_work_and_are_deterministic, .timeout = 600)
     cJSON *one = simulate(base, "/tmp/dahl-test-nodes-1");
     cJSON *a = simulate(two, "/tmp/dahl-test-nodes-2a");
     cJSON *b = simulate(two, "/tmp/dahl-test-nodes-2b");
-    cr_assert_eq(num(a, "nodes"), 2);
     cr_assert(cJSON_GetObjectItemCaseSensitive(one, "nodes") == NULL, "single-node results have no nodes block");
-    /* The same global work: every codelet's task count summed over the ranks equals the single-node run's,
-     * but for the weight updates (and the zeroing of gradients after them), which every rank does. */
-    const cJSON *pc1 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(one, "tasks"), "per_codelet");
-    const cJSON *pc2 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "tasks"), "per_codelet");
-    const cJSON *item;
-    long total = 0;
-    cJSON_ArrayForEach(item, pc1)
-    {
-        bool replicated = strcmp(item->string, "dahl_sgd_update") == 0 || strcmp(item->string, "dahl_zero") == 0;
-        cr_assert_eq(num(pc2, item->string), (replicated ? 2 : 1) * item->valuedouble, "%s", item->string);
-        total += (long)item->valuedouble;
-    }
-    cr_assert_eq(num(pc2, "dahl_conv2d_forward"), 64 * 2, "2 convolutions per sample");
-    cr_assert(total > 0);
-    /* Tree allreduce on 2 ranks: per step and gradient tensor, rank 1 sends its sum and receives the total. */
-    const cJSON *nd = cJSON_GetObjectItemCaseSensitive(a, "nodes_detail");
-    cr_assert_eq(cJSON_GetArraySize(nd), 2);
-    double steps = 64 / 8, tensors = 8;
-    const cJSON *r1 = cJSON_GetArrayItem(nd, 1);
-    cr_assert_eq(num(r1, "messages_sent"), steps * tensors);
-    cr_assert_eq(num(r1, "bytes_sent"), steps * TINY_PARAMS * 4.0);
-    cr_assert_eq(num(cJSON_GetArrayItem(nd, 0), "allreduce_tasks"), steps * tensors);
-    cr_assert(num(r1, "comm_s") > 0);
-    const cJSON *net = cJSON_GetObjectItemCaseSensitive(a, "network");
-    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(net, "allreduce_s_per_iteration")), steps);
-    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(net, "allreduce")->valuestring, "tree");
-    /* Deterministic: the same simulated times to the last bit. */
+    assert_same_work(one, a, 2);
+    assert_nodes_consistent(a, 2);
+    /* Two ranks: rank 1 sends its sum and receives the total, rank 0 the reverse, for every step and tensor. */
+    const cJSON *nd = item(a, "nodes_detail");
+    cr_assert_eq(num(cJSON_GetArrayItem(nd, 1), "messages_sent"), TINY_STEPS * TINY_TENSORS);
+    cr_assert_eq(num(cJSON_GetArrayItem(nd, 0), "allreduce_tasks"), TINY_STEPS * TINY_TENSORS);
+    cr_assert_eq(num(cJSON_GetArrayItem(nd, 1), "allreduce_tasks"), 0);
+    /* Deterministic: the same document, simulated times to the last bit, every node's figures included. */
     cr_assert_eq(num(a, "makespan_s"), num(b, "makespan_s"));
-    cr_assert(num(a, "makespan_s") > 0);
+    char *ta = deterministic_text(a), *tb = deterministic_text(b);
+    cr_assert_str_eq(ta, tb, "two runs of one 2-node scenario differ");
+    free(ta);
+    free(tb);
     cJSON_Delete(one);
     cJSON_Delete(a);
     cJSON_Delete(b);
+}
+
+Test(nodes, four_ranks_reduce_along_a_binomial_tree, .timeout = 600)
+{
+    cJSON *one = simulate("{" TINY ", \"scheduler\": \"lws\"}", "/tmp/dahl-test-nodes-4s");
+    cJSON *four = simulate("{" TINY ", \"scheduler\": \"lws\", \"nodes\": 4}", "/tmp/dahl-test-nodes-4");
+    assert_same_work(one, four, 4);
+    assert_nodes_consistent(four, 4);
+    /* Rank 0 receives from 1 and 2 and sends back to both; rank 2 gathers 3's sum before passing it up, and
+     * passes the total down to 3; ranks 1 and 3 are leaves. */
+    const cJSON *nd = item(four, "nodes_detail");
+    const double per_rank[4][2] = {{2, 2}, {1, 1}, {2, 2}, {1, 1}}; /* sent, received, per step and tensor */
+    for (int k = 0; k < 4; k++) {
+        const cJSON *n = cJSON_GetArrayItem(nd, k);
+        cr_assert_eq(num(n, "messages_sent"), per_rank[k][0] * TINY_STEPS * TINY_TENSORS, "rank %d", k);
+        cr_assert_eq(num(n, "messages_received"), per_rank[k][1] * TINY_STEPS * TINY_TENSORS, "rank %d", k);
+    }
+    /* The allreduce is on every step's critical path: the 4-node steps take longer than its mean time. */
+    cr_assert_gt(num(four, "makespan_s") / TINY_STEPS, num(item(four, "network"), "allreduce_s_mean"));
+    cJSON_Delete(one);
+    cJSON_Delete(four);
 }
 
 Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
