@@ -16,6 +16,11 @@
  * probe is always history-based and is not in dahl_codelet_symbols() (its models are written by hand). */
 int dahl_insert_probe(double duration_us);
 
+/* "dahl_empty": a task that does nothing, reading `in` and updating `inout` (see codelets/probe.c). Submits
+ * one task; returns 0 or a negative StarPU error. */
+struct dahl_tensor;
+int dahl_insert_empty(struct dahl_tensor *in, struct dahl_tensor *inout);
+
 /* How StarPU models the cost of every dahl codelet: a table of measured times per footprint (history, the
  * default), or a fit of time against work (the task's flops) that extrapolates to unmeasured shapes:
  * a * size^b (regression) or a * size^b + c (nl-regression). dahl_softmax_xent stays history-based under

@@ -31,6 +31,7 @@ struct probe_request {
     double duration_us;
     long ncpu;
     const char *sched;
+    bool empty; /* --empty: dahl_empty tasks on 64 small tensors (runtime cost per task) instead of probes */
 };
 
 int dahlsim_cmd_engine_probe(int argc, char **argv)
@@ -40,7 +41,8 @@ int dahlsim_cmd_engine_probe(int argc, char **argv)
     static const struct option options[] = {
         {"tasks", required_argument, NULL, 't'},  {"duration-us", required_argument, NULL, 'd'},
         {"ncpu", required_argument, NULL, 'c'},   {"sched", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"empty", no_argument, NULL, 'e'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     optind = 1;
     int opt;
@@ -61,10 +63,14 @@ int dahlsim_cmd_engine_probe(int argc, char **argv)
         case 's':
             req.sched = optarg;
             break;
+        case 'e':
+            req.empty = true;
+            break;
         case 'h':
-            printf("usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched POLICY]\n"
+            printf("usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched POLICY] [--empty]\n"
                    "Runs N independent probe tasks of D microseconds in this binary's StarPU flavour and\n"
-                   "prints one JSON line with the makespan.\n");
+                   "prints one JSON line with the makespan. --empty: N empty tasks on two buffers instead\n"
+                   "(what the runtime costs per task; D is ignored).\n");
             return DAHLSIM_EXIT_OK;
         default:
             fprintf(stderr, "usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched P]\n");
@@ -90,17 +96,19 @@ int dahlsim_cmd_engine_probe(int argc, char **argv)
         return DAHLSIM_EXIT_FAILURE;
     }
     double makespan_us = 0;
-    ret = dahl_probe_run((int)req.tasks, req.duration_us, &makespan_us);
+    ret = req.empty ? dahl_probe_empty_run((int)req.tasks, 64, &makespan_us)
+                    : dahl_probe_run((int)req.tasks, req.duration_us, &makespan_us);
     int ncpu = dahl_engine_ncpu();
     dahl_engine_stop();
     if (ret != 0) {
         dahlsim_error("engine-probe: task submission failed: %s", strerror(-ret));
         return DAHLSIM_EXIT_FAILURE;
     }
-    printf("{\"flavour\": \"%s\", \"sched\": \"%s\", \"ncpu\": %d, \"tasks\": %ld, \"duration_us\": %.3f, "
-           "\"makespan_us\": %.3f, \"ideal_us\": %.3f}\n",
-           dahl_engine_flavour(), req.sched, ncpu, req.tasks, req.duration_us, makespan_us,
-           dahl_probe_ideal_us((int)req.tasks, req.duration_us, ncpu));
+    printf("{\"flavour\": \"%s\", \"sched\": \"%s\", \"ncpu\": %d, \"tasks\": %ld, \"empty\": %s, "
+           "\"duration_us\": %.3f, \"makespan_us\": %.3f, \"ideal_us\": %.3f}\n",
+           dahl_engine_flavour(), req.sched, ncpu, req.tasks, req.empty ? "true" : "false",
+           req.empty ? 0.0 : req.duration_us, makespan_us,
+           dahl_probe_ideal_us((int)req.tasks, req.empty ? 0.0 : req.duration_us, ncpu));
     return DAHLSIM_EXIT_OK;
 }
 

@@ -107,3 +107,37 @@ Test(flavours, simulated_shape_without_a_model_fails)
     simulate("eager", "2", "2", "3000");
     cr_assert_neq(run.status, 0, "an uncalibrated task was simulated: %s", run.out);
 }
+
+/* engine-probe --empty (bench/runtime_overhead): tasks with no kernel and no perf model take no simulated time
+ * of their own, so what is left is exactly StarPU-SimGrid's charge per task (here, with the submission and
+ * input-fetching costs off, the 1 us of polling), spread over the workers. */
+static void simulate_empty(const char *ncpu, const char *tasks)
+{
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", SIM_CONTEXTS, "engine-probe", "--empty", "--sched",
+                    "eager", "--ncpu", (char *)ncpu, "--tasks", (char *)tasks, NULL};
+    dahl_test_run(&run, argv, sim_env);
+    cr_assert(strstr(run.out, "\"empty\": true") != NULL, "%s", run.out);
+}
+
+Test(flavours, simulated_empty_tasks_cost_only_the_runtime_charge)
+{
+    simulate_empty("1", "1000");
+    assert_simulated_makespan(1000 * SIM_TASK_OVERHEAD_US);
+    simulate_empty("2", "1000");
+    assert_simulated_makespan(500 * SIM_TASK_OVERHEAD_US);
+}
+
+Test(flavours, native_empty_tasks_run)
+{
+    char home[] = "/tmp/dahlsim-test-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    char home_var[64];
+    snprintf(home_var, sizeof(home_var), "STARPU_HOME=%s", home);
+    char *env[] = {home_var, "STARPU_SILENT=1", NULL};
+    char *argv[] = {DAHLSIM_BIN, "engine-probe", "--empty", "--ncpu", "1", "--tasks", "2000", NULL};
+    dahl_test_run(&run, argv, env);
+    cr_assert_eq(run.status, 0, "dahlsim exited %d: %s", run.status, run.err);
+    cr_assert(strstr(run.out, "\"empty\": true") != NULL, "%s", run.out);
+    /* 2000 tasks through StarPU's queues and data management cannot take less than 0.1 us each. */
+    cr_assert_geq(dahl_test_json_number(run.out, "makespan_us"), 200.0, "%s", run.out);
+}
