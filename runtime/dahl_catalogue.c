@@ -77,6 +77,13 @@ static int add(struct dahl_catalogue *c, const char *symbol, uint32_t footprint,
             return add_ret_;                                                                                    \
     } while (0)
 
+#define ADD_TASKS(call)                                                                                         \
+    do {                                                                                                        \
+        int add_ret_ = (call);                                                                                  \
+        if (add_ret_ != 0)                                                                                      \
+            return add_ret_;                                                                                    \
+    } while (0)
+
 /* forward_sample: one task per layer, then the loss; times batch. */
 static int forward_tasks(struct dahl_catalogue *c, const struct dahl_network_desc *d,
                          const struct dahl_layer_shape *layers, long batch)
@@ -158,22 +165,47 @@ static int backward_tasks(struct dahl_catalogue *c, const struct dahl_network_de
     return 0;
 }
 
+/* One SGD update of n elements, and one zeroing of n elements, count times each. */
+static int sgd_tasks(struct dahl_catalogue *c, size_t n, bool momentum, long count)
+{
+    double flops = dahl_sgd_update_flops(n, momentum);
+    ADD(c, "dahl_sgd_update", dahl_sgd_update_footprint_of(n, momentum), dahl_size_of_flops(flops), flops,
+        (double)dahl_sgd_update_bytes(n, momentum), count, false);
+    return 0;
+}
+
+/* dahl_zero's size is the element count it writes: it does no arithmetic (see reduce.c). */
+static int zero_tasks(struct dahl_catalogue *c, size_t n, long count)
+{
+    ADD(c, "dahl_zero", dahl_reduce_footprint_of(n), dahl_size_of_flops((double)n), dahl_zero_flops(n),
+        (double)dahl_zero_bytes(n), count, false);
+    return 0;
+}
+
 /* update_params for one parameter tensor of n elements: the reduction of its gradient (manual: a tree of
  * batch - 1 additions; REDUX: StarPU's, one addition per per-worker copy), the SGD update, and the zeroing
- * of the gradient for the next step (manual: every per-sample buffer; REDUX: the one tensor). */
+ * of the gradient for the next step (manual: every per-sample buffer; REDUX: the one tensor). A split
+ * update (dahl_update_chunks) has one SGD task and one zeroing of the summed gradient per chunk; the
+ * reduction stays whole. */
 static int update_tasks(struct dahl_catalogue *c, size_t n, const struct dahl_catalogue_conf *conf)
 {
-    uint32_t fp = dahl_reduce_footprint_of(n);
     double flops = dahl_accumulate_flops(n);
     bool redux = conf->reduction == DAHL_REDUCTION_REDUX;
-    ADD(c, "dahl_accumulate", fp, dahl_size_of_flops(flops), flops, (double)dahl_accumulate_bytes(n),
-        redux ? conf->redux_copies : conf->batch - 1, redux);
-    flops = dahl_sgd_update_flops(n, conf->momentum);
-    ADD(c, "dahl_sgd_update", dahl_sgd_update_footprint_of(n, conf->momentum), dahl_size_of_flops(flops), flops,
-        (double)dahl_sgd_update_bytes(n, conf->momentum), 1, false);
-    /* dahl_zero's size is the element count it writes: it does no arithmetic (see reduce.c). */
-    ADD(c, "dahl_zero", fp, dahl_size_of_flops((double)n), dahl_zero_flops(n), (double)dahl_zero_bytes(n),
-        redux ? 1 : conf->batch, false);
+    ADD(c, "dahl_accumulate", dahl_reduce_footprint_of(n), dahl_size_of_flops(flops), flops,
+        (double)dahl_accumulate_bytes(n), redux ? conf->redux_copies : conf->batch - 1, redux);
+    int k = dahl_update_chunks(n, conf->update_chunk);
+    if (k < 2) {
+        ADD_TASKS(sgd_tasks(c, n, conf->momentum, 1));
+        ADD_TASKS(zero_tasks(c, n, redux ? 1 : conf->batch));
+        return 0;
+    }
+    for (int i = 0; i < k; i++) {
+        size_t m = dahl_update_chunk_elems(n, k, i);
+        ADD_TASKS(sgd_tasks(c, m, conf->momentum, 1));
+        ADD_TASKS(zero_tasks(c, m, 1));
+    }
+    /* manual: the per-sample buffers other than the sum (sample 0) are zeroed whole */
+    ADD_TASKS(zero_tasks(c, n, redux ? 0 : conf->batch - 1));
     return 0;
 }
 

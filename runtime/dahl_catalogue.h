@@ -39,6 +39,7 @@ struct dahl_catalogue_conf {
                                       each step (>= 1): one dahl_accumulate task each (a tree that folds in the
                                       tensor's own value). How many workers touched a gradient depends on the
                                       schedule; with one worker it is exactly 1. */
+    size_t update_chunk;           /* dahl_train_conf's update_chunk: 0 the default, SIZE_MAX never split */
 };
 
 /* An empty catalogue (caller-owned storage). */

@@ -3,7 +3,11 @@
  * w, b, their gradients (REDUX: one dw/db; manual: one per sample, summed by a binary tree) and, with
  * momentum, velocities. Metrics come back through starpu_data_acquire_cb, so reading them never blocks
  * the submitting thread; so do the times at which each step's SGD updates complete (a read acquire of every
- * parameter tensor after the updates, counted down per step). */
+ * parameter tensor after the updates, counted down per step). A parameter tensor larger than the update
+ * chunk (dahl_update_chunks) is updated chunk by chunk: its weights, summed gradient and velocity have a
+ * partition plan of the same contiguous chunks; the weights and gradient are partitioned for the update and
+ * gathered back after it (forward and backward tasks read them whole), the velocity, which only the update
+ * touches, stays partitioned. */
 #include "dahl_network.h"
 
 #include "dahl_codelets_starpu.h"
@@ -25,6 +29,9 @@ struct layer {
     struct dahl_tensor *dw, *db;   /* REDUX gradients (whole) or per-sample gradients (split, manual) */
     struct dahl_tensor *vw, *vb;   /* momentum velocities, NULL without momentum */
     starpu_data_handle_t workspace;
+    struct update_chunks {         /* chunk plans of the parameter, its summed gradient and velocity; */
+        struct dahl_chunks p, g, v; /* p.n == 0 when the update is one task */
+    } wu, bu;
 };
 
 struct metric_slot {
@@ -246,6 +253,21 @@ size_t dahl_network_desc_params(const struct dahl_network_desc *d)
     return n;
 }
 
+int dahl_update_chunks(size_t n, size_t max_elems)
+{
+    if (max_elems == 0)
+        max_elems = DAHL_UPDATE_CHUNK_DEFAULT;
+    if (n <= max_elems)
+        return 1;
+    size_t k = n / max_elems + (n % max_elems != 0);
+    return k > (size_t)0x7fffffff ? 0x7fffffff : (int)k;
+}
+
+size_t dahl_update_chunk_elems(size_t n, int k, int i)
+{
+    return n / (size_t)k + ((size_t)i < n % (size_t)k);
+}
+
 /* ---- creation ---------------------------------------------------------------------------------------------- */
 
 /* He-normal initial weights: N(0, 2 / fan_in), by Box-Muller from the seed. */
@@ -280,6 +302,31 @@ static struct dahl_tensor *tensor(int batch, size_t per_sample)
     return t;
 }
 
+/* The summed gradient the update reads: the REDUX tensor, or sample 0's buffer after the manual tree. */
+static starpu_data_handle_t summed_grad(const struct dahl_network *net, const struct dahl_tensor *g)
+{
+    return net->conf.reduction == DAHL_REDUCTION_MANUAL ? dahl_tensor_sample(g, 0) : dahl_tensor_handle(g);
+}
+
+/* Plans the chunks of an n-element parameter p, its summed gradient and its velocity when its update is
+ * split; the velocity is partitioned for good here (once, before any task uses it). */
+static int plan_chunks(struct dahl_network *net, struct update_chunks *u, struct dahl_tensor *p,
+                       struct dahl_tensor *g, struct dahl_tensor *v, size_t n)
+{
+    int k = dahl_update_chunks(n, net->conf.update_chunk);
+    if (k < 2)
+        return 0;
+    int ret = dahl_chunks_plan(&u->p, dahl_tensor_handle(p), k);
+    if (ret == 0)
+        ret = dahl_chunks_plan(&u->g, summed_grad(net, g), k);
+    if (ret == 0 && v != NULL) {
+        ret = dahl_chunks_plan(&u->v, dahl_tensor_handle(v), k);
+        if (ret == 0)
+            dahl_chunks_partition_submit(&u->v);
+    }
+    return ret;
+}
+
 static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *state)
 {
     int batch = net->conf.batch;
@@ -307,7 +354,12 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
         if (l->workspace == NULL)
             return -ENOMEM;
     }
-    return init_weights(l, state);
+    int ret = init_weights(l, state);
+    if (ret == 0)
+        ret = plan_chunks(net, &l->wu, l->w, l->dw, l->vw, l->s.nw);
+    if (ret == 0)
+        ret = plan_chunks(net, &l->bu, l->b, l->db, l->vb, l->s.nb);
+    return ret;
 }
 
 /* Tells the profiler which layer tasks writing t work for, t whole and each of its samples. */
@@ -333,6 +385,10 @@ static void label_layers(struct dahl_network *net)
         struct dahl_tensor *params[] = {l->w, l->b, l->dw, l->db, l->vw, l->vb};
         for (size_t k = 0; k < sizeof(params) / sizeof(params[0]); k++)
             label_tensor(params[k], i);
+        struct dahl_chunks *plans[] = {&l->wu.p, &l->wu.g, &l->wu.v, &l->bu.p, &l->bu.g, &l->bu.v};
+        for (size_t k = 0; k < sizeof(plans) / sizeof(plans[0]); k++)
+            for (int c = 0; c < plans[k]->n; c++)
+                dahl_profile_label(plans[k]->parts[c], i);
     }
     label_tensor(net->grad[L], L);
     label_tensor(net->metrics, L);
@@ -404,6 +460,9 @@ void dahl_network_destroy(struct dahl_network *net)
     wait_step_marks(net);
     for (int i = 0; i < net->desc.nlayers; i++) {
         struct layer *l = &net->layers[i];
+        struct dahl_chunks *plans[] = {&l->wu.p, &l->wu.g, &l->wu.v, &l->bu.p, &l->bu.g, &l->bu.v};
+        for (size_t k = 0; k < sizeof(plans) / sizeof(plans[0]); k++)
+            dahl_chunks_fini(plans[k]);
         dahl_workspace_destroy(l->workspace);
         dahl_tensor_destroy(l->w);
         dahl_tensor_destroy(l->b);
@@ -563,9 +622,12 @@ static int tree_sum(struct dahl_network *net, struct dahl_tensor *g, starpu_data
     return 0;
 }
 
-/* index: the gradient's number within the step, the same on every node (names its allreduce messages). */
+/* index: the gradient's number within the step, the same on every node (names its allreduce messages).
+ * With chunks (u->p.n > 1), one SGD task and one zeroing of the summed gradient per chunk, between the
+ * partitioning of the parameter and gradient and their gathering; the partitioning of a REDUX gradient
+ * waits for StarPU's reduction of it, so every chunk reads the summed gradient. */
 static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct dahl_tensor *g, struct dahl_tensor *v,
-                         int index)
+                         struct update_chunks *u, int index)
 {
     /* the mean of the per-sample gradients, over every node's samples */
     int global_batch = net->conf.global_batch > 0 ? net->conf.global_batch : net->conf.batch;
@@ -579,6 +641,22 @@ static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct
         grad = dahl_tensor_handle(g);
     }
     DAHL_CHECK_STARPU(dahl_allreduce_submit(net->conf.allreduce, index, grad));
+    if (u->p.n > 1) {
+        dahl_chunks_partition_submit(&u->g);
+        dahl_chunks_partition_submit(&u->p);
+        for (int c = 0; c < u->p.n; c++)
+            SUBMIT(net, "dahl_sgd_update",
+                   dahl_insert_sgd_update(u->p.parts[c], u->g.parts[c], v != NULL ? u->v.parts[c] : NULL, lr,
+                                          net->conf.momentum));
+        for (int c = 0; c < u->g.n; c++)
+            SUBMIT(net, "dahl_zero", dahl_insert_zero(u->g.parts[c]));
+        dahl_chunks_unpartition_submit(&u->p);
+        dahl_chunks_unpartition_submit(&u->g);
+        if (net->conf.reduction == DAHL_REDUCTION_MANUAL)
+            for (int s = 1; s < net->conf.batch; s++)
+                SUBMIT(net, "dahl_zero", dahl_insert_zero(sample(g, s)));
+        return 0;
+    }
     SUBMIT(net, "dahl_sgd_update",
            dahl_insert_sgd_update(dahl_tensor_handle(p), grad, v != NULL ? dahl_tensor_handle(v) : NULL, lr,
                                   net->conf.momentum));
@@ -742,8 +820,8 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
         struct layer *l = &net->layers[i];
         if (l->s.nw == 0)
             continue;
-        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw, l->vw, 2 * i));
-        DAHL_CHECK_STARPU(update_params(net, l->b, l->db, l->vb, 2 * i + 1));
+        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw, l->vw, &l->wu, 2 * i));
+        DAHL_CHECK_STARPU(update_params(net, l->b, l->db, l->vb, &l->bu, 2 * i + 1));
     }
     return mark_step_end(net);
 }

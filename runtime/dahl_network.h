@@ -74,6 +74,23 @@ enum dahl_reduction {
 
 struct dahl_allreduce; /* dahl_mpi.h */
 
+/* The SGD update of a large parameter tensor is split into chunks of at most this many elements, one task
+ * each, and so is the zeroing of its summed gradient: the tensor, its gradient and its velocity are cut
+ * into the same contiguous ranges (StarPU's asynchronous partitioning, see dahl_network.c), so the update
+ * of LeNet's dense1 at 512x512x3 (30 M weights) runs on every worker instead of keeping one worker busy
+ * while the others wait for the new weights. With 2^18 floats (1 MiB) per chunk, an SGD chunk still moves 3 to
+ * 5 MiB (hundreds of microseconds on one core), far above StarPU's few microseconds per task, and that
+ * update becomes 117 tasks; every tensor of a 28x28 LeNet (the largest has 48 000 weights) and every bias
+ * stays one task, so their task graphs do not change. */
+#define DAHL_UPDATE_CHUNK_DEFAULT ((size_t)1 << 18)
+
+/* How many chunks the update of an n-element tensor is split into, with at most max_elems elements per
+ * chunk (0: DAHL_UPDATE_CHUNK_DEFAULT): 1 when n <= max_elems, else ceil(n / max_elems). */
+int dahl_update_chunks(size_t n, size_t max_elems);
+/* Elements of chunk i (0 <= i < k) of an n-element tensor cut into k chunks, as StarPU's
+ * starpu_vector_filter_block cuts it: n / k each, the first n % k chunks one more. */
+size_t dahl_update_chunk_elems(size_t n, int k, int i);
+
 struct dahl_train_conf {
     int batch;       /* samples per step (>= 1) on this node */
     float lr;        /* learning rate; the gradient is the batch mean */
@@ -85,6 +102,9 @@ struct dahl_train_conf {
      * global_batch, the samples of one step on all nodes together (0: batch). */
     struct dahl_allreduce *allreduce;
     int global_batch;
+    /* Most elements per chunk of a split parameter update (dahl_update_chunks); 0: the default,
+     * SIZE_MAX: never split. */
+    size_t update_chunk;
 };
 
 struct dahl_network;

@@ -16,7 +16,11 @@
  * group). SCRATCH buffers (the im2col workspace) make no dependency. When a non-REDUX access follows REDUX
  * ones, StarPU (src/datawizard/reduction.c) reduces the handle and its per-worker copies by a binary tree of
  * reduction tasks (dahl_accumulate), submitted once every REDUX access has finished; the access then waits
- * for the tree's root. */
+ * for the tree's root. A split parameter update (dahl_update_chunks) partitions the parameter and its summed
+ * gradient into chunks and gathers them back (StarPU's asynchronous partitioning, src/datawizard/filters.c):
+ * partitioning is an empty task accessing the whole handle in RW (which first reduces a REDUX handle) and
+ * every chunk in W, gathering one accessing the whole handle in W and every chunk in RW; here the next
+ * accessors of the chunks, or of the whole handle, depend on what those empty tasks depend on. */
 #include "dahl_stepgraph.h"
 
 #include "dahl_codelets.h"
@@ -50,6 +54,8 @@ struct builder {
     int copies;
     struct list deps; /* scratch */
     int step;
+    int chunk_base;                          /* handle ids from here on are chunks of split updates */
+    int chunk_off[9][DAHL_NETWORK_MAX_LAYERS]; /* per (kind, layer): its first chunk, from chunk_base */
 };
 
 static int list_push(struct list *l, int x)
@@ -150,6 +156,51 @@ static int reduce(struct builder *b, struct handle *h, int layer)
     return list_push(&h->group, last[0]);
 }
 
+/* Makes h's state what an empty task with dependencies deps leaves: later accesses depend on deps. */
+static int set_written(struct handle *h, const struct list *deps)
+{
+    h->mode = M_W;
+    h->group.n = 0;
+    h->sync.n = 0;
+    return list_append(&h->group, deps);
+}
+
+/* StarPU's partitioning of handle whole into chunks c0 .. c0 + k - 1 (see the top of the file). */
+static int partition(struct builder *b, int whole, int c0, int k, int layer)
+{
+    struct handle *h = &b->h[whole];
+    if (h->mode == M_REDUX) {
+        int ret = reduce(b, h, layer);
+        if (ret != 0)
+            return ret;
+    }
+    struct list deps = {0};
+    int ret = list_append(&deps, &h->group);
+    for (int c = 0; c < k && ret == 0; c++)
+        ret = list_append(&deps, &b->h[c0 + c].group);
+    for (int c = 0; c < k && ret == 0; c++)
+        ret = set_written(&b->h[c0 + c], &deps);
+    if (ret == 0)
+        ret = set_written(h, &deps);
+    free(deps.v);
+    return ret;
+}
+
+/* StarPU's gathering of chunks c0 .. c0 + k - 1 back into handle whole. */
+static int unpartition(struct builder *b, int whole, int c0, int k)
+{
+    struct list deps = {0};
+    int ret = list_append(&deps, &b->h[whole].group);
+    for (int c = 0; c < k && ret == 0; c++)
+        ret = list_append(&deps, &b->h[c0 + c].group);
+    for (int c = 0; c < k && ret == 0; c++)
+        ret = set_written(&b->h[c0 + c], &deps);
+    if (ret == 0)
+        ret = set_written(&b->h[whole], &deps);
+    free(deps.v);
+    return ret;
+}
+
 /* Records an access of the task about to be added: its dependencies go into b->deps, the handle's state is
  * updated with task index t (the index the task will get). */
 static int record_access(struct builder *b, int hid, enum mode m, int t)
@@ -198,10 +249,17 @@ static int submit(struct builder *b, const char *symbol, uint32_t footprint, int
 
 /* Handle ids: one per (kind, layer, sample), sample == batch for a whole tensor. */
 enum kind { K_ACT, K_GRAD, K_METRICS, K_W, K_B, K_VW, K_VB, K_DW, K_DB, K_N };
+_Static_assert(K_N == 9, "struct builder's chunk_off has one row per kind");
 
 static int hid(const struct builder *b, enum kind k, int layer, int sample)
 {
     return ((int)k * (b->L + 1) + layer) * (b->batch + 1) + sample;
+}
+
+/* The first chunk handle of kind k's tensor of layer (its summed gradient, for K_DW and K_DB). */
+static int chunk_hid(const struct builder *b, enum kind k, int layer)
+{
+    return b->chunk_base + b->chunk_off[k][layer];
 }
 
 #define TRY(call)                                                                                               \
@@ -294,6 +352,28 @@ static int update_tasks(struct builder *b, const struct dahl_catalogue_conf *con
         grad = hid(b, gk, i, whole);
     }
     b->h[grad].n = n;
+    int k = dahl_update_chunks(n, conf->update_chunk);
+    if (k >= 2) {
+        int pc = chunk_hid(b, pk, i), gc = chunk_hid(b, gk, i), vc = chunk_hid(b, vk, i);
+        TRY(partition(b, grad, gc, k, i));
+        TRY(partition(b, hid(b, pk, i, whole), pc, k, i));
+        for (int c = 0; c < k; c++) {
+            uint32_t fp = dahl_sgd_update_footprint_of(dahl_update_chunk_elems(n, k, c), conf->momentum);
+            if (conf->momentum)
+                TRY(submit(b, "dahl_sgd_update", fp, i, ACCS({pc + c, M_W}, {gc + c, M_R}, {vc + c, M_W})));
+            else
+                TRY(submit(b, "dahl_sgd_update", fp, i, ACCS({pc + c, M_W}, {gc + c, M_R})));
+        }
+        for (int c = 0; c < k; c++)
+            TRY(submit(b, "dahl_zero", dahl_reduce_footprint_of(dahl_update_chunk_elems(n, k, c)), i,
+                       ACCS({gc + c, M_W})));
+        TRY(unpartition(b, hid(b, pk, i, whole), pc, k));
+        TRY(unpartition(b, grad, gc, k));
+        if (conf->reduction == DAHL_REDUCTION_MANUAL)
+            for (int s = 1; s < b->batch; s++)
+                TRY(submit(b, "dahl_zero", rfp, i, ACCS({hid(b, gk, i, s), M_W})));
+        return 0;
+    }
     uint32_t sfp = dahl_sgd_update_footprint_of(n, conf->momentum);
     if (conf->momentum)
         TRY(submit(b, "dahl_sgd_update", sfp, i,
@@ -342,7 +422,31 @@ int dahl_stepgraph_build(struct dahl_stepgraph *g, const struct dahl_network_des
     if (ret != 0)
         return ret;
     struct builder b = {.g = g, .L = d->nlayers, .batch = conf->batch, .copies = conf->redux_copies};
-    b.nh = (int)K_N * (b.L + 1) * (b.batch + 1);
+    b.chunk_base = (int)K_N * (b.L + 1) * (b.batch + 1);
+    int nchunks = 0;
+    for (int i = 0; i < d->nlayers; i++) {
+        if (ls[i].nw == 0)
+            continue;
+        const struct {
+            enum kind p, g, v;
+            size_t n;
+        } tensors[] = {{K_W, K_DW, K_VW, ls[i].nw}, {K_B, K_DB, K_VB, ls[i].nb}};
+        for (int t = 0; t < 2; t++) {
+            int k = dahl_update_chunks(tensors[t].n, conf->update_chunk);
+            if (k < 2)
+                continue;
+            if (k > ((1 << 22) - nchunks) / 3) { /* 3 handles per chunk, a few dozen bytes each */
+                snprintf(err, err_size, "step graph: layer %d: %d update chunks per tensor is too many (update_chunk %zu)",
+                         i, k, conf->update_chunk);
+                return -EINVAL;
+            }
+            b.chunk_off[tensors[t].p][i] = nchunks;
+            b.chunk_off[tensors[t].g][i] = nchunks + k;
+            b.chunk_off[tensors[t].v][i] = nchunks + 2 * k;
+            nchunks += 3 * k;
+        }
+    }
+    b.nh = b.chunk_base + nchunks;
     b.h = calloc((size_t)b.nh, sizeof(*b.h));
     g->pred_start = calloc(1, sizeof(int));
     ret = b.h != NULL && g->pred_start != NULL ? build(&b, d, ls, conf, steps) : -ENOMEM;

@@ -144,3 +144,49 @@ int dahl_tensor_write(struct dahl_tensor *t, const float *src, size_t count)
 {
     return tensor_copy(t, (float *)src, count, false);
 }
+
+/* ---- chunks (asynchronous partitioning) ------------------------------------------------------------------ */
+
+int dahl_chunks_plan(struct dahl_chunks *c, starpu_data_handle_t whole, int n)
+{
+    *c = (struct dahl_chunks){0};
+    if (whole == NULL || n < 2 || (size_t)n > starpu_vector_get_nx(whole))
+        return -EINVAL;
+    c->parts = calloc((size_t)n, sizeof(*c->parts));
+    if (c->parts == NULL)
+        return -ENOMEM;
+    struct starpu_data_filter filter = {
+        .filter_func = starpu_vector_filter_block,
+        .nchildren = (unsigned)n,
+    };
+    starpu_data_partition_plan(whole, &filter, c->parts);
+    c->whole = whole;
+    c->n = n;
+    return 0;
+}
+
+void dahl_chunks_partition_submit(struct dahl_chunks *c)
+{
+    if (c->n == 0 || c->partitioned)
+        return;
+    starpu_data_partition_submit(c->whole, (unsigned)c->n, c->parts);
+    c->partitioned = true;
+}
+
+void dahl_chunks_unpartition_submit(struct dahl_chunks *c)
+{
+    if (c->n == 0 || !c->partitioned)
+        return;
+    starpu_data_unpartition_submit(c->whole, (unsigned)c->n, c->parts, STARPU_MAIN_RAM);
+    c->partitioned = false;
+}
+
+void dahl_chunks_fini(struct dahl_chunks *c)
+{
+    if (c->n == 0)
+        return;
+    dahl_chunks_unpartition_submit(c);
+    starpu_data_partition_clean(c->whole, (unsigned)c->n, c->parts);
+    free(c->parts);
+    *c = (struct dahl_chunks){0};
+}

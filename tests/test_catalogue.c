@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,8 @@ static void train_and_count(const struct dahl_network_desc *d, const struct dahl
     struct dahl_catalogue one;
     dahl_catalogue_init(&one);
     struct dahl_catalogue_conf cc = {.batch = conf->batch, .reduction = conf->reduction,
-                                     .momentum = conf->momentum != 0.0f, .redux_copies = 1};
+                                     .momentum = conf->momentum != 0.0f, .redux_copies = 1,
+                                     .update_chunk = conf->update_chunk};
     cr_assert_eq(dahl_catalogue_add_step(&one, d, &cc, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(dahl_catalogue_add_step(all, d, &cc, err, sizeof(err)), 0, "%s", err);
 
@@ -107,7 +109,9 @@ Test(catalogue, footprints_are_the_ones_starpu_records)
     cr_assert_eq(dahl_engine_start(&conf), 0);
 
     /* LeNet with REDUX gradients and momentum; the deep variant with manual reduction and plain SGD: every
-     * codelet, both SGD footprints, StarPU's own reduction tasks and dahl's accumulate tasks. */
+     * codelet, both SGD footprints, StarPU's own reduction tasks and dahl's accumulate tasks. Both again with
+     * updates split into chunks of at most 700 elements: LeNet's dense1 (7680 weights) into 11 chunks of two
+     * sizes (699 and 698), the deep net's tensors with and without momentum. */
     struct dahl_catalogue all;
     dahl_catalogue_init(&all);
     struct dahl_network_desc lenet, deep;
@@ -120,6 +124,14 @@ Test(catalogue, footprints_are_the_ones_starpu_records)
     train_and_count(&deep,
                     &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.0f,
                                               .reduction = DAHL_REDUCTION_MANUAL, .seed = 1},
+                    1, &all);
+    train_and_count(&lenet,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1, .update_chunk = 700},
+                    2, &all);
+    train_and_count(&deep,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.0f,
+                                              .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .update_chunk = 700},
                     1, &all);
     dahl_engine_stop(); /* StarPU writes the history files now */
 
@@ -184,4 +196,61 @@ Test(catalogue, lenet_step_counts)
     cr_assert_eq(dahl_catalogue_add_step(&c, &d, &conf, err, sizeof(err)), -EINVAL);
     cr_assert(strstr(err, "gives 7 outputs") != NULL, "%s", err);
     dahl_catalogue_fini(&c);
+}
+
+/* Split updates: at 512x512x3 LeNet's dense1 (120 x 16 x 125 x 125 = 30 481 920 weights) becomes 117 SGD
+ * and zeroing tasks of 260 529 or 260 530 elements, REDUX's reduction stays whole; at 28x28x3 no tensor is
+ * split (the largest, dense1, has 48 000 weights), so that task graph is the one before splitting. */
+Test(catalogue, large_updates_are_split_small_ones_are_not)
+{
+    cr_assert_eq(dahl_update_chunks(48000, 0), 1);
+    cr_assert_eq(dahl_update_chunks(DAHL_UPDATE_CHUNK_DEFAULT, 0), 1);
+    cr_assert_eq(dahl_update_chunks(DAHL_UPDATE_CHUNK_DEFAULT + 1, 0), 2);
+    cr_assert_eq(dahl_update_chunks(30481920, 0), 117);
+    cr_assert_eq(dahl_update_chunks(30481920, SIZE_MAX), 1);
+    size_t sum = 0;
+    for (int i = 0; i < 117; i++) {
+        size_t m = dahl_update_chunk_elems(30481920, 117, i);
+        cr_assert(m == 260530 || m == 260529, "chunk %d: %zu", i, m);
+        cr_assert_eq(m, i < 27 ? 260530u : 260529u, "chunk %d: the first n %% k chunks are one larger", i);
+        sum += m;
+    }
+    cr_assert_eq(sum, 30481920u);
+
+    struct dahl_network_desc big, small;
+    cr_assert_eq(dahl_network_desc_lenet(3, 512, 512, 10, &big), 0);
+    cr_assert_eq(dahl_network_desc_lenet(3, 28, 28, 10, &small), 0);
+    struct dahl_catalogue_conf conf = {.batch = 14, .reduction = DAHL_REDUCTION_REDUX, .momentum = true,
+                                       .redux_copies = 14};
+    struct dahl_catalogue c, whole;
+    dahl_catalogue_init(&c);
+    dahl_catalogue_init(&whole);
+    cr_assert_eq(dahl_catalogue_add_step(&c, &big, &conf, err, sizeof(err)), 0, "%s", err);
+    /* 8 tensors, dense1's weights in 117 chunks */
+    cr_assert_eq(dahl_catalogue_count(&c, "dahl_sgd_update", true), 7 + 117);
+    cr_assert_eq(dahl_catalogue_count(&c, "dahl_zero", true), 7 + 117);
+    cr_assert_eq(dahl_catalogue_count(&c, "dahl_accumulate", false), 8 * 14, "reductions stay whole");
+    const struct dahl_catalogue_entry *e =
+        dahl_catalogue_find(&c, "dahl_sgd_update", dahl_sgd_update_footprint_of(260530, true));
+    cr_assert_not_null(e);
+    cr_assert_eq(e->count, 27);
+    cr_assert_eq(e->bytes, (double)dahl_sgd_update_bytes(260530, true));
+    e = dahl_catalogue_find(&c, "dahl_zero", dahl_reduce_footprint_of(260529));
+    cr_assert_not_null(e);
+    cr_assert_eq(e->count, 90);
+    cr_assert_null(dahl_catalogue_find(&c, "dahl_sgd_update", dahl_sgd_update_footprint_of(30481920, true)));
+    cr_assert_not_null(dahl_catalogue_find(&c, "dahl_accumulate", dahl_reduce_footprint_of(30481920)));
+    dahl_catalogue_fini(&c);
+    dahl_catalogue_init(&c);
+    cr_assert_eq(dahl_catalogue_add_step(&c, &small, &conf, err, sizeof(err)), 0, "%s", err);
+    conf.update_chunk = SIZE_MAX;
+    cr_assert_eq(dahl_catalogue_add_step(&whole, &small, &conf, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(c.n, whole.n);
+    for (size_t i = 0; i < c.n; i++) {
+        cr_assert_str_eq(c.entries[i].symbol, whole.entries[i].symbol);
+        cr_assert_eq(c.entries[i].footprint, whole.entries[i].footprint);
+        cr_assert_eq(c.entries[i].count, whole.entries[i].count);
+    }
+    dahl_catalogue_fini(&c);
+    dahl_catalogue_fini(&whole);
 }

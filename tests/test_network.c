@@ -8,6 +8,8 @@
 #include "dahl_network.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +162,76 @@ Test(network, one_worker_manual_reduction_is_bit_reproducible)
     cr_assert_eq(loss[0], loss[1], "%.17g vs %.17g", loss[0], loss[1]);
     dahl_dataset_fini(&data);
     dahl_engine_stop();
+}
+
+/* Trains LeNet on 12x12 for 2 epochs of batch 8 with momentum and the given update chunk; returns the last
+ * epoch's mean loss and every layer's parameters, concatenated, in params (at least 4120 floats). */
+static void train_chunked(enum dahl_reduction reduction, size_t update_chunk, const struct dahl_dataset *data,
+                          double *loss, float *params)
+{
+    struct dahl_network_desc d;
+    cr_assert_eq(dahl_network_desc_lenet(1, 12, 12, 4, &d), 0);
+    struct dahl_train_conf conf = {.batch = 8, .lr = 0.05f, .momentum = 0.9f, .reduction = reduction, .seed = 3,
+                                   .update_chunk = update_chunk};
+    struct dahl_network *net = dahl_network_create(&d, &conf, err, sizeof(err));
+    cr_assert_not_null(net, "%s", err);
+    double acc;
+    train(net, data, 8, 2, loss, &acc);
+    /* LeNet on 12x12: conv 6x1x5x5 (0), conv 16x6x5x5 (3), dense 16 -> 120 (6), dense 120 -> 4 (8) */
+    const int layers[] = {0, 3, 6, 8};
+    const size_t counts[] = {150 + 6, 2400 + 16, 1920 + 120, 480 + 4};
+    size_t at = 0;
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(dahl_network_read_params(net, layers[i], params + at, counts[i]), 0, "layer %d", layers[i]);
+        at += counts[i];
+    }
+    long sgd = dahl_network_task_count(net, "dahl_sgd_update");
+    long steps = 2 * (data->n / 8);
+    if (update_chunk == SIZE_MAX)
+        cr_assert_eq(sgd, 8 * steps, "one SGD task per parameter tensor");
+    else /* update_chunk 100: conv1 w 2 chunks, b 1; conv2 24 + 1; dense1 20 + 2; dense2 5 + 1 */
+        cr_assert_eq(sgd, 56 * steps, "one SGD task per chunk");
+    dahl_network_destroy(net);
+}
+
+/* Splitting the updates into chunks changes which task updates which weights, not the arithmetic: every
+ * weight gets the same operations in the same order, so with manual reduction on one worker (a fixed
+ * gradient summation order) the parameters and losses are bit-identical with and without chunks. REDUX sums
+ * per-sample gradients in execution order, which varies from run to run even on one worker, so there the
+ * two agree to float rounding only; a chunk reading its gradient before StarPU reduced it (the update of a
+ * step lost), or a chunk missed or not zeroed, is far outside that. */
+Test(network, chunked_updates_train_the_same_weights)
+{
+    enum { NPARAMS = 156 + 2416 + 2040 + 484 };
+    static float whole[NPARAMS], chunked[NPARAMS];
+    struct dahl_dataset data;
+    cr_assert_eq(dahl_dataset_synthetic(64, 1, 12, 12, 4, 5, 1, &data), 0);
+    for (int ncpu = 1; ncpu <= 2; ncpu++) {
+        start(ncpu);
+        for (int m = 0; m < 2; m++) {
+            enum dahl_reduction red = m == 0 ? DAHL_REDUCTION_MANUAL : DAHL_REDUCTION_REDUX;
+            if (ncpu == 2 && red == DAHL_REDUCTION_MANUAL)
+                continue;
+            double loss_whole, loss_chunked;
+            train_chunked(red, SIZE_MAX, &data, &loss_whole, whole);
+            train_chunked(red, 100, &data, &loss_chunked, chunked);
+            if (red == DAHL_REDUCTION_MANUAL) {
+                for (int i = 0; i < NPARAMS; i++)
+                    cr_assert_eq(whole[i], chunked[i], "manual, parameter %d: %.9g whole, %.9g chunked", i, whole[i],
+                                 chunked[i]);
+                cr_assert_eq(loss_whole, loss_chunked, "%.17g vs %.17g", loss_whole, loss_chunked);
+            } else {
+                for (int i = 0; i < NPARAMS; i++)
+                    cr_assert_float_eq(whole[i], chunked[i], 1e-5f + 1e-4f * fabsf(whole[i]),
+                                       "redux, %d workers, parameter %d: %.9g whole, %.9g chunked", ncpu, i, whole[i],
+                                       chunked[i]);
+                cr_assert_float_eq(loss_whole, loss_chunked, 1e-4 * loss_whole, "%.17g vs %.17g", loss_whole,
+                                   loss_chunked);
+            }
+        }
+        dahl_engine_stop();
+    }
+    dahl_dataset_fini(&data);
 }
 
 /* Every training step's completion time is recorded without waiting: one per step, increasing. */

@@ -117,6 +117,46 @@ Test(stepgraph, tiny_redux_two_steps_by_hand)
     dahl_stepgraph_fini(&g);
 }
 
+/* The same network and steps with the weights' update split into 2 chunks (update_chunk 2: w has 4
+ * elements, b 2 stays whole). Partitioning the REDUX gradient ends its reduction (6, 7); each chunk's SGD
+ * waits for that and for every reader of the weights (the partitioning of w); each chunk of the gradient is
+ * zeroed after its SGD read it. StarPU's partition and unpartition tasks are empty, so the next accessors of
+ * the whole tensors (step 2's forward and backward) depend on what they depended on: the chunks' tasks, and
+ * the earlier accessors of the whole tensor. */
+Test(stepgraph, tiny_redux_chunked_update_by_hand)
+{
+    struct dahl_network_desc d;
+    tiny(&d);
+    struct dahl_stepgraph g;
+    struct dahl_catalogue_conf conf = {.batch = 2, .reduction = DAHL_REDUCTION_REDUX, .momentum = true,
+                                       .redux_copies = 2, .update_chunk = 2};
+    cr_assert_eq(dahl_stepgraph_build(&g, &d, &conf, 2, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(g.ntasks, 32);
+    expect_task(&g, 5, "dahl_dense_backward_weights", false, "4");
+    expect_task(&g, 6, "dahl_accumulate", true, "2,5");
+    expect_task(&g, 7, "dahl_accumulate", true, "2,5,6");
+    expect_task(&g, 8, "dahl_sgd_update", false, "0,3,7");
+    expect_task(&g, 9, "dahl_sgd_update", false, "0,3,7");
+    expect_task(&g, 10, "dahl_zero", false, "8");
+    expect_task(&g, 11, "dahl_zero", false, "9");
+    expect_task(&g, 12, "dahl_accumulate", true, "2,5"); /* the bias: one task as before */
+    expect_task(&g, 14, "dahl_sgd_update", false, "0,3,13");
+    expect_task(&g, 15, "dahl_zero", false, "14");
+    /* step 2: the forward reads w once both chunks are updated, the backward reduces into dw once both are
+     * zeroed; the chunks' SGD also waits for step 1's chunk tasks (the velocity chunk 8 or 9) */
+    expect_task(&g, 16, "dahl_dense_forward", false, "0,1,3,8,9,14");
+    expect_task(&g, 18, "dahl_dense_backward_weights", false, "7,10,11,15,17");
+    expect_task(&g, 22, "dahl_accumulate", true, "18,21");
+    expect_task(&g, 24, "dahl_sgd_update", false, "0,3,7,8,9,10,11,16,19,23");
+    expect_task(&g, 25, "dahl_sgd_update", false, "0,3,7,8,9,10,11,16,19,23");
+    expect_task(&g, 27, "dahl_zero", false, "25");
+    cr_expect_eq(g.tasks[8].footprint, dahl_sgd_update_footprint_of(2, true));
+    cr_expect_eq(g.tasks[14].footprint, dahl_sgd_update_footprint_of(2, true));
+    cr_expect_eq(g.tasks[6].footprint, dahl_reduce_footprint_of(4), "the reduction stays whole");
+    cr_expect_eq(g.tasks[10].footprint, dahl_reduce_footprint_of(2));
+    dahl_stepgraph_fini(&g);
+}
+
 /* One REDUX task per gradient: a single copy whatever redux_copies says (no worker touched another). */
 Test(stepgraph, redux_copies_at_most_the_tasks)
 {
@@ -184,13 +224,27 @@ Test(stepgraph, counts_are_the_catalogues)
                             &(struct dahl_catalogue_conf){.batch = 3, .reduction = DAHL_REDUCTION_REDUX,
                                                           .momentum = false, .redux_copies = 2},
                             3);
+    /* split updates: LeNet's dense1 (48 000 weights) in 69 chunks of two sizes, and the deep net's too */
+    check_against_catalogue(&lenet,
+                            &(struct dahl_catalogue_conf){.batch = 4, .reduction = DAHL_REDUCTION_REDUX,
+                                                          .momentum = true, .redux_copies = 3, .update_chunk = 700},
+                            2);
+    check_against_catalogue(&lenet,
+                            &(struct dahl_catalogue_conf){.batch = 5, .reduction = DAHL_REDUCTION_MANUAL,
+                                                          .update_chunk = 700},
+                            2);
+    check_against_catalogue(&deep,
+                            &(struct dahl_catalogue_conf){.batch = 3, .reduction = DAHL_REDUCTION_MANUAL,
+                                                          .momentum = true, .update_chunk = 100},
+                            1);
 }
 
 /* A real run: dahl_network_task_count after `steps` native steps equals the graph's dahl-submitted tasks. */
 static void run_and_compare(const struct dahl_network_desc *d, const struct dahl_train_conf *tc, int steps)
 {
     struct dahl_catalogue_conf cc = {.batch = tc->batch, .reduction = tc->reduction,
-                                     .momentum = tc->momentum != 0.0f, .redux_copies = 2};
+                                     .momentum = tc->momentum != 0.0f, .redux_copies = 2,
+                                     .update_chunk = tc->update_chunk};
     struct dahl_stepgraph g;
     cr_assert_eq(dahl_stepgraph_build(&g, d, &cc, steps, err, sizeof(err)), 0, "%s", err);
     struct dahl_dataset data;
@@ -239,6 +293,14 @@ Test(stepgraph, counts_are_a_real_runs)
                     2);
     run_and_compare(&deep,
                     &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .reduction = DAHL_REDUCTION_MANUAL, .seed = 1},
+                    1);
+    run_and_compare(&lenet,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1, .update_chunk = 700},
+                    2);
+    run_and_compare(&deep,
+                    &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .update_chunk = 100},
                     1);
     dahl_engine_stop();
     char cmd[128];

@@ -82,7 +82,13 @@ struct starpu_perfmodel dahl_zero_model = {
     .size_base = zero_size,
 };
 
+/* NOPLANS: StarPU's reduction of a REDUX gradient runs these tasks on the gradient handle itself while the
+ * access that triggered the reduction waits; when that access is the partitioning of a split update
+ * (dahl_network.c), the handle is already marked partitioned, and without this flag StarPU would see a task
+ * on a partitioned handle and unpartition it again behind dahl's back. dahl never submits them on a handle
+ * whose chunks are in use, so StarPU's automatic partitioning has nothing to do for them. */
 static struct starpu_codelet accumulate_cl = {
+    .flags = STARPU_CODELET_NOPLANS,
     .cpu_funcs = {accumulate_cpu},
     .cpu_funcs_name = {"accumulate_cpu"},
     DAHL_CUDA_FUNCS(accumulate_cuda),
