@@ -173,7 +173,27 @@ static const char paje_header[] =
     "%EventDef PajeCreateContainer 3\n%  Time date\n%  Alias string\n%  Type string\n%  Container string\n"
     "%  Name string\n%EndEventDef\n"
     "%EventDef PajeDestroyContainer 4\n%  Time date\n%  Type string\n%  Name string\n%EndEventDef\n"
-    "%EventDef PajeSetState 5\n%  Time date\n%  Type string\n%  Container string\n%  Value string\n%EndEventDef\n";
+    "%EventDef PajeSetState 5\n%  Time date\n%  Type string\n%  Container string\n%  Value string\n%EndEventDef\n"
+    "%EventDef PajeDefineLinkType 6\n%  Alias string\n%  Type string\n%  StartContainerType string\n"
+    "%  EndContainerType string\n%  Name string\n%EndEventDef\n"
+    "%EventDef PajeStartLink 7\n%  Time date\n%  Type string\n%  Container string\n%  Value string\n"
+    "%  StartContainer string\n%  Key string\n%EndEventDef\n"
+    "%EventDef PajeEndLink 8\n%  Time date\n%  Type string\n%  Container string\n%  Value string\n"
+    "%  EndContainer string\n%  Key string\n%EndEventDef\n";
+
+/* A transfer's end, for writing link ends in time order (transfers are in start order). */
+struct link_end {
+    double t_us;
+    size_t index;
+};
+
+static int link_end_cmp(const void *pa, const void *pb)
+{
+    const struct link_end *a = pa, *b = pb;
+    if (a->t_us != b->t_us)
+        return a->t_us < b->t_us ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
 
 /* "#rrggbb" as Paje's "r g b" in [0, 1]. */
 static void paje_colour(FILE *f, const char *hex)
@@ -222,13 +242,33 @@ static int write_paje(const struct dahlsim_trace_run *run, const char *const *co
     free(last_end);
     qsort(ev, k, sizeof(*ev), paje_event_cmp);
 
+    /* Links: starts in the transfers' (start) order, ends in end order; the file is in time order overall. */
+    struct link_end *ends = malloc((run->ntransfers > 0 ? run->ntransfers : 1) * sizeof(*ends));
+    if (ends == NULL) {
+        free(ev);
+        snprintf(err, err_size, "%s/dahl.paje: out of memory", dir);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < run->ntransfers; i++)
+        ends[i] = (struct link_end){run->transfers[i].end_us, i};
+    qsort(ends, run->ntransfers, sizeof(*ends), link_end_cmp);
+    /* Containers live from the first task or transfer to the last (prefetches start before the first task). */
+    double open_us = t0_us, close_us = t1_us;
+    if (run->ntransfers > 0) {
+        open_us = fmin(open_us, run->transfers[0].start_us);
+        close_us = fmax(close_us, ends[run->ntransfers - 1].t_us);
+    }
+
     FILE *f = open_in(dir, "dahl.paje", path, sizeof(path), err, err_size);
     if (f == NULL) {
         free(ev);
+        free(ends);
         return -errno;
     }
     fputs(paje_header, f);
-    fputs("0 M 0 \"Machine\"\n0 W M \"Worker\"\n1 S W \"Worker State\"\n", f);
+    fputs("0 M 0 \"Machine\"\n0 W M \"Worker\"\n1 S W \"Worker State\"\n0 N M \"Memory node\"\n"
+          "6 L M N N \"Data transfer\"\n",
+          f);
     fputs("2 Id S \"Idle\" ", f);
     paje_colour(f, IDLE_COLOUR);
     fputs("\n2 Fe S \"Fetching input\" \"0.900 0.100 0.100\"\n2 Sc S \"Scheduling\" \"0.600 0.600 0.000\"\n", f);
@@ -237,22 +277,42 @@ static int write_paje(const struct dahlsim_trace_run *run, const char *const *co
         paje_colour(f, palette[c % NPALETTE]);
         fputc('\n', f);
     }
-    double t0_ms = t0_us / 1e3;
-    fprintf(f, "3 %.9f m M 0 \"dahl\"\n", t0_ms);
+    double open_ms = open_us / 1e3, t0_ms = t0_us / 1e3;
+    fprintf(f, "3 %.9f m M 0 \"dahl\"\n", open_ms);
     for (size_t w = 0; w < run->nworkers; w++) {
-        fprintf(f, "3 %.9f w%zu W m \"%s\"\n", t0_ms, w, run->workers[w].name);
-        fprintf(f, "5 %.9f S w%zu Id\n", t0_ms, w);
+        fprintf(f, "3 %.9f w%zu W m \"%s\"\n", open_ms, w, run->workers[w].name);
+        fprintf(f, "5 %.9f S w%zu Id\n", open_ms, w);
     }
-    for (size_t i = 0; i < k; i++) {
-        if (ev[i].worker < 0 || (size_t)ev[i].worker >= run->nworkers)
-            continue;
-        fprintf(f, "5 %.9f S w%d %s\n", fmax(ev[i].t_ms, t0_ms), ev[i].worker, ev[i].value);
+    for (size_t m = 0; m < run->nnodes; m++)
+        fprintf(f, "3 %.9f n%zu N m \"%s\"\n", open_ms, m, run->node_names[m]);
+    /* Three streams merged by time: worker states, link starts, link ends (a link starts before it ends). */
+    size_t i = 0, s = 0, e = 0;
+    while (i < k || s < run->ntransfers || e < run->ntransfers) {
+        double ti = i < k ? fmax(ev[i].t_ms, t0_ms) : INFINITY;
+        double ts = s < run->ntransfers ? run->transfers[s].start_us / 1e3 : INFINITY;
+        double te = e < run->ntransfers ? ends[e].t_us / 1e3 : INFINITY;
+        if (i < k && ti <= ts && ti <= te) {
+            if (ev[i].worker >= 0 && (size_t)ev[i].worker < run->nworkers)
+                fprintf(f, "5 %.9f S w%d %s\n", ti, ev[i].worker, ev[i].value);
+            i++;
+        } else if (s < run->ntransfers && (ts <= te || ends[e].index >= s)) {
+            const struct dahlsim_trace_transfer *x = &run->transfers[s];
+            fprintf(f, "7 %.9f L m %lld n%d t%zu\n", ts, x->bytes, x->src, s);
+            s++;
+        } else {
+            const struct dahlsim_trace_transfer *x = &run->transfers[ends[e].index];
+            fprintf(f, "8 %.9f L m %lld n%d t%zu\n", fmax(te, x->start_us / 1e3), x->bytes, x->dst, ends[e].index);
+            e++;
+        }
     }
-    double t1_ms = t1_us / 1e3;
+    double close_ms = close_us / 1e3;
     for (size_t w = 0; w < run->nworkers; w++)
-        fprintf(f, "4 %.9f W w%zu\n", t1_ms, w);
-    fprintf(f, "4 %.9f M m\n", t1_ms);
+        fprintf(f, "4 %.9f W w%zu\n", close_ms, w);
+    for (size_t m = 0; m < run->nnodes; m++)
+        fprintf(f, "4 %.9f N n%zu\n", close_ms, m);
+    fprintf(f, "4 %.9f M m\n", close_ms);
     free(ev);
+    free(ends);
     return close_checked(f, path, err, err_size);
 }
 
@@ -289,6 +349,24 @@ static int write_chrome(const struct dahlsim_trace_run *run, const char *dir, ch
                 (unsigned long long)x->job, x->step + 1);
         json_escape(f, layer_name(run, x->layer));
         fputs("\"}}", f);
+    }
+    /* Data transfers: one async slice per transfer (ids in start order) in a process of their own, named by
+     * the link, so Perfetto shows one track per link beside the workers. */
+    if (run->ntransfers > 0)
+        fputs(",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"data transfers\"}}", f);
+    for (size_t t = 0; t < run->ntransfers; t++) {
+        const struct dahlsim_trace_transfer *x = &run->transfers[t];
+        for (int half = 0; half < 2; half++) {
+            fputs(",\n{\"name\": \"", f);
+            json_escape(f, run->node_names[x->src]);
+            fputs(" -> ", f);
+            json_escape(f, run->node_names[x->dst]);
+            fprintf(f, "\", \"cat\": \"transfer\", \"ph\": \"%s\", \"id\": %zu, \"ts\": %.3f, \"pid\": 1, \"tid\": 0",
+                    half == 0 ? "b" : "e", t, half == 0 ? x->start_us : x->end_us);
+            if (half == 0)
+                fprintf(f, ", \"args\": {\"bytes\": %lld, \"kind\": \"%s\"}", x->bytes, x->kind);
+            fputc('}', f);
+        }
     }
     fputs("\n]}\n", f);
     return close_checked(f, path, err, err_size);
@@ -695,6 +773,206 @@ int dahlsim_trace_paje_sort(const char *path, long *moved, char *err, size_t err
     return ret;
 }
 
+/* ---- data transfers from StarPU's FxT Paje trace ------------------------------------------------------- */
+
+/* Splits a Paje event line into at most max fields (whitespace separated, "quoted" fields kept whole, quotes
+ * removed), in place. Returns the count. */
+static int paje_fields(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (*p != '\0' && n < max) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0')
+            break;
+        if (*p == '"') {
+            fields[n++] = ++p;
+            while (*p != '\0' && *p != '"')
+                p++;
+        } else {
+            fields[n++] = p;
+            while (*p != '\0' && *p != ' ' && *p != '\t')
+                p++;
+        }
+        if (*p != '\0')
+            *p++ = '\0';
+    }
+    return n;
+}
+
+/* Where the fields of one link event definition are (-1: absent). */
+struct link_def {
+    int id;
+    bool start;
+    int time, type, value, container, key;
+};
+
+struct link_half {
+    char key[32];
+    double t_ms;
+    int node;
+    long long bytes;
+    const char *kind;
+};
+
+static int link_half_cmp(const void *pa, const void *pb)
+{
+    return strcmp(((const struct link_half *)pa)->key, ((const struct link_half *)pb)->key);
+}
+
+static int transfer_cmp(const void *pa, const void *pb)
+{
+    const struct dahlsim_trace_transfer *a = pa, *b = pb;
+    if (a->start_us != b->start_us)
+        return a->start_us < b->start_us ? -1 : 1;
+    if (a->end_us != b->end_us)
+        return a->end_us < b->end_us ? -1 : 1;
+    if (a->src != b->src)
+        return a->src - b->src;
+    if (a->dst != b->dst)
+        return a->dst - b->dst;
+    return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+}
+
+int dahlsim_trace_fxt_transfers(const char *paje_trace, double offset_us, const double *windows, size_t nwindows,
+                                struct dahlsim_trace_transfer **out, size_t *n, char *err, size_t err_size)
+{
+    *out = NULL;
+    *n = 0;
+    FILE *f = fopen(paje_trace, "r");
+    if (f == NULL) {
+        int e = errno;
+        snprintf(err, err_size, "%s: %s", paje_trace, strerror(e));
+        return -e;
+    }
+    enum { MAX_DEFS = 8 };
+    struct link_def defs[MAX_DEFS];
+    int ndefs = 0, field = 0;
+    struct link_def *cur = NULL; /* the link event definition being read */
+    struct link_half *half[2] = {NULL, NULL}; /* [0] starts, [1] ends */
+    size_t nhalf[2] = {0, 0}, cap[2] = {0, 0};
+    int ret = 0;
+    char line[8192];
+    while (ret == 0 && fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '%') {
+            char name[64], kind[64];
+            int id;
+            if (sscanf(line, "%%EventDef %63s %d", name, &id) == 2) {
+                cur = NULL;
+                bool start = strcmp(name, "PajeStartLink") == 0;
+                if ((start || strcmp(name, "PajeEndLink") == 0) && ndefs < MAX_DEFS) {
+                    cur = &defs[ndefs++];
+                    *cur = (struct link_def){id, start, -1, -1, -1, -1, -1};
+                    field = 0;
+                }
+            } else if (strncmp(line, "%EndEventDef", 12) == 0) {
+                cur = NULL;
+            } else if (cur != NULL && sscanf(line, "%% %63s %63s", name, kind) == 2) {
+                int *slot = strcmp(name, "Time") == 0                                          ? &cur->time
+                            : strcmp(name, "Type") == 0                                        ? &cur->type
+                            : strcmp(name, "Value") == 0                                       ? &cur->value
+                            : strcmp(name, "Key") == 0                                         ? &cur->key
+                            : strcmp(name, cur->start ? "StartContainer" : "EndContainer") == 0 ? &cur->container
+                                                                                               : NULL;
+                if (slot != NULL)
+                    *slot = field + 1; /* field 0 is the event id */
+                field++;
+            }
+            continue;
+        }
+        int id;
+        if (ndefs == 0 || sscanf(line, "%d", &id) != 1)
+            continue;
+        const struct link_def *d = NULL;
+        for (int i = 0; i < ndefs && d == NULL; i++)
+            if (defs[i].id == id)
+                d = &defs[i];
+        if (d == NULL || d->time < 0 || d->type < 0 || d->value < 0 || d->container < 0 || d->key < 0)
+            continue;
+        char *fl[16];
+        int nf = paje_fields(line, fl, 16);
+        if (nf <= d->time || nf <= d->type || nf <= d->value || nf <= d->container || nf <= d->key)
+            continue;
+        /* StarPU's link types for data copies: F (fetch), PF (prefetch), IF (idle fetch); others (work
+         * stealing, MPI) are not transfers between this process's memory nodes. */
+        const char *type = fl[d->type];
+        const char *kind = strcmp(type, "F") == 0    ? "fetch"
+                           : strcmp(type, "PF") == 0 ? "prefetch"
+                           : strcmp(type, "IF") == 0 ? "idle fetch"
+                                                     : NULL;
+        const char *mm = strstr(fl[d->container], "mm"); /* "mm0", or "<prefix>mm0" */
+        char *end = NULL;
+        long node = mm != NULL ? strtol(mm + 2, &end, 10) : -1;
+        if (kind == NULL || node < 0 || *end != '\0')
+            continue;
+        int side = d->start ? 0 : 1;
+        if (nhalf[side] == cap[side]) {
+            cap[side] = cap[side] > 0 ? 2 * cap[side] : 1024;
+            struct link_half *grown = realloc(half[side], cap[side] * sizeof(*grown));
+            if (grown == NULL) {
+                snprintf(err, err_size, "%s: out of memory", paje_trace);
+                ret = -ENOMEM;
+                break;
+            }
+            half[side] = grown;
+        }
+        struct link_half *h = &half[side][nhalf[side]++];
+        snprintf(h->key, sizeof(h->key), "%s", fl[d->key]);
+        h->t_ms = strtod(fl[d->time], NULL);
+        h->node = (int)node;
+        h->bytes = strtoll(fl[d->value], NULL, 10);
+        h->kind = kind;
+    }
+    fclose(f);
+    struct dahlsim_trace_transfer *tr = NULL;
+    size_t k = 0;
+    if (ret == 0 && nhalf[0] > 0) {
+        tr = malloc(nhalf[0] * sizeof(*tr));
+        if (tr == NULL) {
+            snprintf(err, err_size, "%s: out of memory", paje_trace);
+            ret = -ENOMEM;
+        }
+    }
+    if (ret == 0 && nhalf[0] > 0) {
+        qsort(half[0], nhalf[0], sizeof(*half[0]), link_half_cmp);
+        qsort(half[1], nhalf[1], sizeof(*half[1]), link_half_cmp);
+        size_t j = 0;
+        for (size_t i = 0; i < nhalf[0]; i++) {
+            const struct link_half *a = &half[0][i];
+            while (j < nhalf[1] && strcmp(half[1][j].key, a->key) < 0)
+                j++;
+            if (j == nhalf[1] || strcmp(half[1][j].key, a->key) != 0)
+                continue; /* never ended inside the recording (a window's last step) */
+            const struct link_half *b = &half[1][j];
+            struct dahlsim_trace_transfer t = {
+                .src = a->node,
+                .dst = b->node,
+                .bytes = a->bytes,
+                .start_us = a->t_ms * 1e3 - offset_us,
+                .end_us = fmax(b->t_ms, a->t_ms) * 1e3 - offset_us,
+                .kind = a->kind,
+            };
+            bool keep = nwindows == 0;
+            for (size_t w = 0; w < nwindows && !keep; w++)
+                keep = t.start_us >= windows[2 * w] && t.start_us <= windows[2 * w + 1];
+            if (keep)
+                tr[k++] = t;
+        }
+        qsort(tr, k, sizeof(*tr), transfer_cmp);
+    }
+    free(half[0]);
+    free(half[1]);
+    if (ret != 0) {
+        free(tr);
+        return ret;
+    }
+    *out = tr;
+    *n = k;
+    return 0;
+}
+
 /* ---- summary ----------------------------------------------------------------------------------------------------- */
 
 struct worker_sum {
@@ -744,6 +1022,40 @@ static void group_close(struct group_sum *g)
         g->span_max_us = span;
     g->steps++;
     g->cur_step = -1;
+}
+
+/* Transfers summed per link (src, dst), in (src, dst) order. */
+struct link_sum {
+    int src, dst;
+    long transfers;
+    long long bytes;
+    double busy_us;
+};
+
+static size_t link_sums(const struct dahlsim_trace_run *run, struct link_sum *sums, size_t max)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < run->ntransfers; t++) {
+        const struct dahlsim_trace_transfer *x = &run->transfers[t];
+        size_t i = 0;
+        while (i < n && !(sums[i].src == x->src && sums[i].dst == x->dst))
+            i++;
+        if (i == n) {
+            if (n == max)
+                continue;
+            size_t j = n++; /* insertion in (src, dst) order */
+            while (j > 0 && (sums[j - 1].src > x->src || (sums[j - 1].src == x->src && sums[j - 1].dst > x->dst))) {
+                sums[j] = sums[j - 1];
+                j--;
+            }
+            sums[j] = (struct link_sum){.src = x->src, .dst = x->dst};
+            i = j;
+        }
+        sums[i].transfers++;
+        sums[i].bytes += x->bytes;
+        sums[i].busy_us += x->end_us - x->start_us;
+    }
+    return n;
 }
 
 static int write_summary(const struct dahlsim_trace_run *run, const char *const *codelets, size_t ncodelets,
@@ -853,6 +1165,22 @@ static int write_summary(const struct dahlsim_trace_run *run, const char *const 
                 s->span_max_us / 1e6);
     }
     fputs("\n  ]", f);
+    enum { MAX_LINK_SUMS = 64 };
+    struct link_sum sums[MAX_LINK_SUMS];
+    size_t nsums = link_sums(run, sums, MAX_LINK_SUMS);
+    long long all_bytes = 0;
+    for (size_t i = 0; i < run->ntransfers; i++)
+        all_bytes += run->transfers[i].bytes;
+    fprintf(f, ",\n  \"transfers\": {\"count\": %zu, \"bytes\": %lld, \"links\": [", run->ntransfers, all_bytes);
+    for (size_t i = 0; i < nsums; i++) {
+        fputs(i > 0 ? ", {\"src\": \"" : "{\"src\": \"", f);
+        json_escape(f, run->node_names[sums[i].src]);
+        fputs("\", \"dst\": \"", f);
+        json_escape(f, run->node_names[sums[i].dst]);
+        fprintf(f, "\", \"transfers\": %ld, \"bytes\": %lld, \"busy_s\": %.9f}", sums[i].transfers, sums[i].bytes,
+                sums[i].busy_us / 1e6);
+    }
+    fputs("]}", f);
     if (run->fxt != NULL && run->fxt->present) {
         const struct dahlsim_trace_fxt *x = run->fxt;
         fprintf(f, ",\n  \"fxt\": {\"tasks\": %ld, \"matched\": %ld, \"missing\": %ld, \"worker_mismatches\": %ld, "
@@ -915,6 +1243,13 @@ static int write_summary(const struct dahlsim_trace_run *run, const char *const 
                 s->busy_us / 1e3, s->steps > 0 ? s->span_sum_us / (double)s->steps / 1e3 : 0, s->span_max_us / 1e3);
     }
     fputs("(first-last: per step, from the first task of the layer's pass starting to its last ending)\n", f);
+    if (nsums > 0) {
+        fprintf(f, "\ndata transfers (StarPU's FxT trace): %zu, %.3f MB\n", run->ntransfers, (double)all_bytes / 1e6);
+        for (size_t i = 0; i < nsums; i++)
+            fprintf(f, "  %s -> %s: %ld transfers, %.3f MB, link busy %.3f ms\n", run->node_names[sums[i].src],
+                    run->node_names[sums[i].dst], sums[i].transfers, (double)sums[i].bytes / 1e6,
+                    sums[i].busy_us / 1e3);
+    }
     if (run->fxt != NULL && run->fxt->present)
         fprintf(f, "\nStarPU FxT trace: %ld tasks; %ld of dahl's %zu records matched by job id (%ld outside its "
                    "window), %ld on another worker; clock offset %.3f us, then 99 %% of start and end times within "
@@ -928,7 +1263,7 @@ out:
     return ret;
 }
 
-int dahlsim_trace_write(const struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size)
+int dahlsim_trace_write(struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size)
 {
     qsort(run->tasks, run->ntasks, sizeof(*run->tasks), task_cmp);
     double t0_us = 0, t1_us = 0;
@@ -938,6 +1273,15 @@ int dahlsim_trace_write(const struct dahlsim_trace_run *run, const char *dir, ch
         if (t == 0 || run->tasks[t].end_us > t1_us)
             t1_us = run->tasks[t].end_us;
     }
+    /* Transfers in start order, only between nodes the run names (a Paje link needs both containers). */
+    size_t kept = 0;
+    for (size_t i = 0; i < run->ntransfers; i++) {
+        const struct dahlsim_trace_transfer *x = &run->transfers[i];
+        if (x->src >= 0 && (size_t)x->src < run->nnodes && x->dst >= 0 && (size_t)x->dst < run->nnodes)
+            run->transfers[kept++] = *x;
+    }
+    run->ntransfers = kept;
+    qsort(run->transfers, run->ntransfers, sizeof(*run->transfers), transfer_cmp);
     const char *codelets[MAX_CODELETS];
     size_t ncodelets = codelet_list(run, codelets);
     int ret = write_paje(run, codelets, ncodelets, t0_us, t1_us, dir, err, err_size);

@@ -3,8 +3,10 @@
  * summary (summary.json and summary.txt). Also checks those records against StarPU's own FxT trace of the same
  * run (tasks.rec written by StarPU's converter): same tasks on the same workers at the same times.
  * StarPU-free. Files written into DIR:
- *   dahl.paje        Paje: one container per worker, states named by codelet, Idle, Fetching input, Scheduling
- *   trace.json       Chrome trace events: one thread per worker, one complete event per task and input wait
+ *   dahl.paje        Paje: one container per worker, states named by codelet, Idle, Fetching input, Scheduling;
+ *                    one container per memory node and one link per data transfer between two of them
+ *   trace.json       Chrome trace events: one thread per worker, one complete event per task and input wait, one
+ *                    async event (b/e) per data transfer
  *   gantt.dat/.gp    the Gantt chart's data and gnuplot script; gantt.png and gantt.svg once rendered
  *   summary.json     per worker: time per codelet, idle, transfer wait, scheduler time; per layer and pass:
  *                    first-to-last task time per step; parallel efficiency; the FxT comparison
@@ -32,6 +34,16 @@ struct dahlsim_trace_fxt {
     long paje_reordered;      /* events of StarPU's paje.trace put back in time order (dahlsim_trace_paje_sort) */
 };
 
+/* One data transfer between two memory nodes. StarPU 1.3.10 tells an application only how many bytes crossed
+ * each bus (starpu_bus_get_profiling_info); times per transfer exist only in its FxT trace, so they are read
+ * from the Paje file StarPU's converter writes (dahlsim_trace_fxt_transfers). */
+struct dahlsim_trace_transfer {
+    int src, dst;             /* StarPU memory node ids */
+    long long bytes;
+    double start_us, end_us;  /* on StarPU's profiling clock (FxT's clock minus the measured offset) */
+    const char *kind;         /* "fetch", "prefetch" or "idle fetch" (static) */
+};
+
 struct dahlsim_trace_run {
     const char *title;                      /* one line: model, dataset, batch, workers, scheduler, mode */
     const struct dahl_worker_stats *workers; /* names and architectures, by worker id */
@@ -42,6 +54,11 @@ struct dahlsim_trace_run {
     int nlayers;
     long first_step, last_step;             /* the traced steps, 0-based inclusive */
     const struct dahlsim_trace_fxt *fxt;    /* NULL: no FxT trace */
+    struct dahlsim_trace_transfer *transfers; /* sorted in place (by start); those naming a node outside
+                                                 node_names are dropped; none without an FxT trace */
+    size_t ntransfers;
+    const char *const *node_names;          /* by memory node id, nnodes entries ("NUMA 0", "CUDA 0") */
+    size_t nnodes;
 };
 
 /* Reads tasks.rec (StarPU's converter output) and compares it with tasks[] (any order). Returns 0, or -errno
@@ -55,8 +72,16 @@ int dahlsim_trace_compare_fxt(const char *tasks_rec, const struct dahl_profile_t
  * after a later one (0: the file was in order and is left untouched). Returns 0 or -errno with a message. */
 int dahlsim_trace_paje_sort(const char *path, long *moved, char *err, size_t err_size);
 
-/* Writes every file but the images into dir (which must exist). Returns 0 or -errno with a message. */
-int dahlsim_trace_write(const struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size);
+/* Reads the data transfers of StarPU's converted FxT trace (a Paje file: PajeStartLink/PajeEndLink pairs of
+ * the fetch, prefetch and idle-fetch link types between memory-manager containers "mmN", matched by key),
+ * moves them onto StarPU's profiling clock (minus offset_us) and keeps those that start within one of the
+ * nwindows [windows[2i], windows[2i+1]] intervals (profiling clock, microseconds; nwindows 0: keep all).
+ * *out is malloc'ed (free it). Returns 0, or -errno with a message naming the file in err. */
+int dahlsim_trace_fxt_transfers(const char *paje_trace, double offset_us, const double *windows, size_t nwindows,
+                                struct dahlsim_trace_transfer **out, size_t *n, char *err, size_t err_size);
+
+/* Writes every file but the images into dir (which must exist); sorts run's tasks and transfers. Returns 0 or -errno with a message. */
+int dahlsim_trace_write(struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size);
 
 /* Renders dir/gantt.gp with gnuplot into dir/gantt.png and dir/gantt.svg. Returns 0, or -1 with a message. */
 int dahlsim_trace_render(const char *dir, char *err, size_t err_size);

@@ -537,6 +537,7 @@ struct run_state {
     int nlinks;
     struct dahl_profile_memnode memory[RESULTS_MAX_NODES];
     int nmemory;
+    double *link_windows_us; /* per epoch: when the bus counters were reset and read (StarPU clock) */
 };
 
 /* Evaluates the test set in batches (the last one partial); returns 0 and the accuracy. */
@@ -574,6 +575,7 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
     size_t done_before = dahl_network_steps_done(net);
     dahl_engine_worker_stats_reset();
     dahl_profile_counters_reset();
+    st->link_windows_us[2 * e] = dahl_engine_now_us();
     int barrier = dahl_mpi_barrier(); /* the nodes start each epoch together */
     if (barrier != 0)
         return barrier;
@@ -614,6 +616,7 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
     }
     for (size_t k = 0; k < st->nsymbols; k++)
         st->per_codelet[k].tasks += dahl_network_task_count(net, st->symbols[k]);
+    st->link_windows_us[2 * e + 1] = dahl_engine_now_us();
     st->nlinks = dahl_profile_links_add(st->links, st->nlinks, RESULTS_MAX_LINKS);
     st->nmemory = dahl_profile_memory_merge(st->memory, st->nmemory, RESULTS_MAX_NODES);
     progress_clear(progress);
@@ -691,6 +694,7 @@ static void run_state_fini(struct run_state *st)
     free(st->epoch_workers);
     free(st->iteration_s);
     free(st->epochs);
+    free(st->link_windows_us);
 }
 
 static int write_results(struct run_state *st, double wall_start_s)
@@ -808,8 +812,9 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
     st->epoch_workers = calloc((size_t)st->nworkers, sizeof(*st->epoch_workers));
     st->iteration_s = calloc((size_t)(steps * o->epochs), sizeof(double));
     st->epochs = calloc((size_t)o->epochs, sizeof(*st->epochs));
+    st->link_windows_us = calloc(2 * (size_t)o->epochs, sizeof(double));
     if (st->per_codelet == NULL || st->workers == NULL || st->epoch_workers == NULL || st->iteration_s == NULL ||
-        st->epochs == NULL) {
+        st->epochs == NULL || st->link_windows_us == NULL) {
         dahlsim_error("train: out of memory");
         return DAHLSIM_EXIT_FAILURE;
     }
@@ -869,6 +874,8 @@ static int write_trace(struct run_state *st, const struct dahl_network_desc *des
     struct dahl_profile_task *tasks;
     size_t ntasks = dahl_profile_tasks(&tasks);
     struct dahlsim_trace_fxt fxt = {0};
+    struct dahlsim_trace_transfer *transfers = NULL;
+    size_t ntransfers = 0;
     double t0 = dahlsim_mono_s();
     if (dahl_profile_fxt_convert(err, sizeof(err)) != 0) {
         fprintf(stderr, "dahlsim: warning: --trace: no StarPU FxT trace: %s\n", err);
@@ -879,7 +886,24 @@ static int write_trace(struct run_state *st, const struct dahl_network_desc *des
         snprintf(rec, sizeof(rec), "%s/starpu/paje.trace", dir);
         if (dahlsim_trace_paje_sort(rec, &fxt.paje_reordered, err, sizeof(err)) != 0)
             fprintf(stderr, "dahlsim: warning: --trace: %s\n", err);
+        /* Only FxT knows when each transfer ran (StarPU 1.3.10 gives an application per-bus totals): dahl's
+         * trace takes them from there, those of the training epochs only, the ones results.json's links
+         * count (not StarPU's write-backs at shutdown, nor evaluation's). */
+        else if (dahlsim_trace_fxt_transfers(rec, fxt.offset_us, st->link_windows_us, (size_t)o->epochs,
+                                             &transfers, &ntransfers, err, sizeof(err)) != 0)
+            fprintf(stderr, "dahlsim: warning: --trace: no data transfers: %s\n", err);
     }
+    /* Memory node names by id, as results.json's links name them. */
+    const char *node_names[RESULTS_MAX_NODES];
+    size_t nnodes = 0;
+    for (int m = 0; m < st->nmemory; m++)
+        if (st->memory[m].id >= 0 && st->memory[m].id < RESULTS_MAX_NODES && (size_t)st->memory[m].id + 1 > nnodes)
+            nnodes = (size_t)st->memory[m].id + 1;
+    for (size_t m = 0; m < nnodes; m++)
+        node_names[m] = "?";
+    for (int m = 0; m < st->nmemory; m++)
+        if (st->memory[m].id >= 0 && st->memory[m].id < RESULTS_MAX_NODES)
+            node_names[st->memory[m].id] = st->memory[m].name;
     double t1 = dahlsim_mono_s();
     char names_buf[DAHL_NETWORK_MAX_LAYERS][16];
     const char *names[DAHL_NETWORK_MAX_LAYERS + 1];
@@ -898,8 +922,14 @@ static int write_trace(struct run_state *st, const struct dahl_network_desc *des
         .first_step = o->trace_first >= 0 ? o->trace_first : 0,
         .last_step = o->trace_last >= 0 ? o->trace_last : st->iterations - 1,
         .fxt = fxt.present ? &fxt : NULL,
+        .transfers = transfers,
+        .ntransfers = ntransfers,
+        .node_names = node_names,
+        .nnodes = nnodes,
     };
-    if (dahlsim_trace_write(&run, dir, err, sizeof(err)) != 0) {
+    int written = dahlsim_trace_write(&run, dir, err, sizeof(err));
+    free(transfers);
+    if (written != 0) {
         dahlsim_error("--trace: %s", err);
         return DAHLSIM_EXIT_FAILURE;
     }

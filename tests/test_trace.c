@@ -81,6 +81,48 @@ static void assert_pj_dump_parses(const char *path)
     cr_assert(strstr(pj_run.out, "Container, ") != NULL, "pj_dump %s: no container in the trace", path);
 }
 
+/* Data transfers of a Paje file as pj_dump reads them, summed per (from, to) memory node: link lines are
+ * "Link, container, type, start, end, duration, bytes, from, to, key". Returns the number of links. */
+struct paje_link_sum {
+    char src[32], dst[32];
+    long transfers;
+    double bytes;
+};
+
+static long pj_dump_links(const char *path, struct paje_link_sum *sums, int max, int *nsums)
+{
+    char *argv[] = {"/usr/bin/pj_dump", (char *)path, NULL};
+    static struct dahl_test_run pj_run;
+    dahl_test_run(&pj_run, argv, NULL);
+    cr_assert_eq(pj_run.status, 0, "pj_dump %s: exit %d: %.500s", path, pj_run.status, pj_run.err);
+    long links = 0;
+    *nsums = 0;
+    for (char *line = strtok(pj_run.out, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "Link, ", 6) != 0)
+            continue;
+        char src[32], dst[32];
+        double start, end, dur, bytes;
+        cr_assert_eq(sscanf(line, "Link, dahl, Data transfer, %lf, %lf, %lf, %lf, %31[^,], %31[^,],", &start, &end,
+                            &dur, &bytes, src, dst),
+                     6, "pj_dump %s: unexpected link: %s", path, line);
+        cr_assert(bytes > 0 && end >= start, "%s", line);
+        links++;
+        int i = 0;
+        while (i < *nsums && !(strcmp(sums[i].src, src) == 0 && strcmp(sums[i].dst, dst) == 0))
+            i++;
+        if (i == *nsums) {
+            cr_assert_lt(i, max);
+            sums[i] = (struct paje_link_sum){0};
+            snprintf(sums[i].src, sizeof(sums[i].src), "%s", src);
+            snprintf(sums[i].dst, sizeof(sums[i].dst), "%s", dst);
+            (*nsums)++;
+        }
+        sums[i].transfers++;
+        sums[i].bytes += bytes;
+    }
+    return links;
+}
+
 static void assert_file_at_least(const char *path, long bytes)
 {
     struct stat st;
@@ -175,6 +217,12 @@ Test(trace, simulated_run_traces_agree_with_fxt_and_repeat_byte_for_byte)
     cr_assert_eq(num(fxt, "missing"), 0);
     cr_assert_leq(num(fxt, "max_start_diff_us"), 0.01);
     cr_assert_leq(num(fxt, "max_end_diff_us"), 0.01);
+    /* CPU workers only: one memory node, nothing to transfer, no link in the trace */
+    cr_assert_eq(num(cJSON_GetObjectItemCaseSensitive(summary, "transfers"), "count"), 0);
+    struct paje_link_sum none[4];
+    int nnone;
+    snprintf(path, sizeof(path), "%s/trace/dahl.paje", a);
+    cr_assert_eq(pj_dump_links(path, none, 4, &nnone), 0);
     /* tiny.json: 2 epochs of 64 / 8 steps, all traced */
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(summary, "steps");
     cr_assert_eq(num(steps, "first"), 1);
@@ -327,9 +375,56 @@ Test(trace, simulated_gpu_links_carry_bytes_and_gpu_memory_peaks)
         }
     }
     cr_assert(gpu_node, "no CUDA memory node in results.json");
+    /* dahl.paje: one link per transfer, read back by pj_dump; per bus link the same count and bytes as
+     * results.json (StarPU's bus profiling over the training epochs: FxT's transfers of that time) */
+    struct paje_link_sum sums[8];
+    int nsums;
+    snprintf(path, sizeof(path), "%s/trace/dahl.paje", out);
+    long links = pj_dump_links(path, sums, 8, &nsums);
+    cr_assert_gt(links, 0, "no transfer in dahl.paje");
+    long results_transfers = 0;
+    int nresults = 0;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(results, "links"))
+    {
+        const char *src = cJSON_GetObjectItemCaseSensitive(l, "src")->valuestring;
+        const char *dst = cJSON_GetObjectItemCaseSensitive(l, "dst")->valuestring;
+        if (num(l, "transfers") == 0)
+            continue;
+        nresults++;
+        results_transfers += (long)num(l, "transfers");
+        int i = 0;
+        while (i < nsums && !(strcmp(sums[i].src, src) == 0 && strcmp(sums[i].dst, dst) == 0))
+            i++;
+        cr_assert_lt(i, nsums, "results.json's link %s -> %s has no transfer in dahl.paje", src, dst);
+        cr_assert_eq(sums[i].transfers, (long)num(l, "transfers"), "%s -> %s: %ld links in dahl.paje, %g in results",
+                     src, dst, sums[i].transfers, num(l, "transfers"));
+        cr_assert_eq(sums[i].bytes, num(l, "bytes"), "%s -> %s: %g bytes in dahl.paje, %g in results", src, dst,
+                     sums[i].bytes, num(l, "bytes"));
+    }
+    cr_assert_eq(nsums, nresults, "dahl.paje links nodes that results.json does not");
+    cr_assert_eq(links, results_transfers);
     cJSON_Delete(results);
     snprintf(path, sizeof(path), "%s/trace", out);
-    cJSON_Delete(check_trace_dir(path, 0.01, true));
+    cJSON *summary = check_trace_dir(path, 0.01, true);
+    cr_assert_eq(num(cJSON_GetObjectItemCaseSensitive(summary, "transfers"), "count"), links);
+    cJSON_Delete(summary);
+    /* trace.json: one async begin and one end per transfer */
+    snprintf(path, sizeof(path), "%s/trace/trace.json", out);
+    cJSON *chrome = json_file(path);
+    long begins = 0, ends = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(chrome, "traceEvents"))
+    {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+        if (cJSON_IsString(ph) && strcmp(ph->valuestring, "b") == 0) {
+            begins++;
+            cr_assert_gt(num(cJSON_GetObjectItemCaseSensitive(e, "args"), "bytes"), 0);
+        } else if (cJSON_IsString(ph) && strcmp(ph->valuestring, "e") == 0) {
+            ends++;
+        }
+    }
+    cr_assert(begins == links && ends == links, "trace.json: %ld begins, %ld ends, %ld transfers", begins, ends, links);
+    cJSON_Delete(chrome);
     rm_rf(dir);
 }
 
