@@ -63,6 +63,18 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     char window[64];
     if (x->trace && out_dir != NULL) {
         args[n++] = "--trace";
+        if (x->nodes > 0) {
+            /* every rank traces into OUT/trace/node-RANK; merged below. A fresh OUT/trace: an earlier run's
+             * nodes must not pass for this one's. */
+            args[n++] = "--trace-per-node";
+            char trace_dir[PATH_MAX + 8];
+            snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out_dir);
+            int r = dahlsim_remove_tree(trace_dir);
+            if (r != 0) {
+                dahlsim_error("--trace: cannot remove %s: %s", trace_dir, strerror(-r));
+                return DAHLSIM_EXIT_FAILURE;
+            }
+        }
         if (x->trace_first >= 0) {
             snprintf(window, sizeof(window), "%ld:%ld", x->trace_first + 1, x->trace_last + 1);
             args[n++] = "--trace-window";
@@ -87,6 +99,20 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         char trace_dir[PATH_MAX + 8], err[PATH_MAX + 256];
         snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out_dir);
         double t0 = dahlsim_mono_s();
+        if (x->nodes > 0) {
+            /* One trace over every node: a Paje container per node holding its workers, a Gantt row per node
+             * and worker; each node's own charts too. */
+            if (dahlsim_trace_merge_nodes(trace_dir, (int)x->nodes, err, sizeof(err)) != 0) {
+                dahlsim_error("--trace: %s", err);
+                return DAHLSIM_EXIT_FAILURE;
+            }
+            for (long node = 0; node < x->nodes; node++) {
+                char node_dir[PATH_MAX + 40];
+                snprintf(node_dir, sizeof(node_dir), "%s/node-%ld", trace_dir, node);
+                if (dahlsim_trace_render(node_dir, err, sizeof(err)) != 0)
+                    fprintf(stderr, "dahlsim: warning: %s\n", err);
+            }
+        }
         if (dahlsim_trace_render(trace_dir, err, sizeof(err)) != 0)
             fprintf(stderr, "dahlsim: warning: %s\n", err);
         else if (!quiet)
@@ -239,11 +265,6 @@ int dahlsim_cmd_run(int argc, char **argv)
     else
         default_out(o.file, out, sizeof(out));
     struct dahlsim_experiment traced = *dahlsim_scenario_point(s, 0);
-    if (o.trace && traced.nodes > 0) {
-        dahlsim_error("--trace: expected a single-node scenario: %s is a multi-node run (\"nodes\")", o.file);
-        dahlsim_scenario_destroy(s);
-        return DAHLSIM_EXIT_USAGE;
-    }
     if (o.trace) {
         long steps = traced.samples / traced.batch * traced.epochs;
         if (o.trace_last >= steps) {

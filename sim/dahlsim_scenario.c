@@ -562,14 +562,7 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
                 x->dataset, x->model, x->perfmodel);
         return false;
     }
-    if (!nodes_from(w, o, x))
-        return false;
-    if (x->trace && x->nodes > 0) {
-        /* every rank would write its own trace into the one directory */
-        field_error(w, "trace", cJSON_GetObjectItemCaseSensitive(o, "trace"), "false in a multi-node run (\"nodes\")");
-        return false;
-    }
-    return true;
+    return nodes_from(w, o, x);
 }
 
 /* ---- the file ------------------------------------------------------------------------------------------ */

@@ -266,9 +266,11 @@ static int write_paje(const struct dahlsim_trace_run *run, const char *const *co
         return -errno;
     }
     fputs(paje_header, f);
-    fputs("0 M 0 \"Machine\"\n0 W M \"Worker\"\n1 S W \"Worker State\"\n0 N M \"Memory node\"\n"
-          "6 L M N N \"Data transfer\"\n",
+    /* Merged multi-node runs: Machine > Node > Worker. */
+    fputs(run->worker_host != NULL ? "0 M 0 \"Machine\"\n0 H M \"Node\"\n0 W H \"Worker\"\n"
+                                   : "0 M 0 \"Machine\"\n0 W M \"Worker\"\n",
           f);
+    fputs("1 S W \"Worker State\"\n0 N M \"Memory node\"\n6 L M N N \"Data transfer\"\n", f);
     fputs("2 Id S \"Idle\" ", f);
     paje_colour(f, IDLE_COLOUR);
     fputs("\n2 Fe S \"Fetching input\" \"0.900 0.100 0.100\"\n2 Sc S \"Scheduling\" \"0.600 0.600 0.000\"\n", f);
@@ -279,8 +281,13 @@ static int write_paje(const struct dahlsim_trace_run *run, const char *const *co
     }
     double open_ms = open_us / 1e3, t0_ms = t0_us / 1e3;
     fprintf(f, "3 %.9f m M 0 \"dahl\"\n", open_ms);
+    for (int h = 0; run->worker_host != NULL && h < run->nhosts; h++)
+        fprintf(f, "3 %.9f h%d H m \"node %d\"\n", open_ms, h, h);
     for (size_t w = 0; w < run->nworkers; w++) {
-        fprintf(f, "3 %.9f w%zu W m \"%s\"\n", open_ms, w, run->workers[w].name);
+        if (run->worker_host != NULL)
+            fprintf(f, "3 %.9f w%zu W h%d \"%s\"\n", open_ms, w, run->worker_host[w], run->workers[w].name);
+        else
+            fprintf(f, "3 %.9f w%zu W m \"%s\"\n", open_ms, w, run->workers[w].name);
         fprintf(f, "5 %.9f S w%zu Id\n", open_ms, w);
     }
     for (size_t m = 0; m < run->nnodes; m++)
@@ -310,6 +317,8 @@ static int write_paje(const struct dahlsim_trace_run *run, const char *const *co
         fprintf(f, "4 %.9f W w%zu\n", close_ms, w);
     for (size_t m = 0; m < run->nnodes; m++)
         fprintf(f, "4 %.9f N n%zu\n", close_ms, m);
+    for (int h = 0; run->worker_host != NULL && h < run->nhosts; h++)
+        fprintf(f, "4 %.9f H h%d\n", close_ms, h);
     fprintf(f, "4 %.9f M m\n", close_ms);
     free(ev);
     free(ends);
@@ -442,6 +451,190 @@ static int write_gantt(const struct dahlsim_trace_run *run, const char *const *c
     fputc('\n', f);
     fprintf(f, "# terminals, set by dahlsim when rendering: png size 1400,%d and svg size 1400,%d\n", height, height);
     return close_checked(f, path, err, err_size);
+}
+
+/* ---- multi-node: records saved per rank, merged by the front end ------------------------------------------- */
+
+int dahlsim_trace_records_save(const struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size)
+{
+    char path[PATH_MAX + 32];
+    FILE *f = open_in(dir, "records.tsv", path, sizeof(path), err, err_size);
+    if (f == NULL)
+        return -errno;
+    /* Tab-separated; times with 17 digits so the merged trace has exactly the node's times. */
+    fprintf(f, "dahl-trace-records\t1\ntitle\t%s\nsteps\t%ld\t%ld\n", run->title, run->first_step, run->last_step);
+    for (size_t w = 0; w < run->nworkers; w++)
+        fprintf(f, "worker\t%s\t%s\n", run->workers[w].arch, run->workers[w].name);
+    for (int l = 0; run->layer_names != NULL && l <= run->nlayers; l++)
+        fprintf(f, "layer\t%s\n", run->layer_names[l]);
+    for (size_t t = 0; t < run->ntasks; t++) {
+        const struct dahl_profile_task *x = &run->tasks[t];
+        fprintf(f, "task\t%llu\t%s\t%d\t%d\t%ld\t%.17g\t%.17g\t%.17g\t%.17g\n", (unsigned long long)x->job, x->codelet,
+                x->worker, x->layer, x->step, x->start_us, x->end_us, x->fetch_us, x->pop_us);
+    }
+    return close_checked(f, path, err, err_size);
+}
+
+/* Strings the merged records point to (codelet and layer names), kept until the merge is written. */
+struct interned {
+    char **s;
+    size_t n, cap;
+};
+
+static const char *intern(struct interned *in, const char *text)
+{
+    for (size_t i = 0; i < in->n; i++)
+        if (strcmp(in->s[i], text) == 0)
+            return in->s[i];
+    if (in->n == in->cap) {
+        size_t cap = in->cap > 0 ? 2 * in->cap : 64;
+        char **grown = realloc(in->s, cap * sizeof(*grown));
+        if (grown == NULL)
+            return NULL;
+        in->s = grown;
+        in->cap = cap;
+    }
+    char *copy = strdup(text);
+    if (copy != NULL)
+        in->s[in->n++] = copy;
+    return copy;
+}
+
+int dahlsim_trace_merge_nodes(const char *dir, int nodes, char *err, size_t err_size)
+{
+    struct interned names = {0};
+    struct dahl_worker_stats *workers = NULL;
+    int *host = NULL;
+    struct dahl_profile_task *tasks = NULL;
+    size_t nworkers = 0, wcap = 0, ntasks = 0, tcap = 0;
+    const char *layers[256];
+    int nlayers = -1;
+    long first = -1, last = -1;
+    char title[600] = "";
+    int ret = 0;
+    for (int h = 0; h < nodes && ret == 0; h++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof(path), "%s/node-%d/records.tsv", dir, h);
+        FILE *f = fopen(path, "r");
+        if (f == NULL) {
+            ret = -errno;
+            snprintf(err, err_size, "%s: %s (every node's records are needed to merge the trace)", path,
+                     strerror(errno));
+            break;
+        }
+        size_t base = nworkers;
+        int node_layers = 0;
+        char line[4096];
+        bool header = false;
+        while (ret == 0 && fgets(line, sizeof(line), f) != NULL) {
+            line[strcspn(line, "\r\n")] = '\0';
+            char *tab = strchr(line, '\t');
+            if (tab == NULL)
+                continue;
+            *tab = '\0';
+            char *rest = tab + 1;
+            if (strcmp(line, "dahl-trace-records") == 0) {
+                header = strcmp(rest, "1") == 0;
+            } else if (!header) {
+                break;
+            } else if (strcmp(line, "title") == 0) {
+                if (h == 0)
+                    snprintf(title, sizeof(title), "%d nodes: %s", nodes, rest);
+            } else if (strcmp(line, "steps") == 0) {
+                sscanf(rest, "%ld\t%ld", &first, &last);
+            } else if (strcmp(line, "worker") == 0) {
+                char *name = strchr(rest, '\t');
+                if (name == NULL)
+                    continue;
+                *name++ = '\0';
+                if (nworkers == wcap) {
+                    wcap = wcap > 0 ? 2 * wcap : 64;
+                    struct dahl_worker_stats *gw = realloc(workers, wcap * sizeof(*gw));
+                    int *gh = gw != NULL ? realloc(host, wcap * sizeof(*gh)) : NULL;
+                    if (gw != NULL)
+                        workers = gw;
+                    if (gh == NULL) {
+                        ret = -ENOMEM;
+                        break;
+                    }
+                    host = gh;
+                }
+                struct dahl_worker_stats *w = &workers[nworkers];
+                *w = (struct dahl_worker_stats){.id = (int)nworkers};
+                snprintf(w->name, sizeof(w->name), "node %d %s", h, name);
+                w->arch = strcmp(rest, "cpu") == 0 ? "cpu" : strcmp(rest, "cuda") == 0 ? "cuda" : "other";
+                host[nworkers++] = h;
+            } else if (strcmp(line, "layer") == 0) {
+                if (node_layers < 256) {
+                    const char *l = intern(&names, rest);
+                    if (l == NULL) {
+                        ret = -ENOMEM;
+                        break;
+                    }
+                    layers[node_layers++] = l;
+                }
+            } else if (strcmp(line, "task") == 0) {
+                unsigned long long job;
+                char codelet[128];
+                struct dahl_profile_task x;
+                if (sscanf(rest, "%llu\t%127s\t%d\t%d\t%ld\t%lf\t%lf\t%lf\t%lf", &job, codelet, &x.worker, &x.layer,
+                           &x.step, &x.start_us, &x.end_us, &x.fetch_us, &x.pop_us) != 9) {
+                    ret = -EINVAL;
+                    snprintf(err, err_size, "%s: a task line does not read: %s", path, rest);
+                    break;
+                }
+                x.job = job;
+                x.codelet = intern(&names, codelet);
+                if (x.codelet == NULL) {
+                    ret = -ENOMEM;
+                    break;
+                }
+                x.worker = x.worker >= 0 ? x.worker + (int)base : x.worker;
+                if (ntasks == tcap) {
+                    tcap = tcap > 0 ? 2 * tcap : 4096;
+                    struct dahl_profile_task *g = realloc(tasks, tcap * sizeof(*g));
+                    if (g == NULL) {
+                        ret = -ENOMEM;
+                        break;
+                    }
+                    tasks = g;
+                }
+                tasks[ntasks++] = x;
+            }
+        }
+        fclose(f);
+        if (ret == 0 && !header) {
+            ret = -EINVAL;
+            snprintf(err, err_size, "%s: expected a dahl-trace-records file, version 1", path);
+        }
+        if (ret == -ENOMEM)
+            snprintf(err, err_size, "%s: out of memory", path);
+        if (ret == 0 && nlayers < 0)
+            nlayers = node_layers - 1; /* every node trains the same network */
+    }
+    if (ret == 0) {
+        struct dahlsim_trace_run run = {
+            .title = title,
+            .workers = workers,
+            .nworkers = nworkers,
+            .tasks = tasks,
+            .ntasks = ntasks,
+            .layer_names = nlayers >= 0 ? layers : NULL,
+            .nlayers = nlayers >= 0 ? nlayers : 0,
+            .first_step = first,
+            .last_step = last,
+            .worker_host = host,
+            .nhosts = nodes,
+        };
+        ret = dahlsim_trace_write(&run, dir, err, err_size);
+    }
+    for (size_t i = 0; i < names.n; i++)
+        free(names.s[i]);
+    free(names.s);
+    free(workers);
+    free(host);
+    free(tasks);
+    return ret;
 }
 
 /* The gnuplot on PATH, into buf. */
@@ -1223,8 +1416,13 @@ static int write_summary(const struct dahlsim_trace_run *run, const char *const 
                 span_us > 0 ? 100 * s->busy_us / span_us : 0, ncodelets > 0 && s->tasks > 0 ? codelets[top] : "-");
     }
     fprintf(f, "\n%-28s %7s", "time per codelet (ms)", "total");
+    /* "CUDA 0.0 " and "CPU 12" fit 9 columns; merged nodes' "node 3 CPU 1" gets its full width */
+    int cw = 9, trunc = 9;
     for (size_t w = 0; w < run->nworkers; w++)
-        fprintf(f, " %9.9s", run->workers[w].name); /* "CUDA 0.0 " and "CPU 12" */
+        if (strncmp(run->workers[w].name, "node ", 5) == 0 && (int)strlen(run->workers[w].name) > cw)
+            cw = trunc = (int)strlen(run->workers[w].name);
+    for (size_t w = 0; w < run->nworkers; w++)
+        fprintf(f, " %*.*s", cw, trunc, run->workers[w].name);
     fputc('\n', f);
     for (size_t c = 0; c < ncodelets; c++) {
         double total = 0;
@@ -1232,7 +1430,7 @@ static int write_summary(const struct dahlsim_trace_run *run, const char *const 
             total += ws[w].per_codelet_us[c];
         fprintf(f, "%-28s %7.2f", codelets[c], total / 1e3);
         for (size_t w = 0; w < run->nworkers; w++)
-            fprintf(f, " %9.3f", ws[w].per_codelet_us[c] / 1e3);
+            fprintf(f, " %*.3f", cw, ws[w].per_codelet_us[c] / 1e3);
         fputc('\n', f);
     }
     fprintf(f, "\n%-12s %-9s %7s %10s %14s %14s\n", "layer", "pass", "tasks", "busy ms", "first-last ms",

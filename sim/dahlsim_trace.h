@@ -59,6 +59,8 @@ struct dahlsim_trace_run {
     size_t ntransfers;
     const char *const *node_names;          /* by memory node id, nnodes entries ("NUMA 0", "CUDA 0") */
     size_t nnodes;
+    const int *worker_host;                 /* multi-node runs merged: the node (rank) of each worker; NULL: one */
+    int nhosts;
 };
 
 /* Reads tasks.rec (StarPU's converter output) and compares it with tasks[] (any order). Returns 0, or -errno
@@ -82,6 +84,15 @@ int dahlsim_trace_fxt_transfers(const char *paje_trace, double offset_us, const 
 
 /* Writes every file but the images into dir (which must exist); sorts run's tasks and transfers. Returns 0 or -errno with a message. */
 int dahlsim_trace_write(struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size);
+
+/* Multi-node runs: every rank traces its own node into DIR/node-RANK/ (dahlsim_trace_write) and saves its
+ * records there too (records.tsv: title, workers, layer names and tasks, exact), from which the front end
+ * merges the nodes into DIR: one Paje container per node holding its workers, one Gantt row per node and
+ * worker, one summary over every node's workers. StarPU-SimGrid gives every rank the same simulated clock. */
+int dahlsim_trace_records_save(const struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size);
+/* Reads DIR/node-0 .. node-(nodes-1)/records.tsv and writes the merged files into DIR (not the images).
+ * Returns 0 or -errno with a message naming the file. */
+int dahlsim_trace_merge_nodes(const char *dir, int nodes, char *err, size_t err_size);
 
 /* Renders dir/gantt.gp with gnuplot into dir/gantt.png and dir/gantt.svg. Returns 0, or -1 with a message. */
 int dahlsim_trace_render(const char *dir, char *err, size_t err_size);

@@ -55,6 +55,7 @@ struct train_opts {
     bool quiet;
     bool trace;                   /* --trace: OUT/trace (dahlsim_trace.h) */
     long trace_first, trace_last; /* --trace-window, 0-based steps; -1: all */
+    bool trace_per_node;          /* hidden --trace-per-node (dahlsim run, multi-node): OUT/trace/node-RANK */
 };
 
 static const char usage_line[] =
@@ -158,7 +159,7 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
 {
     enum { O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES, O_PRIORITY_INTERVAL, O_NCPU,
            O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP, O_SCENARIO, O_TRACE,
-           O_TRACE_WINDOW };
+           O_TRACE_WINDOW, O_TRACE_PER_NODE };
     static const struct option options[] = {
         {"dataset", required_argument, NULL, O_DATASET},     {"epochs", required_argument, NULL, O_EPOCHS},
         {"samples", required_argument, NULL, O_SAMPLES},     {"test-samples", required_argument, NULL, O_TEST_SAMPLES},
@@ -172,6 +173,7 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         {"out", required_argument, NULL, O_OUT},             {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, O_HELP},                 {"scenario", required_argument, NULL, O_SCENARIO},
         {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
+        {"trace-per-node", no_argument, NULL, O_TRACE_PER_NODE},
         {NULL, 0, NULL, 0},
     };
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
@@ -272,6 +274,10 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
             break;
         case O_TRACE_WINDOW:
             ok = dahlsim_trace_window_parse("--trace-window", optarg, &o->trace_first, &o->trace_last);
+            o->trace = true;
+            break;
+        case O_TRACE_PER_NODE: /* hidden: set by dahlsim run for multi-node runs, which merges the nodes */
+            o->trace_per_node = true;
             o->trace = true;
             break;
         case O_SCENARIO: /* hidden: set by dahlsim run for sim-train */
@@ -870,14 +876,27 @@ static int write_trace(struct run_state *st, const struct dahl_network_desc *des
 {
     const struct train_opts *o = st->o;
     char dir[PATH_MAX], rec[PATH_MAX + 32], err[2 * PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/trace", o->out);
+    if (o->trace_per_node) {
+        /* Every rank its own directory; dahlsim run merges them into OUT/trace once every rank is done. */
+        snprintf(dir, sizeof(dir), "%s/trace/node-%d", o->out, st->nodes.rank);
+        int r = dahlsim_make_dirs(dir);
+        if (r != 0) {
+            dahlsim_error("--trace: cannot create %s: %s", dir, strerror(-r));
+            return DAHLSIM_EXIT_FAILURE;
+        }
+    } else {
+        snprintf(dir, sizeof(dir), "%s/trace", o->out);
+    }
     struct dahl_profile_task *tasks;
     size_t ntasks = dahl_profile_tasks(&tasks);
     struct dahlsim_trace_fxt fxt = {0};
     struct dahlsim_trace_transfer *transfers = NULL;
     size_t ntransfers = 0;
     double t0 = dahlsim_mono_s();
-    if (dahl_profile_fxt_convert(err, sizeof(err)) != 0) {
+    if (o->trace_per_node) {
+        /* No FxT trace: the multi-node simulator's static StarPU is built without FxT (no data transfer
+         * times, no comparison). */
+    } else if (dahl_profile_fxt_convert(err, sizeof(err)) != 0) {
         fprintf(stderr, "dahlsim: warning: --trace: no StarPU FxT trace: %s\n", err);
     } else {
         snprintf(rec, sizeof(rec), "%s/starpu/tasks.rec", dir);
@@ -928,6 +947,8 @@ static int write_trace(struct run_state *st, const struct dahl_network_desc *des
         .nnodes = nnodes,
     };
     int written = dahlsim_trace_write(&run, dir, err, sizeof(err));
+    if (written == 0 && o->trace_per_node)
+        written = dahlsim_trace_records_save(&run, dir, err, sizeof(err));
     free(transfers);
     if (written != 0) {
         dahlsim_error("--trace: %s", err);
@@ -979,7 +1000,7 @@ static int train_main(int argc, char **argv, bool simulated)
     }
 
     char fxt_dir[PATH_MAX];
-    if (o.trace) {
+    if (o.trace && !o.trace_per_node) {
         /* A fresh OUT/trace: files of an earlier traced run must not pass for this one's. */
         char trace_dir[PATH_MAX];
         snprintf(trace_dir, sizeof(trace_dir), "%s/trace", o.out);
@@ -994,7 +1015,8 @@ static int train_main(int argc, char **argv, bool simulated)
         }
     }
     struct dahl_profile_conf profile = {.record_tasks = o.trace, .first_step = o.trace_first,
-                                        .last_step = o.trace_last, .fxt_dir = o.trace ? fxt_dir : NULL};
+                                        .last_step = o.trace_last,
+                                        .fxt_dir = o.trace && !o.trace_per_node ? fxt_dir : NULL};
     dahl_profile_setup(&profile);
 
     dahl_kernels_init();

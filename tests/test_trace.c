@@ -89,15 +89,25 @@ struct paje_link_sum {
     double bytes;
 };
 
-static long pj_dump_links(const char *path, struct paje_link_sum *sums, int max, int *nsums)
+/* pj_dump's lines of path that start with prefix (the whole dump can exceed what dahl_test_run keeps). */
+static char *pj_dump_lines(const char *path, const char *prefix)
 {
-    char *argv[] = {"/usr/bin/pj_dump", (char *)path, NULL};
+    char cmd[PATH_MAX + 128];
+    snprintf(cmd, sizeof(cmd), "set -o pipefail; /usr/bin/pj_dump '%s' | { grep '^%s' || true; }", path, prefix);
+    char *argv[] = {"/bin/bash", "-c", cmd, NULL};
     static struct dahl_test_run pj_run;
     dahl_test_run(&pj_run, argv, NULL);
     cr_assert_eq(pj_run.status, 0, "pj_dump %s: exit %d: %.500s", path, pj_run.status, pj_run.err);
+    cr_assert_lt(strlen(pj_run.out), sizeof(pj_run.out) - 1, "pj_dump %s: too many %s lines to read", path, prefix);
+    return pj_run.out;
+}
+
+static long pj_dump_links(const char *path, struct paje_link_sum *sums, int max, int *nsums)
+{
+    char *out = pj_dump_lines(path, "Link, ");
     long links = 0;
     *nsums = 0;
-    for (char *line = strtok(pj_run.out, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+    for (char *line = strtok(out, "\n"); line != NULL; line = strtok(NULL, "\n")) {
         if (strncmp(line, "Link, ", 6) != 0)
             continue;
         char src[32], dst[32];
@@ -326,15 +336,68 @@ Test(trace, bad_trace_options_are_input_errors)
     cr_assert_eq(run.status, 2);
     cr_assert(strstr(run.err, "\"trace_window\": expected a window within the run's 16 training steps") != NULL,
               "%s", run.err);
-    /* multi-node runs: every rank would write into the one trace directory */
+    /* multi-node runs trace too (each node its own directory, merged) */
     dahlsim(tiny_env, (const char *[]){"check", TINY, "--set", "nodes=2", "--set", "trace=true", NULL});
-    cr_assert_eq(run.status, 2);
-    cr_assert(strstr(run.err, "\"trace\": expected false in a multi-node run") != NULL, "%s", run.err);
-    dahlsim(tiny_env, (const char *[]){"run", TINY, "--set", "nodes=2", "--trace", "--out", "/tmp/dahlsim-trace-never",
-                                      NULL});
-    cr_assert_eq(run.status, 2);
-    cr_assert(strstr(run.err, "--trace: expected a single-node scenario") != NULL, "%s", run.err);
+    cr_assert_eq(run.status, 0, "%s", run.err);
 }
+
+#ifdef DAHL_TEST_HAS_SIM_MPI
+Test(trace, multi_node_runs_trace_every_node_and_merge_them)
+{
+    char dir[] = "/tmp/dahlsim-trace-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    /* 2 nodes, 2 steps of 8 samples (4 per node) */
+    dahlsim(tiny_env, (const char *[]){"run", TINY, "--set", "nodes=2", "--set", "samples=16", "--set", "epochs=1",
+                                      "--trace", "--out", dir, "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.err, "warning") == NULL, "%s", run.err);
+    long node_tasks = 0;
+    for (int n = 0; n < 2; n++) {
+        snprintf(path, sizeof(path), "%s/trace/node-%d/dahl.paje", dir, n);
+        assert_pj_dump_parses(path);
+        snprintf(path, sizeof(path), "%s/trace/node-%d/summary.json", dir, n);
+        cJSON *summary = json_file(path);
+        cr_assert_gt(num(summary, "tasks"), 0, "node %d traced no task", n);
+        cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(summary, "fxt")), "sim-mpi has no FxT");
+        node_tasks += (long)num(summary, "tasks");
+        cJSON_Delete(summary);
+        snprintf(path, sizeof(path), "%s/trace/node-%d/gantt.png", dir, n);
+        assert_file_at_least(path, 5000);
+    }
+    /* the merged trace: one Node container per node holding its two workers */
+    snprintf(path, sizeof(path), "%s/trace/dahl.paje", dir);
+    assert_pj_dump_parses(path);
+    int hosts = 0, workers = 0;
+    for (char *line = strtok(pj_dump_lines(path, "Container, "), "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        char parent[64], name[64];
+        if (sscanf(line, "Container, %63[^,], Node, %*f, %*f, %*f, %63[^\n]", parent, name) == 2) {
+            cr_assert_str_eq(parent, "dahl");
+            hosts++;
+        } else if (sscanf(line, "Container, %63[^,], Worker, %*f, %*f, %*f, %63[^\n]", parent, name) == 2) {
+            cr_assert(strncmp(name, parent, strlen(parent)) == 0 && name[strlen(parent)] == ' ',
+                      "worker %s is not in its node's container %s", name, parent);
+            workers++;
+        }
+    }
+    cr_assert_eq(hosts, 2);
+    cr_assert_eq(workers, 4);
+    snprintf(path, sizeof(path), "%s/trace/summary.json", dir);
+    cJSON *summary = json_file(path);
+    cr_assert_eq((long)num(summary, "tasks"), node_tasks, "the merged trace has every node's tasks");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(summary, "workers")), 4);
+    double eff = num(summary, "parallel_efficiency");
+    cr_assert(eff > 0 && eff <= 1, "parallel efficiency %g", eff);
+    cJSON_Delete(summary);
+    snprintf(path, sizeof(path), "%s/trace/trace.json", dir);
+    cJSON_Delete(json_file(path));
+    snprintf(path, sizeof(path), "%s/trace/gantt.svg", dir); /* one row per node and worker */
+    char *svg = slurp(path, NULL);
+    cr_assert(strstr(svg, "node 1 CPU 1") != NULL && strstr(svg, "node 0 CPU 0") != NULL, "%s", path);
+    free(svg);
+    rm_rf(dir);
+}
+#endif
 
 Test(trace, simulated_gpu_links_carry_bytes_and_gpu_memory_peaks)
 {
