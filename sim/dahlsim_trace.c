@@ -1130,7 +1130,8 @@ int dahlsim_trace_fxt_transfers(const char *paje_trace, double offset_us, const 
     }
     if (ret == 0 && nhalf[0] > 0) {
         qsort(half[0], nhalf[0], sizeof(*half[0]), link_half_cmp);
-        qsort(half[1], nhalf[1], sizeof(*half[1]), link_half_cmp);
+        if (nhalf[1] > 0)
+            qsort(half[1], nhalf[1], sizeof(*half[1]), link_half_cmp);
         size_t j = 0;
         for (size_t i = 0; i < nhalf[0]; i++) {
             const struct link_half *a = &half[0][i];
@@ -1153,7 +1154,8 @@ int dahlsim_trace_fxt_transfers(const char *paje_trace, double offset_us, const 
             if (keep)
                 tr[k++] = t;
         }
-        qsort(tr, k, sizeof(*tr), transfer_cmp);
+        if (k > 0)
+            qsort(tr, k, sizeof(*tr), transfer_cmp);
     }
     free(half[0]);
     free(half[1]);
@@ -1463,7 +1465,8 @@ out:
 
 int dahlsim_trace_write(struct dahlsim_trace_run *run, const char *dir, char *err, size_t err_size)
 {
-    qsort(run->tasks, run->ntasks, sizeof(*run->tasks), task_cmp);
+    if (run->ntasks > 0)
+        qsort(run->tasks, run->ntasks, sizeof(*run->tasks), task_cmp);
     double t0_us = 0, t1_us = 0;
     for (size_t t = 0; t < run->ntasks; t++) {
         if (t == 0 || run->tasks[t].start_us < t0_us)
@@ -1479,7 +1482,8 @@ int dahlsim_trace_write(struct dahlsim_trace_run *run, const char *dir, char *er
             run->transfers[kept++] = *x;
     }
     run->ntransfers = kept;
-    qsort(run->transfers, run->ntransfers, sizeof(*run->transfers), transfer_cmp);
+    if (kept > 0) /* qsort's pointer must not be NULL, even for no element */
+        qsort(run->transfers, run->ntransfers, sizeof(*run->transfers), transfer_cmp);
     const char *codelets[MAX_CODELETS];
     size_t ncodelets = codelet_list(run, codelets);
     int ret = write_paje(run, codelets, ncodelets, t0_us, t1_us, dir, err, err_size);
