@@ -4,7 +4,6 @@
 #include "dahl_codelets.h"
 #include "dahl_engine.h"
 #include "dahl_starpu.h"
-
 #include "dahl_tensor.h"
 
 #include <errno.h>

@@ -331,10 +331,7 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
         }
         case O_DIR:
             o->dir = optarg;
-            if (optarg[0] == '\0') {
-                dahlsim_error("--dir: expected a directory, got \"\"");
-                ok = false;
-            }
+            ok = dahlsim_parse_dir("--dir", optarg);
             break;
         case O_REPORT:
             o->report_only = true;

@@ -94,6 +94,15 @@ bool dahlsim_parse_double(const char *option, const char *text, double min, doub
     return true;
 }
 
+bool dahlsim_parse_dir(const char *option, const char *text)
+{
+    if (text[0] == '\0') {
+        dahlsim_error("%s: expected a directory, got \"\"", option);
+        return false;
+    }
+    return true;
+}
+
 static void usage(FILE *to)
 {
     fprintf(to, "usage: dahlsim <command> [options]\n"

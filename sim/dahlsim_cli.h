@@ -35,6 +35,9 @@ bool dahlsim_parse_int(const char *option, const char *text, long min, long max,
 /* Parses text as a finite number in [min, max]; same error convention. */
 bool dahlsim_parse_double(const char *option, const char *text, double min, double max, double *out);
 
+/* A directory option's value: false, after printing the error naming option, when text is empty. */
+bool dahlsim_parse_dir(const char *option, const char *text);
+
 /* Subcommands implemented in their own files. */
 int dahlsim_cmd_doctor(int argc, char **argv);
 int dahlsim_cmd_train(int argc, char **argv);

@@ -26,6 +26,9 @@
 #define PROBE_DURATION_US 5000.0
 #define PROBE_TASKS 16
 
+static const char probe_usage[] =
+    "usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched POLICY] [--empty]\n";
+
 struct probe_request {
     long tasks;
     double duration_us;
@@ -67,20 +70,18 @@ int dahlsim_cmd_engine_probe(int argc, char **argv)
             req.empty = true;
             break;
         case 'h':
-            printf("usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched POLICY] [--empty]\n"
-                   "Runs N independent probe tasks of D microseconds in this binary's StarPU flavour and\n"
+            fputs(probe_usage, stdout);
+            printf("Runs N independent probe tasks of D microseconds in this binary's StarPU flavour and\n"
                    "prints one JSON line with the makespan. --empty: N empty tasks on two buffers instead\n"
                    "(what the runtime costs per task; D is ignored).\n");
             return DAHLSIM_EXIT_OK;
         default:
-            fprintf(stderr, "usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched P]\n");
+            fputs(probe_usage, stderr);
             return DAHLSIM_EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        dahlsim_error("engine-probe: unexpected argument \"%s\"", argv[optind]);
-        return DAHLSIM_EXIT_USAGE;
-    }
+    if (optind < argc)
+        return dahlsim_unexpected_argument("engine-probe", argv[optind], probe_usage);
 
     struct dahl_engine_conf conf = dahl_engine_conf_default();
     conf.ncpu = (int)req.ncpu;
@@ -201,9 +202,7 @@ int dahlsim_cmd_doctor(int argc, char **argv)
                    PROBE_TASKS, PROBE_DURATION_US / 1e3, PROBE_MACHINE_NAME, PROBE_MACHINE_DIR);
             return DAHLSIM_EXIT_OK;
         }
-        dahlsim_error("doctor: unexpected argument \"%s\"", argv[i]);
-        fprintf(stderr, "usage: dahlsim doctor\n");
-        return DAHLSIM_EXIT_USAGE;
+        return dahlsim_unexpected_argument("doctor", argv[i], "usage: dahlsim doctor\n");
     }
     printf("dahlsim doctor: %d independent probe tasks of %.0f ms, scheduler eager\n", PROBE_TASKS,
            PROBE_DURATION_US / 1e3);

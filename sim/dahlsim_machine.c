@@ -912,10 +912,8 @@ static int synth_options(int argc, char **argv, struct synth_opts *o)
             break;
         case O_OUT:
             o->out = optarg;
-            if (optarg[0] == '\0') {
-                dahlsim_error("--out: expected a directory, got \"\"");
+            if (!dahlsim_parse_dir("--out", optarg))
                 return DAHLSIM_EXIT_USAGE;
-            }
             break;
         case O_COVER:
             if (o->ncovers == MAX_COVERS) {

@@ -255,10 +255,7 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
             break;
         case O_OUT:
             o->out = optarg;
-            if (optarg[0] == '\0') {
-                dahlsim_error("--out: expected a directory, got \"\"");
-                ok = false;
-            }
+            ok = dahlsim_parse_dir("--out", optarg);
             break;
         case O_PRIORITIES:
             o->priorities = optarg;

@@ -170,10 +170,8 @@ static int parse(int argc, char **argv, struct validate_opts *o)
             return dahlsim_option_misuse("validate", opt, argv, usage);
         }
     }
-    if (optind < argc) {
-        dahlsim_error("validate: unexpected argument \"%s\"", argv[optind]);
-        return DAHLSIM_EXIT_USAGE;
-    }
+    if (optind < argc)
+        return dahlsim_unexpected_argument("validate", argv[optind], usage);
     if (o->machine == NULL) {
         dahlsim_error("validate: --machine NAME is required (a measured calibration of this machine)");
         fprintf(stderr, "hint: dahlsim calibrate --machine NAME first\n");
