@@ -52,3 +52,16 @@ double dahl_test_json_number(const char *json, const char *key)
         return NAN;
     return strtod(at + strlen(pattern), NULL);
 }
+
+void dahl_test_assert_input_error(const struct dahl_test_run *run, const char *what, const char *want1,
+                                  const char *want2)
+{
+    cr_assert_eq(run->status, 2, "%s: exit %d, stderr: %s", what, run->status, run->err);
+    cr_assert(strncmp(run->err, "dahlsim: error: ", 16) == 0, "%s: %s", what, run->err);
+    const char *eol = strchr(run->err, '\n');
+    size_t len = eol != NULL ? (size_t)(eol - run->err) : strlen(run->err);
+    char line[4096];
+    snprintf(line, sizeof(line), "%.*s", (int)len, run->err);
+    cr_assert(strstr(line, want1) != NULL, "%s: \"%s\" not in: %s", what, want1, line);
+    cr_assert(want2 == NULL || strstr(line, want2) != NULL, "%s: \"%s\" not in: %s", what, want2, line);
+}

@@ -16,6 +16,11 @@ struct dahl_test_run {
  * process cannot be started. */
 void dahl_test_run(struct dahl_test_run *run, char *const argv[], char *const env[]);
 
+/* Asserts that run was an input error: exit 2, and a first stderr line "dahlsim: error: ..." that contains
+ * want1 and, unless NULL, want2. what names the case in failure messages. */
+void dahl_test_assert_input_error(const struct dahl_test_run *run, const char *what, const char *want1,
+                                  const char *want2);
+
 /* The number after "key": in a one-line JSON object, or NAN when absent. */
 double dahl_test_json_number(const char *json, const char *key);
 

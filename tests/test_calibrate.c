@@ -44,12 +44,7 @@ static void calibrate(const char *const *args)
 
 static void assert_input_error(const char *what, const char *want)
 {
-    cr_assert_eq(run.status, 2, "%s: exit %d, stderr: %s", what, run.status, run.err);
-    cr_assert(strncmp(run.err, "dahlsim: error: ", 16) == 0, "%s: %s", what, run.err);
-    const char *eol = strchr(run.err, '\n');
-    char line[2048];
-    snprintf(line, sizeof(line), "%.*s", (int)(eol != NULL ? eol - run.err : (long)strlen(run.err)), run.err);
-    cr_assert(strstr(line, want) != NULL, "%s: \"%s\" not in: %s", what, want, line);
+    dahl_test_assert_input_error(&run, what, want, NULL);
 }
 
 Test(calibrate, bad_options_and_directories_are_input_errors)

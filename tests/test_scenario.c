@@ -41,13 +41,7 @@ static void write_scenario(const char *path, const char *json)
 
 static void assert_input_error(const char *what, const char *want1, const char *want2)
 {
-    cr_assert_eq(run.status, 2, "%s: exit %d, stderr: %s", what, run.status, run.err);
-    cr_assert(strncmp(run.err, "dahlsim: error: ", 16) == 0, "%s: %s", what, run.err);
-    const char *eol = strchr(run.err, '\n');
-    char line[4096];
-    snprintf(line, sizeof(line), "%.*s", (int)(eol != NULL ? eol - run.err : (long)strlen(run.err)), run.err);
-    cr_assert(strstr(line, want1) != NULL, "%s: \"%s\" not in: %s", what, want1, line);
-    cr_assert(want2 == NULL || strstr(line, want2) != NULL, "%s: \"%s\" not in: %s", what, want2, line);
+    dahl_test_assert_input_error(&run, what, want1, want2);
 }
 
 Test(scenario, check_accepts_the_fixtures)
