@@ -178,7 +178,10 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     cJSON_ArrayForEach(m, models)
     {
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "samples");
-        cr_assert(cJSON_IsNumber(n) && n->valuedouble >= 10, "an entry with fewer than 10 samples");
+        char *entry = cJSON_PrintUnformatted(m);
+        cr_assert(cJSON_IsNumber(n) && n->valuedouble >= 10, "an entry with fewer than 10 samples: %s",
+                  entry != NULL ? entry : "?");
+        free(entry);
     }
     cJSON_Delete(root);
     const char *files[] = {"sampling/bus/test-local.platform.v4.xml", "sampling/bus/test-local.bandwidth",
