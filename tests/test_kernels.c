@@ -517,6 +517,30 @@ Test(kernels, relu_forward_and_backward)
     cr_expect_eq(dahl_relu_backward_bytes(10), 120);
 }
 
+/* The vector loop and its scalar tail give, bit for bit, what `x > 0 ? x : 0` gives, on the values where
+ * a max could differ from it (signed zeros, NaN, infinities, subnormals) and on a length that is not a
+ * multiple of the vector width. */
+Test(kernels, relu_matches_the_definition_bit_for_bit)
+{
+    enum { N = 67 };
+    const float special[] = {0.0f, -0.0f, NAN, -NAN, INFINITY, -INFINITY, 1e-42f, -1e-42f, 1.0f, -1.0f};
+    enum { NSPECIAL = sizeof(special) / sizeof(special[0]) };
+    rng_seed(7);
+    float x[N], y[N], dy[N], dx[N];
+    for (size_t i = 0; i < N; i++) {
+        x[i] = i % 3 == 0 ? special[(i / 3) % NSPECIAL] : rng_uniform();
+        dy[i] = i % 5 == 0 ? special[(i / 5) % NSPECIAL] : rng_uniform();
+    }
+    dahl_relu_forward(N, x, y);
+    dahl_relu_backward(N, x, dy, dx); /* x, not y, as the mask: the specials reach the comparison */
+    for (size_t i = 0; i < N; i++) {
+        const float want_y = x[i] > 0.0f ? x[i] : 0.0f;
+        const float want_dx = x[i] > 0.0f ? dy[i] : 0.0f;
+        cr_expect_eq(memcmp(&y[i], &want_y, sizeof(float)), 0, "relu y[%zu] = %a, want %a", i, y[i], want_y);
+        cr_expect_eq(memcmp(&dx[i], &want_dx, sizeof(float)), 0, "relu dx[%zu] = %a, want %a", i, dx[i], want_dx);
+    }
+}
+
 /* ---- dense --------------------------------------------------------------------------------------------- */
 
 static void ref_dense(int n_in, int n_out, const double *x, const double *w, const double *b, double *y)

@@ -27,11 +27,13 @@ static size_t window_argmax(const struct dahl_maxpool_shape *s, const float *xc,
     float best_v = xc[best];
     for (int i = i0; i < i0 + s->k; i++) {
         for (int j = j0; j < j0 + s->k; j++) {
+            /* Selects rather than a branch: which element wins is data, and a mispredicted jump per
+             * comparison made the kernel's time depend on the images (see relu.c). */
             const size_t at = (size_t)i * s->w + j;
-            if (xc[at] > best_v) {
-                best_v = xc[at];
-                best = at;
-            }
+            const float v = xc[at];
+            const bool gt = v > best_v;
+            best = gt ? at : best;
+            best_v = gt ? v : best_v;
         }
     }
     return best;
