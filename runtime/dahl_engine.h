@@ -15,6 +15,17 @@ struct dahl_engine_conf {
     bool profiling;    /* per-worker busy/idle accounting (dahl_engine_worker_stats); off by default */
     const struct dahl_heteroprio_conf *heteroprio; /* sched "heteroprio": buckets and lists (dahl_sched.h);
                                                       required with that policy, copied at start */
+    /* Simulation only: the submitting thread's CPU time as measured on the real machine (dahlsim calibrate),
+     * per submitted task and per byte of input image copied. 0: StarPU-SimGrid's own 1 us sleep per task. */
+    double submit_us_per_task;
+    double input_copy_bytes_per_s;
+};
+
+/* Where a simulation charges the submitting thread's CPU time (dahl_engine_charge_submission). */
+enum dahl_submit_charge {
+    DAHL_SUBMIT_NOT_CHARGED,   /* native run, no measured cost, or a multi-node run (StarPU's 1 us sleep) */
+    DAHL_SUBMIT_OWN_CORE,      /* the machine has a core no worker uses: the thread runs there */
+    DAHL_SUBMIT_WORKER_CORES,  /* every core runs a worker: the thread takes its time from them, in turn */
 };
 
 /* Returns the configuration meaning "StarPU's defaults". */
@@ -23,6 +34,13 @@ struct dahl_engine_conf dahl_engine_conf_default(void);
 /* Starts StarPU with conf (borrowed, not kept). The policy named in conf wins over STARPU_SCHED in the
  * environment. Returns 0, -ENODEV when no worker can run, or another negative StarPU error code. */
 int dahl_engine_start(const struct dahl_engine_conf *conf);
+
+/* Simulation: charges the submitting thread's CPU time for `tasks` submitted tasks and `copy_bytes` of
+ * input copied, as the engine's conf says, in simulated time. Natively (and when nothing is charged): no-op. */
+void dahl_engine_charge_submission(size_t tasks, size_t copy_bytes);
+/* How the running engine charges it. */
+enum dahl_submit_charge dahl_engine_submit_charge(void);
+const char *dahl_engine_submit_charge_name(enum dahl_submit_charge c);
 
 /* Waits for every submitted task, then shuts StarPU down. No-op when the engine is not started. */
 void dahl_engine_stop(void);

@@ -9,6 +9,7 @@
  * gathered back after it (forward and backward tasks read them whole), the velocity, which only the update
  * touches, stays partitioned. */
 #include "dahl_network.h"
+#include "dahl_engine.h"
 
 #include "dahl_codelets_starpu.h"
 #include "dahl_mpi_starpu.h"
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct layer {
     struct dahl_layer_shape s;     /* the description and shapes (dahl_network_desc_shapes) */
@@ -54,6 +56,8 @@ struct dahl_network {
     const char *const *symbols;
     size_t nsymbols;
     long *task_counts;
+    size_t copy_bytes; /* input images copied in (native), and the submitting thread's CPU time doing it */
+    double copy_cpu_s;
     /* Step completion times (guarded by lock): end_us[i] is when step i's updates had all completed. */
     double *end_us;
     size_t steps_submitted, steps_capacity, steps_done;
@@ -510,6 +514,7 @@ long dahl_network_task_count(const struct dahl_network *net, const char *symbol)
         if (submit_ret_ != 0)                                                                                    \
             return submit_ret_;                                                                                  \
         count((net), (symbol));                                                                                  \
+        dahl_engine_charge_submission(1, 0);                                                                     \
     } while (0)
 
 static starpu_data_handle_t sample(struct dahl_tensor *t, int s)
@@ -517,17 +522,35 @@ static starpu_data_handle_t sample(struct dahl_tensor *t, int s)
     return dahl_tensor_sample(t, s);
 }
 
-/* Copies one image into its sample of the input tensor (native build; waits for that slice's readers). */
+/* Copies one image into its sample of the input tensor, after waiting for that slice's readers of the last
+ * step. The simulation has no images (images == NULL) but waits the same way: that wait holds the submitting
+ * thread back until the previous step's first-layer tasks on the sample are done, and orders the next
+ * step's reads after them, in simulated time as on the real machine. */
 static int load_input(struct dahl_network *net, int s, const float *images)
 {
-    if (DAHL_SIMULATED || images == NULL)
+    if (!DAHL_SIMULATED && images == NULL)
         return 0;
     size_t n = dahl_tensor_sample_count(net->act[0]);
     starpu_data_handle_t h = sample(net->act[0], s);
     DAHL_CHECK_STARPU(starpu_data_acquire(h, STARPU_W));
-    memcpy((void *)starpu_vector_get_local_ptr(h), images + (size_t)s * n, n * sizeof(float));
+    if (images != NULL) {
+        /* timed for dahlsim calibrate, which charges the simulated copies at this rate */
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        memcpy((void *)starpu_vector_get_local_ptr(h), images + (size_t)s * n, n * sizeof(float));
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        net->copy_cpu_s += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        net->copy_bytes += n * sizeof(float);
+    }
     starpu_data_release(h);
+    dahl_engine_charge_submission(0, n * sizeof(float));
     return 0;
+}
+
+void dahl_network_input_copies(const struct dahl_network *net, size_t *bytes, double *cpu_s)
+{
+    *bytes = net->copy_bytes;
+    *cpu_s = net->copy_cpu_s;
 }
 
 /* dahl_catalogue.c lists the tasks of forward_sample, backward_sample and update_params from the same layer

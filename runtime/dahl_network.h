@@ -142,6 +142,9 @@ size_t dahl_network_steps_done(struct dahl_network *net);
 /* Tasks the network submitted so far, per perf-model symbol (e.g. "dahl_conv2d_forward"), counted at
  * submission. StarPU's own REDUX init/reduction tasks are not submitted by dahl and are not counted. */
 long dahl_network_task_count(const struct dahl_network *net, const char *symbol);
+/* Input images copied into the network so far (native runs): bytes, and the CPU time the submitting thread
+ * spent copying them. */
+void dahl_network_input_copies(const struct dahl_network *net, size_t *bytes, double *cpu_s);
 
 /* Copies the parameters of layer `layer` (weights then bias) into dst (count values). Native build only:
  * returns -ENODATA in the SimGrid build, -EINVAL for a layer without parameters or a wrong count. */

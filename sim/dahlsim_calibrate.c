@@ -15,6 +15,7 @@
 #include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_scenario.h"
 #include "dahlsim_spawn.h"
 
 #include "dahl_codelets.h"
@@ -498,8 +499,38 @@ static void print_report(const struct model_table *t, double max_rsd, FILE *f)
 /* ---- one setup: native rounds, simulated check ---------------------------------------------------------- */
 
 struct paths {
-    char final[PATH_MAX], tmp[PATH_MAX], old[PATH_MAX], sampling[PATH_MAX], errlog[PATH_MAX];
+    char final[PATH_MAX], tmp[PATH_MAX], old[PATH_MAX], sampling[PATH_MAX], errlog[PATH_MAX], run[PATH_MAX];
 };
+
+/* The submitting thread's cost, summed over this calibration's native runs (their results.json
+ * "submission"): the manifest's "submission", which simulations charge (dahl_engine_charge_submission). */
+struct submit_totals {
+    int runs;
+    long tasks;
+    double cpu_s, copy_cpu_s, copy_bytes;
+};
+
+/* Adds the native run's figures (p->run/results.json) to t; a run without them is skipped. */
+static void add_submission(const struct paths *p, struct submit_totals *t)
+{
+    char path[XPATH];
+    snprintf(path, sizeof(path), "%s/results.json", p->run);
+    cJSON *r = dahlsim_read_json(path);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "submission");
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(s, "thread_cpu_s");
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(s, "tasks");
+    const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(s, "input_copy_bytes");
+    const cJSON *copy = cJSON_GetObjectItemCaseSensitive(s, "input_copy_cpu_s");
+    if (cJSON_IsNumber(cpu) && cJSON_IsNumber(tasks) && cJSON_IsNumber(bytes) && cJSON_IsNumber(copy) &&
+        tasks->valuedouble > 0) {
+        t->runs++;
+        t->tasks += (long)tasks->valuedouble;
+        t->cpu_s += cpu->valuedouble;
+        t->copy_cpu_s += copy->valuedouble;
+        t->copy_bytes += bytes->valuedouble;
+    }
+    cJSON_Delete(r);
+}
 
 /* What the simulated check found missing. */
 struct check_result {
@@ -569,7 +600,8 @@ static int native_round(const struct calib_opts *o, const struct cover *c, const
      * measurements, where lws would leave the GPU's models of rarely stolen tasks empty. */
     char *argv[] = {self, "train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
                     (char *)kind, "--samples", samples, "--test-samples", batch, "--batch", batch,
-                    "--seed", seed, "--ngpu", ngpu, "--quiet", o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
+                    "--seed", seed, "--ngpu", ngpu, "--quiet", "--out", (char *)p->run,
+                    o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling},
         {"STARPU_HOSTNAME", o->machine},
@@ -602,15 +634,19 @@ struct cover_status {
     double seconds;
 };
 
-/* One native run of setup i; returns an exit code on failure, -1 when it ran. */
-static int measure(const struct calib_opts *o, int i, const struct paths *p, int round, const char *name)
+/* One native run of setup i, its submitting thread's figures added to sub; returns an exit code on failure,
+ * -1 when it ran. */
+static int measure(const struct calib_opts *o, int i, const struct paths *p, int round, const char *name,
+                   struct submit_totals *sub)
 {
     if (!o->quiet)
         fprintf(stderr, "[%d/%d] %s: measuring, run %d/%ld (%ld steps of %ld samples)...\n", i + 1, o->ncovers, name,
                 round, o->rounds, o->steps, o->batch);
     int status = native_round(o, &o->covers[i], p, round);
-    if (status == 0)
+    if (status == 0) {
+        add_submission(p, sub);
         return -1;
+    }
     char line[512];
     last_line(p->errlog, line, sizeof(line));
     dahlsim_error("calibrate: %s: the native training run failed (exit %d): %s", name, status, line);
@@ -621,7 +657,8 @@ static int measure(const struct calib_opts *o, int i, const struct paths *p, int
  * native run. Every setup gets its first run before any is checked, because regression models need the
  * several sizes of several setups before StarPU considers them calibrated. Returns an exit code, -1 to go
  * on; cs->status stays NULL while the setup is pending. */
-static int first_pass(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
+static int first_pass(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs,
+                      struct submit_totals *sub)
 {
     char name[PATH_MAX + 128];
     cover_name(&o->covers[i], name, sizeof(name));
@@ -638,14 +675,15 @@ static int first_pass(const struct calib_opts *o, int i, const struct paths *p, 
             return -1;
         }
     }
-    int code = measure(o, i, p, 1, name);
+    int code = measure(o, i, p, 1, name, sub);
     cs->rounds = 1;
     cs->seconds = dahlsim_mono_s() - start;
     return code;
 }
 
 /* Second pass: more runs of setup i until the simulated check is clean. Returns an exit code, -1 when done. */
-static int converge(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
+static int converge(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs,
+                    struct submit_totals *sub)
 {
     /* Every setup is checked again here, "already calibrated" ones included: measuring an earlier setup may
      * have reset a regression fit (see kind_rank). */
@@ -671,7 +709,7 @@ static int converge(const struct calib_opts *o, int i, const struct paths *p, st
                     name, r.uncalibrated, r.first[0] ? r.first : "the simulated check failed");
         if (cs->rounds >= o->rounds)
             break;
-        int code = measure(o, i, p, ++cs->rounds, name);
+        int code = measure(o, i, p, ++cs->rounds, name, sub);
         if (code >= 0)
             return code;
     }
@@ -712,8 +750,84 @@ static void command_line(int argc, char **argv, char *buf, size_t size)
         used += (size_t)snprintf(buf + used, size - used, " %s", argv[i]);
 }
 
+/* One "submission" entry: the thread's CPU time per task submitted, image copies apart, and its copy rate. */
+static cJSON *submission_entry(const struct submit_totals *t)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "us_per_task", 1e6 * (t->cpu_s - t->copy_cpu_s) / (double)t->tasks);
+    cJSON_AddNumberToObject(e, "input_copy_bytes_per_s", t->copy_cpu_s > 0 ? t->copy_bytes / t->copy_cpu_s : 1e10);
+    cJSON_AddNumberToObject(e, "runs", t->runs);
+    cJSON_AddNumberToObject(e, "tasks", (double)t->tasks);
+    return e;
+}
+
+/* The manifest's "submission": per image shape ("28x28x1" for fashion-mnist), the figures of this
+ * calibration's runs of that shape, else the previous manifest's for it; at the top, over all shapes (for a
+ * shape without its own entry). The cost per task grows with the image (measured on build-2core-epyc with
+ * batch 8: 2.2, 2.7 and 3.4 us at 28x28x3, 128x128x3 and 512x512x3), hence the entries. */
+static void add_submission_json(cJSON *root, const struct calib_opts *o, const struct submit_totals *sub,
+                                const cJSON *prev_submission)
+{
+    cJSON *shapes = cJSON_CreateObject();
+    const cJSON *prev_shapes = cJSON_GetObjectItemCaseSensitive(prev_submission, "per_shape");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, prev_shapes) cJSON_AddItemToObject(shapes, e->string, cJSON_Duplicate(e, true));
+    for (int i = 0; i < o->ncovers; i++) {
+        if (sub[i].runs == 0)
+            continue;
+        char shape[64];
+        dahlsim_dataset_shape(o->covers[i].dataset, shape, sizeof(shape));
+        struct submit_totals t = sub[i];
+        for (int j = i + 1; j < o->ncovers; j++) { /* the other setups of that shape, once */
+            char other[64];
+            dahlsim_dataset_shape(o->covers[j].dataset, other, sizeof(other));
+            if (strcmp(other, shape) == 0 && sub[j].runs > 0) {
+                t.runs += sub[j].runs;
+                t.tasks += sub[j].tasks;
+                t.cpu_s += sub[j].cpu_s;
+                t.copy_cpu_s += sub[j].copy_cpu_s;
+                t.copy_bytes += sub[j].copy_bytes;
+            }
+        }
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) {
+            char other[64];
+            dahlsim_dataset_shape(o->covers[j].dataset, other, sizeof(other));
+            seen = strcmp(other, shape) == 0 && sub[j].runs > 0;
+        }
+        if (!seen) {
+            cJSON *entry = submission_entry(&t);
+            if (!cJSON_ReplaceItemInObjectCaseSensitive(shapes, shape, entry))
+                cJSON_AddItemToObject(shapes, shape, entry);
+        }
+    }
+    if (cJSON_GetArraySize(shapes) == 0) {
+        cJSON_Delete(shapes);
+        return;
+    }
+    /* over all shapes, weighted by their tasks: the mean cost per task, the harmonic mean rate */
+    double tasks = 0, us = 0, per_rate = 0;
+    cJSON_ArrayForEach(e, shapes)
+    {
+        double n = cJSON_GetObjectItemCaseSensitive(e, "tasks")->valuedouble;
+        tasks += n;
+        us += n * cJSON_GetObjectItemCaseSensitive(e, "us_per_task")->valuedouble;
+        per_rate += n / cJSON_GetObjectItemCaseSensitive(e, "input_copy_bytes_per_s")->valuedouble;
+    }
+    cJSON *s = cJSON_AddObjectToObject(root, "submission");
+    cJSON_AddNumberToObject(s, "us_per_task", us / tasks);
+    cJSON_AddNumberToObject(s, "input_copy_bytes_per_s", tasks / per_rate);
+    cJSON_AddItemToObject(s, "per_shape", shapes);
+    cJSON_AddStringToObject(s, "what",
+                            "CPU time of the thread submitting the tasks (its CPU clock over the training phases "
+                            "of this calibration's native runs, image copies apart), per task submitted, and the "
+                            "rate of its image copies, per image shape: simulations charge it, on the workers' "
+                            "cores when no core is left for that thread, else on its own");
+}
+
 static int write_manifest(const struct calib_opts *o, const struct cover_status *cs, const struct model_table *t,
-                          const char *path, int argc, char **argv)
+                          const struct submit_totals *sub, const cJSON *prev_submission, const char *path, int argc,
+                          char **argv)
 {
     cJSON *root = cJSON_CreateObject();
     char cpu[256], cmd[4096], date[32];
@@ -758,6 +872,7 @@ static int write_manifest(const struct calib_opts *o, const struct cover_status 
         cJSON_AddNumberToObject(c, "runs", cs[i].rounds);
         cJSON_AddItemToArray(covered, c);
     }
+    add_submission_json(root, o, sub, prev_submission);
     cJSON *models = cJSON_AddArrayToObject(root, "models");
     for (size_t i = 0; i < t->n; i++) {
         const struct model_entry *e = &t->v[i];
@@ -927,16 +1042,18 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
     }
     int code = DAHLSIM_EXIT_FAILURE;
     struct cover_status cs[MAX_COVERS];
+    struct submit_totals sub[MAX_COVERS] = {0}; /* per setup */
     for (int i = 0; i < o->ncovers; i++) {
-        code = first_pass(o, i, p, &cs[i]);
+        code = first_pass(o, i, p, &cs[i], &sub[i]);
         if (code >= 0)
             goto fail_code;
     }
     for (int i = 0; i < o->ncovers; i++) {
-        code = converge(o, i, p, &cs[i]);
+        code = converge(o, i, p, &cs[i], &sub[i]);
         if (code >= 0)
             goto fail_code;
     }
+    dahlsim_remove_tree(p->run);
     struct model_table t = {0};
     ret = load_models(p->sampling, o->machine, &t);
     if (ret != 0) {
@@ -947,7 +1064,7 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
     remove(p->errlog);
     char manifest[XPATH];
     snprintf(manifest, sizeof(manifest), "%s/manifest.json", p->tmp);
-    ret = write_manifest(o, cs, &t, manifest, argc, argv);
+    ret = write_manifest(o, cs, &t, sub, cJSON_GetObjectItemCaseSensitive(prev, "submission"), manifest, argc, argv);
     if (ret != 0) {
         dahlsim_error("calibrate: %s: %s", manifest, strerror(-ret));
         free(t.v);
@@ -1001,7 +1118,8 @@ int dahlsim_cmd_calibrate(int argc, char **argv)
         snprintf(p.tmp, sizeof(p.tmp), "%s/.%s.tmp-%ld", o.dir, o.machine, pid) >= (int)sizeof(p.tmp) ||
         snprintf(p.old, sizeof(p.old), "%s/.%s.old-%ld", o.dir, o.machine, pid) >= (int)sizeof(p.old) ||
         snprintf(p.sampling, sizeof(p.sampling), "%s/sampling", p.tmp) >= (int)sizeof(p.sampling) ||
-        snprintf(p.errlog, sizeof(p.errlog), "%s/stderr.log", p.tmp) >= (int)sizeof(p.errlog)) {
+        snprintf(p.errlog, sizeof(p.errlog), "%s/stderr.log", p.tmp) >= (int)sizeof(p.errlog) ||
+        snprintf(p.run, sizeof(p.run), "%s/run", p.tmp) >= (int)sizeof(p.run)) {
         dahlsim_error("--dir: path too long");
         return DAHLSIM_EXIT_USAGE;
     }

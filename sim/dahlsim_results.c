@@ -54,6 +54,11 @@
  *                     "allreduce_s_per_iteration"}: a step's allreduce time on a node runs from its first
  *                     gradient being ready to its last gradient holding the global sum; per iteration the
  *                     slowest node's
+ *   submission        the thread that submits the tasks: native {"thread_cpu_s", "tasks", "input_copy_bytes",
+ *                     "input_copy_cpu_s", "us_per_task", "input_copy_bytes_per_s"}, its CPU time over the
+ *                     training phases, us_per_task not counting the image copies; simulated {"us_per_task",
+ *                     "input_copy_bytes_per_s" (null: not charged), "charged_on": "own core" | "worker
+ *                     cores" | "not charged"}, the calibration's measured cost and where it was charged
  *   seed
  *   versions          {"dahlsim", "starpu", "simgrid" (SimGrid builds only), "compiler", "commit", "openblas"}
  *   wall_s            the whole process; peak_rss_kib: getrusage's maximum resident set size */
@@ -79,6 +84,31 @@
         if (!(call))                                                                                         \
             goto nomem;                                                                                      \
     } while (0)
+
+/* Adds the "submission" object to root; NULL when memory runs out. */
+static cJSON *submission_json(cJSON *root, const struct dahlsim_results *r)
+{
+    const struct dahlsim_results_submission *s = &r->submission;
+    cJSON *o = cJSON_AddObjectToObject(root, "submission");
+    if (o == NULL)
+        return NULL;
+    bool ok;
+    if (strcmp(r->mode, "native") == 0) {
+        ok = cJSON_AddNumberToObject(o, "thread_cpu_s", s->thread_cpu_s) &&
+             cJSON_AddNumberToObject(o, "tasks", (double)s->tasks) &&
+             cJSON_AddNumberToObject(o, "input_copy_bytes", s->copy_bytes) &&
+             cJSON_AddNumberToObject(o, "input_copy_cpu_s", s->copy_cpu_s) &&
+             cJSON_AddNumberToObject(o, "us_per_task", s->us_per_task) &&
+             cJSON_AddNumberToObject(o, "input_copy_bytes_per_s", s->copy_bytes_per_s);
+    } else {
+        ok = (s->us_per_task > 0 ? cJSON_AddNumberToObject(o, "us_per_task", s->us_per_task)
+                                 : cJSON_AddNullToObject(o, "us_per_task")) &&
+             (s->copy_bytes_per_s > 0 ? cJSON_AddNumberToObject(o, "input_copy_bytes_per_s", s->copy_bytes_per_s)
+                                      : cJSON_AddNullToObject(o, "input_copy_bytes_per_s")) &&
+             cJSON_AddStringToObject(o, "charged_on", s->charged_on != NULL ? s->charged_on : "not charged");
+    }
+    return ok ? o : NULL;
+}
 
 /* The "heteroprio" object; NULL when memory runs out. */
 static cJSON *heteroprio_json(const struct dahlsim_results_heteroprio *hp)
@@ -264,6 +294,7 @@ static cJSON *results_json(const struct dahlsim_results *r)
         CHK(cJSON_AddNumberToObject(net, "allreduce_s_mean",
                                     r->nallreduce_times > 0 ? sum / (double)r->nallreduce_times : 0.0));
     }
+    CHK(submission_json(root, r));
     CHK(cJSON_AddNumberToObject(root, "seed", (double)r->seed));
     cJSON *versions;
     CHK(versions = cJSON_AddObjectToObject(root, "versions"));

@@ -35,6 +35,18 @@ struct dahlsim_results_heteroprio {
     const char *lists[2];   /* the final lists, comma-separated bucket names, first wanted first: cpu, cuda */
 };
 
+/* The thread that submits the tasks. Native: what it spent during training (measured with the thread's CPU
+ * clock); simulated: the cost the simulation charged for it (dahl_engine_charge_submission). */
+struct dahlsim_results_submission {
+    double thread_cpu_s;      /* native: its CPU time over the training phases */
+    long tasks;               /* tasks it submitted in them */
+    double copy_bytes;        /* input images it copied in, and its CPU time doing it */
+    double copy_cpu_s;
+    double us_per_task;       /* native: (thread_cpu_s - copy_cpu_s) / tasks; simulated: charged (0: none) */
+    double copy_bytes_per_s;  /* native: copy_bytes / copy_cpu_s; simulated: charged (0: none) */
+    const char *charged_on;   /* simulated: dahl_engine_submit_charge_name() */
+};
+
 struct dahlsim_results {
     const char *mode;      /* "native" or "simulated" */
     const char *scenario;  /* scenario file, or NULL (written as null) */
@@ -72,6 +84,7 @@ struct dahlsim_results {
     const struct dahlsim_results_node *nodes_detail; /* nodes entries */
     const double *allreduce_times_s;                /* per iteration, the slowest node's */
     size_t nallreduce_times;
+    struct dahlsim_results_submission submission;
     uint64_t seed;
     double wall_s;         /* the whole process, loading and evaluation included */
     long peak_rss_kib;

@@ -60,6 +60,17 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         args[n++] = "--out";
         args[n++] = (char *)out_dir;
     }
+    /* Single node only: a multi-node rank's thread is an SMPI process (dahl_engine_charge_submission). */
+    char submit_cost[80];
+    double us_per_task, copy_rate;
+    int has_cost = x->nodes > 0 ? 0 : dahlsim_machine_submit_cost(x->machine_dir, x->dataset, &us_per_task, &copy_rate);
+    if (has_cost < 0)
+        return DAHLSIM_EXIT_USAGE;
+    if (has_cost > 0) {
+        snprintf(submit_cost, sizeof(submit_cost), "%.17g,%.17g", us_per_task, copy_rate);
+        args[n++] = "--submit-cost";
+        args[n++] = submit_cost;
+    }
     char window[64];
     if (x->trace && out_dir != NULL) {
         args[n++] = "--trace";

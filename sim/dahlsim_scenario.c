@@ -211,7 +211,7 @@ static void machine_list(char *buf, size_t size)
 }
 
 /* Normalised shape key for coverage: fashion-mnist is 28x28x1. */
-static void shape_of(const char *dataset, char *buf, size_t size)
+void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size)
 {
     snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : dataset + 10);
 }
@@ -229,7 +229,7 @@ static bool covered(const char *machine_dir, const struct dahlsim_experiment *x,
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "covered");
     bool ok = !cJSON_IsArray(list);
     char want[64];
-    shape_of(x->dataset, want, sizeof(want));
+    dahlsim_dataset_shape(x->dataset, want, sizeof(want));
     size_t used = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, list)
@@ -241,7 +241,7 @@ static bool covered(const char *machine_dir, const struct dahlsim_experiment *x,
             continue;
         const char *kind = cJSON_IsString(k) ? k->valuestring : "history";
         char have[64];
-        shape_of(d->valuestring, have, sizeof(have));
+        dahlsim_dataset_shape(d->valuestring, have, sizeof(have));
         if (used < size)
             used += (size_t)snprintf(covers + used, size - used, "%s%s/%s/%s", used ? ", " : "", d->valuestring,
                                      m->valuestring, kind);
@@ -250,6 +250,43 @@ static bool covered(const char *machine_dir, const struct dahlsim_experiment *x,
     }
     cJSON_Delete(root);
     return ok;
+}
+
+int dahlsim_machine_submit_cost(const char *machine_dir, const char *dataset, double *us_per_task,
+                                double *copy_bytes_per_s)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
+    cJSON *m = dahlsim_read_json(path);
+    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(m, "submission");
+    char shape[64];
+    dahlsim_dataset_shape(dataset, shape, sizeof(shape));
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sub, "per_shape"), shape);
+    if (own != NULL)
+        sub = own;
+    int ret = 0;
+    if (sub != NULL) {
+        const cJSON *task = cJSON_GetObjectItemCaseSensitive(sub, "us_per_task");
+        const cJSON *copy = cJSON_GetObjectItemCaseSensitive(sub, "input_copy_bytes_per_s");
+        ret = -1;
+        if (!cJSON_IsNumber(task) || !(task->valuedouble > 0 && task->valuedouble < 1e6)) {
+            dahlsim_error("%s: \"submission%s%s.us_per_task\": expected a number of microseconds in (0, 1e6)", path,
+                          own != NULL ? ".per_shape." : "", own != NULL ? shape : "");
+        } else if (!cJSON_IsNumber(copy) || !(copy->valuedouble > 0 && copy->valuedouble < 1e15)) {
+            dahlsim_error("%s: \"submission%s%s.input_copy_bytes_per_s\": expected a positive number of bytes per "
+                          "second",
+                          path, own != NULL ? ".per_shape." : "", own != NULL ? shape : "");
+        } else {
+            *us_per_task = task->valuedouble;
+            *copy_bytes_per_s = copy->valuedouble;
+            ret = 1;
+        }
+        if (ret < 0)
+            fprintf(stderr, "hint: dahlsim calibrate writes it; recalibrate, or delete \"submission\" to simulate "
+                            "with StarPU-SimGrid's own 1 us per task\n");
+    }
+    cJSON_Delete(m);
+    return ret;
 }
 
 /* "START:END", 1-based steps with 1 <= START <= END, into 0-based first and last. */
@@ -555,13 +592,16 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     char covers[2048];
     if (!covered(x->machine_dir, x, covers, sizeof(covers))) {
         char shape[64], expected[2300];
-        shape_of(x->dataset, shape, sizeof(shape));
+        dahlsim_dataset_shape(x->dataset, shape, sizeof(shape));
         snprintf(expected, sizeof(expected), "a setup calibration %s covers (%s)", x->machine, covers);
         field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"), expected);
         fprintf(stderr, "hint: dahlsim calibrate --machine %s --cover %s,model=%s,perfmodel=%s\n", x->machine,
                 x->dataset, x->model, x->perfmodel);
         return false;
     }
+    double us_per_task, copy_rate;
+    if (dahlsim_machine_submit_cost(x->machine_dir, x->dataset, &us_per_task, &copy_rate) < 0)
+        return false;
     return nodes_from(w, o, x);
 }
 

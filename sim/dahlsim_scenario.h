@@ -56,5 +56,14 @@ const struct dahlsim_experiment *dahlsim_scenario_point(const struct dahlsim_sce
 /* The swept keys (static strings owned by s), *n of them. */
 const char *const *dahlsim_scenario_sweep_keys(const struct dahlsim_scenario *s, size_t *n);
 
+/* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist), into buf. */
+void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);
+
+/* The machine's measured cost of the thread that submits the tasks (its manifest's "submission", written by
+ * dahlsim calibrate; the entry for the dataset's image shape when there is one), which simulations charge: 1
+ * with both values set, 0 when the manifest has none (roofline machines, older calibrations: StarPU-SimGrid's
+ * own 1 us sleep per task then), -1 after an error line naming the manifest and the field, and a hint. */
+int dahlsim_machine_submit_cost(const char *machine_dir, const char *dataset, double *us_per_task,
+                                double *copy_bytes_per_s);
 
 #endif /* DAHLSIM_SCENARIO_H */

@@ -56,6 +56,8 @@ struct train_opts {
     bool trace;                   /* --trace: OUT/trace (dahlsim_trace.h) */
     long trace_first, trace_last; /* --trace-window, 0-based steps; -1: all */
     bool trace_per_node;          /* hidden --trace-per-node (dahlsim run, multi-node): OUT/trace/node-RANK */
+    double submit_us_per_task, input_copy_bytes_per_s; /* hidden --submit-cost (dahlsim run): see
+                                                          dahl_engine_conf; 0: StarPU-SimGrid's own */
 };
 
 static const char usage_line[] =
@@ -154,12 +156,36 @@ static bool parse_positive_double(const char *option, const char *text, double m
     return true;
 }
 
+/* --submit-cost US_PER_TASK,BYTES_PER_S: the submitting thread's measured cost (dahlsim_calibrate.h), which
+ * only a simulation charges. */
+static bool parse_submit_cost(const char *text, struct train_opts *o)
+{
+    char *end;
+    errno = 0;
+    o->submit_us_per_task = strtod(text, &end);
+    bool ok = errno == 0 && end != text && *end == ',' && o->submit_us_per_task > 0 && o->submit_us_per_task < 1e6;
+    if (ok) {
+        const char *rate = end + 1;
+        o->input_copy_bytes_per_s = strtod(rate, &end);
+        ok = errno == 0 && end != rate && *end == '\0' && o->input_copy_bytes_per_s > 0 && isfinite(o->input_copy_bytes_per_s);
+    }
+    if (!ok) {
+        dahlsim_error("--submit-cost: expected US_PER_TASK,BYTES_PER_S (two positive numbers), got \"%s\"", text);
+        return false;
+    }
+    if (!dahl_engine_is_simulated()) {
+        dahlsim_error("--submit-cost: only a simulation charges the submitting thread's cost; a native run pays it");
+        return false;
+    }
+    return true;
+}
+
 /* Parses argv into o; returns -1 to go on, or an exit code. */
 static int parse_options(int argc, char **argv, struct train_opts *o)
 {
     enum { O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES, O_PRIORITY_INTERVAL, O_NCPU,
            O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP, O_SCENARIO, O_TRACE,
-           O_TRACE_WINDOW, O_TRACE_PER_NODE };
+           O_TRACE_WINDOW, O_TRACE_PER_NODE, O_SUBMIT_COST };
     static const struct option options[] = {
         {"dataset", required_argument, NULL, O_DATASET},     {"epochs", required_argument, NULL, O_EPOCHS},
         {"samples", required_argument, NULL, O_SAMPLES},     {"test-samples", required_argument, NULL, O_TEST_SAMPLES},
@@ -174,6 +200,7 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         {"help", no_argument, NULL, O_HELP},                 {"scenario", required_argument, NULL, O_SCENARIO},
         {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
         {"trace-per-node", no_argument, NULL, O_TRACE_PER_NODE},
+        {"submit-cost", required_argument, NULL, O_SUBMIT_COST},
         {NULL, 0, NULL, 0},
     };
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
@@ -279,6 +306,9 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
             break;
         case O_SCENARIO: /* hidden: set by dahlsim run for sim-train */
             o->scenario = optarg;
+            break;
+        case O_SUBMIT_COST: /* hidden: set by dahlsim run for sim-train, from the calibration's manifest */
+            ok = parse_submit_cost(optarg, o);
             break;
         case O_HELP:
             help();
@@ -541,7 +571,23 @@ struct run_state {
     struct dahl_profile_memnode memory[RESULTS_MAX_NODES];
     int nmemory;
     double *link_windows_us; /* per epoch: when the bus counters were reset and read (StarPU clock) */
+    struct dahlsim_results_submission submission; /* native: summed over the epochs */
 };
+
+static double thread_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static long tasks_submitted(const struct run_state *st)
+{
+    long n = 0;
+    for (size_t k = 0; k < st->nsymbols; k++)
+        n += dahl_network_task_count(st->net, st->symbols[k]);
+    return n;
+}
 
 /* Evaluates the test set in batches (the last one partial); returns 0 and the accuracy. */
 static int evaluate(struct run_state *st, double *accuracy)
@@ -583,6 +629,12 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
     if (barrier != 0)
         return barrier;
     double start_us = dahl_engine_now_us();
+    /* The submitting thread's cost, natively: its CPU time while it submits the epoch and waits for it. */
+    double cpu0_s = thread_cpu_s();
+    long tasks0 = tasks_submitted(st);
+    size_t copied0;
+    double copy0_s;
+    dahl_network_input_copies(net, &copied0, &copy0_s);
     for (long s = 0; s < steps; s++) {
         /* this node's shard of the step's samples */
         size_t first = (size_t)s * batch + (size_t)st->nodes.rank * st->nodes.local_batch;
@@ -600,6 +652,15 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
     size_t nsteps = dahl_network_step_end_times(net, &end_us);
     if (nsteps != (size_t)(st->iterations + steps))
         return -EPROTO;
+    if (!st->simulated) {
+        size_t copied;
+        double copy_s;
+        dahl_network_input_copies(net, &copied, &copy_s);
+        st->submission.thread_cpu_s += thread_cpu_s() - cpu0_s;
+        st->submission.tasks += tasks_submitted(st) - tasks0;
+        st->submission.copy_bytes += (double)(copied - copied0);
+        st->submission.copy_cpu_s += copy_s - copy0_s;
+    }
     /* Step durations and the epoch's time; with several nodes, the slowest node's (on rank 0). */
     double train_s;
     int merged = dahlsim_nodes_step_times(&st->nodes, end_us + st->iterations, start_us, (size_t)steps,
@@ -700,6 +761,22 @@ static void run_state_fini(struct run_state *st)
     free(st->link_windows_us);
 }
 
+/* results.json's "submission": natively the measured totals and their rates, simulated what was charged. */
+static struct dahlsim_results_submission submission_figures(const struct run_state *st)
+{
+    struct dahlsim_results_submission s = st->submission;
+    if (st->simulated) {
+        enum dahl_submit_charge c = dahl_engine_submit_charge();
+        s.charged_on = dahl_engine_submit_charge_name(c);
+        s.us_per_task = c != DAHL_SUBMIT_NOT_CHARGED ? st->o->submit_us_per_task : 0;
+        s.copy_bytes_per_s = c != DAHL_SUBMIT_NOT_CHARGED ? st->o->input_copy_bytes_per_s : 0;
+        return s;
+    }
+    s.us_per_task = s.tasks > 0 ? 1e6 * (s.thread_cpu_s - s.copy_cpu_s) / (double)s.tasks : 0;
+    s.copy_bytes_per_s = s.copy_cpu_s > 0 ? s.copy_bytes / s.copy_cpu_s : 0;
+    return s;
+}
+
 static int write_results(struct run_state *st, double wall_start_s)
 {
     const struct train_opts *o = st->o;
@@ -776,6 +853,7 @@ static int write_results(struct run_state *st, double wall_start_s)
         .nodes_detail = st->nodes.detail,
         .allreduce_times_s = st->nodes.allreduce_s,
         .nallreduce_times = st->nodes.nallreduce,
+        .submission = submission_figures(st),
         .seed = (uint64_t)o->seed,
         .wall_s = dahlsim_mono_s() - wall_start_s,
         .peak_rss_kib = ru.ru_maxrss,
@@ -1033,6 +1111,8 @@ static int train_main(int argc, char **argv, bool simulated)
         goto out_data;
     conf.heteroprio = &heteroprio;
     conf.profiling = true;
+    conf.submit_us_per_task = o.submit_us_per_task;
+    conf.input_copy_bytes_per_s = o.input_copy_bytes_per_s;
     ret = dahl_engine_start(&conf);
     if (ret == -ENODEV) {
         dahlsim_error("train: StarPU found no worker to run on");

@@ -183,6 +183,15 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
                   entry != NULL ? entry : "?");
         free(entry);
     }
+    /* The submitting thread's cost, from the native runs' results.json: over all shapes and per shape */
+    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(root, "submission");
+    const cJSON *us = cJSON_GetObjectItemCaseSensitive(sub, "us_per_task");
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sub, "per_shape"), "12x12x1"), "runs");
+    cr_assert(cJSON_IsNumber(us) && us->valuedouble > 0 && us->valuedouble < 1000, "submission: %s", manifest);
+    cr_assert(cJSON_IsNumber(runs) && runs->valuedouble >= 1, "submission: %s", manifest);
+    cr_assert_gt(cJSON_GetObjectItemCaseSensitive(sub, "input_copy_bytes_per_s")->valuedouble, 0);
+    char *first_sub = cJSON_PrintUnformatted(sub);
     cJSON_Delete(root);
     const char *files[] = {"sampling/bus/test-local.platform.v4.xml", "sampling/bus/test-local.bandwidth",
                            "sampling/bus/test-local.latency", "sampling/codelets/45/dahl_conv2d_forward.test-local",
@@ -212,6 +221,13 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     free(manifest);
     snprintf(path, sizeof(path), "%s/test-local/manifest.json", dir);
     manifest = read_all(path);
+    /* ... and keeps the submission cost measured before */
+    root = cJSON_Parse(manifest);
+    char *kept_sub = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, "submission"));
+    cr_assert_str_eq(kept_sub, first_sub, "the re-run that measured nothing changed the submission cost");
+    free(kept_sub);
+    free(first_sub);
+    cJSON_Delete(root);
 
     /* A re-run that fails (its model file does not exist) leaves the calibration as it was. */
     calibrate((const char *[]){"--machine", "test-local", "--dir", dir, "--force", "--cover",

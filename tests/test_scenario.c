@@ -263,3 +263,112 @@ Test(scenario, a_calibration_missing_a_perf_model_is_refused_before_simulating)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* results.json of dir, parsed (the caller deletes it). */
+static cJSON *read_results(const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", path);
+    static char text[1 << 20];
+    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+    fclose(f);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root, "%s: not JSON", path);
+    return root;
+}
+
+/* Writes home/calibration/tiny-2cpu, a copy of the fixture whose manifest says the submitting thread costs
+ * us_per_task (the key dahlsim calibrate writes). */
+static void tiny_with_submission_cost(const char *home, const char *us_per_task)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/'",
+             home, home);
+    cr_assert_eq(system(cmd), 0);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/calibration/tiny-2cpu/manifest.json", home);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    static char text[1 << 20];
+    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+    fclose(f);
+    cJSON *m = cJSON_Parse(text);
+    cr_assert_not_null(m);
+    cJSON *s = cJSON_AddObjectToObject(m, "submission");
+    cJSON_AddRawToObject(s, "us_per_task", us_per_task);
+    cJSON_AddNumberToObject(s, "input_copy_bytes_per_s", 1e9);
+    char *out = cJSON_Print(m);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(out, f);
+    fclose(f);
+    free(out);
+    cJSON_Delete(m);
+}
+
+/* The calibration's measured cost of the thread submitting the tasks is charged in simulated time: on the
+ * workers' cores when every core of the machine runs a worker (tiny-2cpu has 2), on a core of its own with
+ * one worker; runs stay byte-identical; a bad value is refused naming the manifest and the field. */
+Test(scenario, the_measured_submission_cost_is_charged_where_the_machine_has_room)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    tiny_with_submission_cost(home, "50");
+    char home_var[128], out_plain[128], out_a[128], out_b[128], out_one[128];
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
+    snprintf(out_a, sizeof(out_a), "%s/a", home);
+    snprintf(out_b, sizeof(out_b), "%s/b", home);
+    snprintf(out_one, sizeof(out_one), "%s/one", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+
+    dahlsim((const char *[]){"run", TINY, "--out", out_plain, "--quiet", NULL}); /* the fixture: no cost */
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out_a, "--quiet", NULL};
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    argv[4] = out_b;
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *a = results_without_wall(out_a), *b = results_without_wall(out_b);
+    cr_assert_str_eq(a, b, "two runs charging the submission cost differ");
+    free(a);
+    free(b);
+
+    cJSON *plain = read_results(out_plain), *charged = read_results(out_a);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(plain, "submission");
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(charged, "submission");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ps, "charged_on")->valuestring, "not charged");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ps, "us_per_task")));
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cs, "charged_on")->valuestring, "worker cores");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(cs, "us_per_task")->valuedouble, 50);
+    double t_plain = cJSON_GetObjectItemCaseSensitive(plain, "makespan_s")->valuedouble;
+    double t_charged = cJSON_GetObjectItemCaseSensitive(charged, "makespan_s")->valuedouble;
+    /* 50 us per task, on 2 cores: at least a quarter of it per task lands on the makespan */
+    double tasks = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(charged, "tasks"), "per_arch")
+                       ->child->valuedouble;
+    cr_assert_gt(t_charged, t_plain + 0.25 * 50e-6 * tasks, "plain %g s, charged %g s, %g tasks", t_plain, t_charged,
+                 tasks);
+    cJSON_Delete(plain);
+    cJSON_Delete(charged);
+
+    char *one[] = {DAHLSIM_BIN, "run", TINY, "--set", "cpus=1", "--out", out_one, "--quiet", NULL};
+    dahl_test_run(&run, one, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *r1 = read_results(out_one);
+    cr_assert_str_eq(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r1, "submission"), "charged_on")->valuestring,
+        "own core");
+    cJSON_Delete(r1);
+
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
+    cr_assert_eq(system(cmd), 0);
+    tiny_with_submission_cost(home, "-1");
+    dahl_test_run(&run, argv, home_env);
+    assert_input_error("bad submission cost", "manifest.json: \"submission.us_per_task\": expected a number", NULL);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -270,6 +270,16 @@ Test(train, a_small_synthetic_run_writes_results)
         executed += number(item, "tasks");
     }
     cr_assert_eq(executed, number(per_arch, "cpu"));
+    /* The submitting thread: it submitted every training task and copied every training image in, once. */
+    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(root, "submission");
+    cr_assert_eq(number(sub, "tasks"), submitted);
+    cr_assert_eq(number(sub, "input_copy_bytes"), 3 * 256 * 12 * 12 * 1 * sizeof(float));
+    cr_assert_gt(number(sub, "input_copy_cpu_s"), 0);
+    cr_assert_gt(number(sub, "thread_cpu_s"), number(sub, "input_copy_cpu_s"));
+    cr_assert_lt(number(sub, "thread_cpu_s"), 2 * makespan + 1, "the thread's CPU time within the run's");
+    cr_assert_lt(fabs(number(sub, "us_per_task") -
+                      1e6 * (number(sub, "thread_cpu_s") - number(sub, "input_copy_cpu_s")) / submitted),
+                 1e-9 * number(sub, "us_per_task"));
     const cJSON *versions = cJSON_GetObjectItemCaseSensitive(root, "versions");
     const cJSON *starpu = cJSON_GetObjectItemCaseSensitive(versions, "starpu");
     cr_assert(cJSON_IsString(starpu) && strcmp(starpu->valuestring, "1.3.10") == 0);
