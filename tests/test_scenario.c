@@ -372,3 +372,43 @@ Test(scenario, the_measured_submission_cost_is_charged_where_the_machine_has_roo
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* StarPU's REDUX reduction tasks take simulated time (scripts/patches/starpu-simgrid-redux-time.patch): with
+ * the reduction codelet's perf model 1000 times slower, a REDUX run (tiny.json: LeNet's gradients reduced
+ * over 2 workers every step, by StarPU's own tasks running dahl_accumulate) is much longer, although dahl
+ * itself submits no dahl_accumulate task. */
+Test(scenario, redux_reduction_tasks_take_simulated_time)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/' && cd "
+             "'%s/calibration/tiny-2cpu/sampling/codelets/45' && awk 'NF == 8 && $1 ~ /^[0-9a-f]+$/ && length($1) "
+             "== 8 { $4 = $4 * 1000 } { print }' dahl_accumulate.tiny-2cpu > slow && mv slow dahl_accumulate.tiny-2cpu",
+             home, home, home);
+    cr_assert_eq(system(cmd), 0);
+    char home_var[128], out_plain[128], out_slow[128];
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
+    snprintf(out_slow, sizeof(out_slow), "%s/slow", home);
+    dahlsim((const char *[]){"run", TINY, "--out", out_plain, "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out_slow, "--quiet", NULL};
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *plain = read_results(out_plain), *slow = read_results(out_slow);
+    const cJSON *per_codelet =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(slow, "tasks"), "per_codelet");
+    const cJSON *acc = cJSON_GetObjectItemCaseSensitive(per_codelet, "dahl_accumulate");
+    cr_assert(acc == NULL || acc->valuedouble == 0, "dahl submitted accumulate tasks itself");
+    double t_plain = cJSON_GetObjectItemCaseSensitive(plain, "makespan_s")->valuedouble;
+    double t_slow = cJSON_GetObjectItemCaseSensitive(slow, "makespan_s")->valuedouble;
+    /* 16 steps, each ending with at least one reduction of >= 1 ms (1 us x 1000) before its updates */
+    cr_assert_gt(t_slow, t_plain + 16 * 1e-3, "plain %g s, slow reductions %g s", t_plain, t_slow);
+    cJSON_Delete(plain);
+    cJSON_Delete(slow);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
