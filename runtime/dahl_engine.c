@@ -32,7 +32,19 @@ static struct {
     double copy_bytes_per_s;  /* input copies */
     unsigned next;            /* DAHL_SUBMIT_WORKER_CORES: the worker core charged next */
     int ncores;               /* ... among CPU0 .. CPU<ncores-1> */
+    char host_prefix[32];     /* "" or, multi-node, StarPU's prefix of this rank's hosts ("StarPU-MPI3-") */
 } submit;
+
+/* The SimGrid host StarPU names `name` ("CPU0", ...) in this process: under StarPU-MPI each rank's machine
+ * is a copy whose host names carry the rank (StarPU's _starpu_simgrid_get_host_by_name). */
+#if DAHL_SIMULATED
+static sg_host_t submit_host(const char *name)
+{
+    char full[64];
+    snprintf(full, sizeof(full), "%s%s", submit.host_prefix, name);
+    return sg_host_by_name(full);
+}
+#endif
 
 struct dahl_engine_conf dahl_engine_conf_default(void)
 {
@@ -76,9 +88,9 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
     setenv("STARPU_LIMIT_MAX_SUBMITTED_TASKS", "65536", 0);
     setenv("STARPU_LIMIT_MIN_SUBMITTED_TASKS", "57344", 0);
     submit.where = DAHL_SUBMIT_NOT_CHARGED;
-#if DAHL_SIMULATED && !DAHL_MPI
+#if DAHL_SIMULATED
     /* The measured cost replaces StarPU-SimGrid's fixed 1 us per submitted task, which it sleeps (takes no
-     * CPU). Multi-node runs keep StarPU's: each rank's thread is an SMPI process bound to its host. */
+     * CPU). */
     if (conf->submit_us_per_task > 0) {
         setenv("STARPU_SIMGRID_TASK_SUBMIT_COST", "0", 1);
         submit.task_s = conf->submit_us_per_task * 1e-6;
@@ -105,14 +117,20 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
             starpu_malloc_on_node_set_default_flags(node, STARPU_MALLOC_PINNED | STARPU_MALLOC_COUNT |
                                                               STARPU_MALLOC_SIMULATION_FOLDED);
 #endif
-#if DAHL_SIMULATED && !DAHL_MPI
+#if DAHL_SIMULATED
     if (submit.where != DAHL_SUBMIT_NOT_CHARGED) {
+        submit.host_prefix[0] = '\0';
+#if DAHL_MPI
+        int rank = 0;
+        starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
+        snprintf(submit.host_prefix, sizeof(submit.host_prefix), "StarPU-MPI%d-", rank);
+#endif
         /* The platform has one CPU host per core. Natively every worker thread, CUDA ones included, holds a
          * core; when none is left, the submitting thread shares theirs (the kernel's scheduler gives it a
          * turn on each), which made 28x28 runs on 2 cores 10-15 % slower than simulated without it. */
         int cores = 0;
         char name[32];
-        while (snprintf(name, sizeof(name), "CPU%d", cores), sg_host_by_name(name) != NULL)
+        while (snprintf(name, sizeof(name), "CPU%d", cores), submit_host(name) != NULL)
             cores++;
         int ncpu = (int)starpu_cpu_worker_get_count();
         bool shared = ncpu > 0 && ncpu + (int)starpu_cuda_worker_get_count() >= cores;
@@ -286,7 +304,7 @@ const char *dahl_engine_submit_charge_name(enum dahl_submit_charge c)
 
 void dahl_engine_charge_submission(size_t tasks, size_t copy_bytes)
 {
-#if DAHL_SIMULATED && !DAHL_MPI
+#if DAHL_SIMULATED
     if (submit.where == DAHL_SUBMIT_NOT_CHARGED)
         return;
     double s = (double)tasks * submit.task_s;
@@ -298,10 +316,11 @@ void dahl_engine_charge_submission(size_t tasks, size_t copy_bytes)
     sg_host_t home = sg_actor_get_host(self);
     sg_host_t host = home;
     if (submit.where == DAHL_SUBMIT_WORKER_CORES) {
-        /* Executed, not slept: on a worker's host the two share the core's speed, as the threads do. */
+        /* Executed, not slept: on a worker's host the two share the core's speed, as the threads do. A
+         * multi-node rank's thread is an SMPI process: it is back on its own host before any MPI call. */
         char name[32];
         snprintf(name, sizeof(name), "CPU%u", submit.next++ % (unsigned)submit.ncores);
-        host = sg_host_by_name(name);
+        host = submit_host(name);
         sg_actor_set_host(self, host);
     }
     sg_actor_execute(s * sg_host_get_speed(host));

@@ -23,7 +23,7 @@ struct dahl_engine_conf {
 
 /* Where a simulation charges the submitting thread's CPU time (dahl_engine_charge_submission). */
 enum dahl_submit_charge {
-    DAHL_SUBMIT_NOT_CHARGED,   /* native run, no measured cost, or a multi-node run (StarPU's 1 us sleep) */
+    DAHL_SUBMIT_NOT_CHARGED,   /* native run, or no measured cost (StarPU's 1 us sleep) */
     DAHL_SUBMIT_OWN_CORE,      /* the machine has a core no worker uses: the thread runs there */
     DAHL_SUBMIT_WORKER_CORES,  /* every core runs a worker: the thread takes its time from them, in turn */
 };

@@ -60,10 +60,9 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         args[n++] = "--out";
         args[n++] = (char *)out_dir;
     }
-    /* Single node only: a multi-node rank's thread is an SMPI process (dahl_engine_charge_submission). */
     char submit_cost[80];
     double us_per_task, copy_rate;
-    int has_cost = x->nodes > 0 ? 0 : dahlsim_machine_submit_cost(x->machine_dir, x->dataset, &us_per_task, &copy_rate);
+    int has_cost = dahlsim_machine_submit_cost(x->machine_dir, x->dataset, &us_per_task, &copy_rate);
     if (has_cost < 0)
         return DAHLSIM_EXIT_USAGE;
     if (has_cost > 0) {

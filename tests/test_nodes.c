@@ -451,5 +451,33 @@ Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
     cr_assert_eq(cJSON_GetArraySize(item(n0, "workers_detail")), 2);
     cJSON_Delete(one);
     cJSON_Delete(mpi);
+
+    /* A calibration that measured the submitting thread: both paths charge it on the node's worker cores
+     * (a rank's thread is moved onto its own node's CPU hosts and back) and still agree. */
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    char cmd[512], home_var[64];
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/' && sed -i "
+             "'0,/{/s//{\"submission\": {\"us_per_task\": 20, \"input_copy_bytes_per_s\": 1e9},/' "
+             "'%s/calibration/tiny-2cpu/manifest.json'",
+             home, home, home);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    env[0] = home_var;
+    one = simulate("{" TINY ", \"scheduler\": \"dmda\"}", "/tmp/dahl-test-nodes-s");
+    mpi = simulate("{" TINY ", \"scheduler\": \"dmda\", \"nodes\": 1}", "/tmp/dahl-test-nodes-m");
+    env[0] = "DAHLSIM_HOME=" DATA;
+    double c1 = num(one, "makespan_s"), cm = num(mpi, "makespan_s");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(item(one, "submission"), "charged_on")->valuestring,
+                     "worker cores");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(item(mpi, "submission"), "charged_on")->valuestring,
+                     "worker cores");
+    cr_assert_gt(c1, t1, "the charge lengthens the run");
+    cr_assert(fabs(cm - c1) <= 0.01 * c1, "charged: 1-node multi-node path %.9f s vs single-node %.9f s", cm, c1);
+    cJSON_Delete(one);
+    cJSON_Delete(mpi);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
 }
 #endif
