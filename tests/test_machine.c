@@ -371,9 +371,8 @@ static void simulate(const char *name, const char *out, const char *ngpu, const 
 
 /* The simulated makespan of SIM_STEPS steps (momentum 0.9, sim-train's default) on the one core: every task
  * one after the other, each its roofline time plus StarPU-SimGrid's microsecond; one worker means one REDUX
- * copy per gradient. StarPU-SimGrid 1.3.10 gives StarPU's own tasks no duration (_starpu_simgrid_submit_job
- * skips internal jobs): REDUX reductions cost only the microsecond, while the manual reduction's accumulate
- * tasks are dahl's and cost their model. */
+ * copy per gradient. StarPU's own REDUX reduction tasks cost their model like dahl's tasks: StarPU-SimGrid
+ * 1.3.10 skips internal jobs, but scripts/patches/starpu-simgrid-redux-time.patch times reduction tasks. */
 static void assert_roofline_sum(const char *spec_path, const char *out, enum dahl_reduction reduction)
 {
     struct dahlsim_spec spec;
@@ -390,7 +389,7 @@ static void assert_roofline_sum(const char *spec_path, const char *out, enum dah
     for (size_t i = 0; i < cat.n; i++) {
         const struct dahl_catalogue_entry *e = &cat.entries[i];
         double t = dahlsim_roofline_us(&spec, DAHLSIM_ARCH_CPU, dahlsim_symbol_index(e->symbol), e->flops, e->bytes);
-        step_us += (double)(e->count - e->starpu_count) * t + (double)e->count * SIM_TASK_OVERHEAD_US;
+        step_us += (double)e->count * (t + SIM_TASK_OVERHEAD_US);
         tasks += e->count;
     }
     dahl_catalogue_fini(&cat);
