@@ -201,6 +201,13 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
         cr_assert_eq(access(path, R_OK), 0, "%s missing", path);
     }
 
+    /* nothing of the calibration's own runs is left in it */
+    const char *absent[] = {"stderr.log", "run"};
+    for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+        snprintf(path, sizeof(path), "%s/test-local/%s", dir, absent[i]);
+        cr_assert_neq(access(path, F_OK), 0, "%s left in the calibration", path);
+    }
+
     char out1[128], out2[128];
     snprintf(out1, sizeof(out1), "%s/run1", dir);
     snprintf(out2, sizeof(out2), "%s/run2", dir);
