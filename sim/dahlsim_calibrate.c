@@ -859,6 +859,9 @@ static int write_manifest(const struct calib_opts *o, const struct cover_status 
     cJSON *v = cJSON_AddObjectToObject(root, "versions");
     cJSON_AddStringToObject(v, "dahlsim", DAHLSIM_VERSION);
     cJSON_AddStringToObject(v, "starpu", dahl_engine_starpu_version());
+#ifdef DAHLSIM_STARPU_BUILD
+    cJSON_AddStringToObject(v, "starpu_build", DAHLSIM_STARPU_BUILD); /* the native build that measured */
+#endif
     cJSON_AddStringToObject(v, "simgrid", DAHLSIM_SIMGRID_VERSION);
 #ifdef __VERSION__
     cJSON_AddStringToObject(v, "compiler", __VERSION__);

@@ -60,7 +60,9 @@
  *                     "input_copy_bytes_per_s" (null: not charged), "charged_on": "own core" | "worker
  *                     cores" | "not charged"}, the calibration's measured cost and where it was charged
  *   seed
- *   versions          {"dahlsim", "starpu", "simgrid" (SimGrid builds only), "compiler", "commit", "openblas"}
+ *   versions          {"dahlsim", "starpu", "starpu_build" (the StarPU install, as scripts/setup-deps names it:
+ *                     version, flavour and a key of its configure flags and patches), "simgrid" (SimGrid
+ *                     builds only), "compiler", "commit", "openblas"}
  *   wall_s            the whole process; peak_rss_kib: getrusage's maximum resident set size */
 #include "dahlsim_results.h"
 
@@ -76,6 +78,9 @@
 
 #ifndef DAHLSIM_COMMIT
 #define DAHLSIM_COMMIT "unknown"
+#endif
+#ifndef DAHLSIM_STARPU_BUILD
+#define DAHLSIM_STARPU_BUILD "unknown"
 #endif
 
 /* Every cJSON_Add* returns NULL (or false) when memory runs out: CHK makes that a NULL document. */
@@ -300,6 +305,7 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(versions = cJSON_AddObjectToObject(root, "versions"));
     CHK(cJSON_AddStringToObject(versions, "dahlsim", DAHLSIM_VERSION));
     CHK(cJSON_AddStringToObject(versions, "starpu", dahl_engine_starpu_version()));
+    CHK(cJSON_AddStringToObject(versions, "starpu_build", DAHLSIM_STARPU_BUILD));
     if (dahl_engine_simgrid_version() != NULL)
         CHK(cJSON_AddStringToObject(versions, "simgrid", dahl_engine_simgrid_version()));
 #ifdef __VERSION__

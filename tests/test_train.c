@@ -284,6 +284,9 @@ Test(train, a_small_synthetic_run_writes_results)
     const cJSON *starpu = cJSON_GetObjectItemCaseSensitive(versions, "starpu");
     cr_assert(cJSON_IsString(starpu) && strcmp(starpu->valuestring, "1.3.10") == 0);
     cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(versions, "commit")));
+    const cJSON *build = cJSON_GetObjectItemCaseSensitive(versions, "starpu_build");
+    cr_assert(cJSON_IsString(build) && build->valuestring[0] != '\0' && strcmp(build->valuestring, "unknown") != 0,
+              "versions.starpu_build names the StarPU install");
     cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(versions, "openblas")));
     cr_assert_gt(number(root, "peak_rss_kib"), 0);
     cJSON_Delete(root);
