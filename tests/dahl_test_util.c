@@ -65,3 +65,20 @@ void dahl_test_assert_input_error(const struct dahl_test_run *run, const char *w
     cr_assert(strstr(line, want1) != NULL, "%s: \"%s\" not in: %s", what, want1, line);
     cr_assert(want2 == NULL || strstr(line, want2) != NULL, "%s: \"%s\" not in: %s", what, want2, line);
 }
+
+char *dahl_test_results_without_wall(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", path);
+    char *buf = calloc(1, 1 << 20);
+    cr_assert_not_null(buf);
+    size_t used = 0;
+    char line[4096];
+    while (fgets(line, sizeof(line), f) != NULL && used < (1 << 20) - 1)
+        if (strstr(line, "\"wall_s\"") == NULL && strstr(line, "\"peak_rss_kib\"") == NULL)
+            used += (size_t)snprintf(buf + used, (1 << 20) - used, "%s", line);
+    fclose(f);
+    return buf;
+}

@@ -21,6 +21,10 @@ void dahl_test_run(struct dahl_test_run *run, char *const argv[], char *const en
 void dahl_test_assert_input_error(const struct dahl_test_run *run, const char *what, const char *want1,
                                   const char *want2);
 
+/* dir/results.json without its "wall_s" and "peak_rss_kib" lines, the only fields that may differ between two
+ * simulations of one scenario (the caller frees it). Aborts the test when the file is missing. */
+char *dahl_test_results_without_wall(const char *dir);
+
 /* The number after "key": in a one-line JSON object, or NAN when absent. */
 double dahl_test_json_number(const char *json, const char *key);
 

@@ -1,0 +1,225 @@
+/* What dahlsim's simulation charges beyond StarPU-SimGrid's own model, each checked by its effect on
+ * simulated runs of the committed fixtures: the submitting thread's measured cost (the calibration manifest's
+ * "submission"), StarPU's REDUX reduction tasks timed (scripts/patches/starpu-simgrid-redux-time.patch), and
+ * runs with a simulated GPU repeatable to the bit (scripts/patches/starpu-handle-order.patch). A test binary
+ * of its own: each of these runs several simulations. */
+#include <criterion/criterion.h>
+
+#include "dahl_test_util.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DATA DAHLSIM_SOURCE_DIR "/tests/data"
+#define TINY DATA "/scenarios/tiny.json"
+
+static struct dahl_test_run run;
+static char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+
+static void dahlsim(const char *const *args)
+{
+    char *argv[32] = {DAHLSIM_BIN};
+    size_t n = 1;
+    for (size_t i = 0; args[i] != NULL && n < 31; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    dahl_test_run(&run, argv, env);
+}
+
+static void write_scenario(const char *path, const char *json)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(json, f);
+    fclose(f);
+}
+
+static void assert_input_error(const char *what, const char *want1, const char *want2)
+{
+    dahl_test_assert_input_error(&run, what, want1, want2);
+}
+
+/* results.json of dir, parsed (the caller deletes it). */
+static cJSON *read_results(const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", path);
+    static char text[1 << 20];
+    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+    fclose(f);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root, "%s: not JSON", path);
+    return root;
+}
+
+/* Writes home/calibration/tiny-2cpu, a copy of the fixture whose manifest says the submitting thread costs
+ * us_per_task (the key dahlsim calibrate writes). */
+static void tiny_with_submission_cost(const char *home, const char *us_per_task)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/'",
+             home, home);
+    cr_assert_eq(system(cmd), 0);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/calibration/tiny-2cpu/manifest.json", home);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    static char text[1 << 20];
+    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+    fclose(f);
+    cJSON *m = cJSON_Parse(text);
+    cr_assert_not_null(m);
+    cJSON *s = cJSON_AddObjectToObject(m, "submission");
+    cJSON_AddRawToObject(s, "us_per_task", us_per_task);
+    cJSON_AddNumberToObject(s, "input_copy_bytes_per_s", 1e9);
+    char *out = cJSON_Print(m);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(out, f);
+    fclose(f);
+    free(out);
+    cJSON_Delete(m);
+}
+
+/* The calibration's measured cost of the thread submitting the tasks is charged in simulated time: on the
+ * workers' cores when every core of the machine runs a worker (tiny-2cpu has 2), on a core of its own with
+ * one worker; runs stay byte-identical; a bad value is refused naming the manifest and the field. */
+Test(sim_costs, the_measured_submission_cost_is_charged_where_the_machine_has_room)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    tiny_with_submission_cost(home, "50");
+    char home_var[128], out_plain[128], out_a[128], out_b[128], out_one[128];
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
+    snprintf(out_a, sizeof(out_a), "%s/a", home);
+    snprintf(out_b, sizeof(out_b), "%s/b", home);
+    snprintf(out_one, sizeof(out_one), "%s/one", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+
+    dahlsim((const char *[]){"run", TINY, "--out", out_plain, "--quiet", NULL}); /* the fixture: no cost */
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out_a, "--quiet", NULL};
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    argv[4] = out_b;
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *a = dahl_test_results_without_wall(out_a), *b = dahl_test_results_without_wall(out_b);
+    cr_assert_str_eq(a, b, "two runs charging the submission cost differ");
+    free(a);
+    free(b);
+
+    cJSON *plain = read_results(out_plain), *charged = read_results(out_a);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(plain, "submission");
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(charged, "submission");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ps, "charged_on")->valuestring, "not charged");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ps, "us_per_task")));
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cs, "charged_on")->valuestring, "worker cores");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(cs, "us_per_task")->valuedouble, 50);
+    double t_plain = cJSON_GetObjectItemCaseSensitive(plain, "makespan_s")->valuedouble;
+    double t_charged = cJSON_GetObjectItemCaseSensitive(charged, "makespan_s")->valuedouble;
+    /* 50 us per task, on 2 cores: at least a quarter of it per task lands on the makespan */
+    double tasks = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(charged, "tasks"), "per_arch")
+                       ->child->valuedouble;
+    cr_assert_gt(t_charged, t_plain + 0.25 * 50e-6 * tasks, "plain %g s, charged %g s, %g tasks", t_plain, t_charged,
+                 tasks);
+    cJSON_Delete(plain);
+    cJSON_Delete(charged);
+
+    char *one[] = {DAHLSIM_BIN, "run", TINY, "--set", "cpus=1", "--out", out_one, "--quiet", NULL};
+    dahl_test_run(&run, one, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *r1 = read_results(out_one);
+    cr_assert_str_eq(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r1, "submission"), "charged_on")->valuestring,
+        "own core");
+    cJSON_Delete(r1);
+
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
+    cr_assert_eq(system(cmd), 0);
+    tiny_with_submission_cost(home, "-1");
+    dahl_test_run(&run, argv, home_env);
+    assert_input_error("bad submission cost", "manifest.json: \"submission.us_per_task\": expected a number", NULL);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* StarPU's REDUX reduction tasks take simulated time (scripts/patches/starpu-simgrid-redux-time.patch): with
+ * the reduction codelet's perf model 1000 times slower, a REDUX run (tiny.json: LeNet's gradients reduced
+ * over 2 workers every step, by StarPU's own tasks running dahl_accumulate) is much longer, although dahl
+ * itself submits no dahl_accumulate task. */
+Test(sim_costs, redux_reduction_tasks_take_simulated_time)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/' && cd "
+             "'%s/calibration/tiny-2cpu/sampling/codelets/45' && awk 'NF == 8 && $1 ~ /^[0-9a-f]+$/ && length($1) "
+             "== 8 { $4 = $4 * 1000 } { print }' dahl_accumulate.tiny-2cpu > slow && mv slow dahl_accumulate.tiny-2cpu",
+             home, home, home);
+    cr_assert_eq(system(cmd), 0);
+    char home_var[128], out_plain[128], out_slow[128];
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
+    snprintf(out_slow, sizeof(out_slow), "%s/slow", home);
+    dahlsim((const char *[]){"run", TINY, "--out", out_plain, "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out_slow, "--quiet", NULL};
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *plain = read_results(out_plain), *slow = read_results(out_slow);
+    const cJSON *per_codelet =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(slow, "tasks"), "per_codelet");
+    const cJSON *acc = cJSON_GetObjectItemCaseSensitive(per_codelet, "dahl_accumulate");
+    cr_assert(acc == NULL || acc->valuedouble == 0, "dahl submitted accumulate tasks itself");
+    double t_plain = cJSON_GetObjectItemCaseSensitive(plain, "makespan_s")->valuedouble;
+    double t_slow = cJSON_GetObjectItemCaseSensitive(slow, "makespan_s")->valuedouble;
+    /* 16 steps, each ending with at least one reduction of >= 1 ms (1 us x 1000) before its updates */
+    cr_assert_gt(t_slow, t_plain + 16 * 1e-3, "plain %g s, slow reductions %g s", t_plain, t_slow);
+    cJSON_Delete(plain);
+    cJSON_Delete(slow);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* With a simulated GPU, transfers start in the order StarPU acquires a task's data, which StarPU 1.3.10 sorts
+ * by handle address: simulated times then changed from run to run (up to 2 % under lws, ws, dm, eager and
+ * random on 13 CPUs + V100) until scripts/patches/starpu-handle-order.patch sorted by registration order.
+ * Three runs of that case (3 steps: 3 different makespans in 5 runs without the patch) give one results.json. */
+Test(sim_costs, a_gpu_run_is_byte_identical_run_after_run)
+{
+    char dir[] = "/tmp/dahlsim-gpu-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char scen[96], out[3][96];
+    snprintf(scen, sizeof(scen), "%s/gpu.json", dir);
+    write_scenario(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"dataset\": \"synthetic:28x28x3\", \"samples\": 96, "
+                         "\"batch\": 32, \"scheduler\": \"lws\", \"cpus\": 13, \"gpus\": 1}\n");
+    char *home_env[] = {"DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *first = NULL;
+    for (int i = 0; i < 3; i++) {
+        snprintf(out[i], sizeof(out[i]), "%s/run%d", dir, i);
+        char *argv[] = {DAHLSIM_BIN, "run", scen, "--out", out[i], "--quiet", NULL};
+        dahl_test_run(&run, argv, home_env);
+        cr_assert_eq(run.status, 0, "%s", run.err);
+        char *r = dahl_test_results_without_wall(out[i]);
+        if (first == NULL)
+            first = r;
+        else {
+            cr_assert_str_eq(r, first, "run %d differs from run 0", i);
+            free(r);
+        }
+    }
+    free(first);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
