@@ -728,12 +728,6 @@ static void command_line(int argc, char **argv, char *buf, size_t size)
         used += (size_t)snprintf(buf + used, size - used, " %s", argv[i]);
 }
 
-static int cmp_us(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 #define SUBMIT_RUNS 3
 
 /* The submitting thread's figures of the plain native run in p->run: us per task (image copies apart) and
@@ -803,11 +797,9 @@ static cJSON *measure_submission(const struct calib_opts *o, const struct paths 
                 return NULL;
             }
         }
-        qsort(us, SUBMIT_RUNS, sizeof(double), cmp_us);
-        qsort(rate, SUBMIT_RUNS, sizeof(double), cmp_us);
         cJSON *entry = cJSON_CreateObject();
-        cJSON_AddNumberToObject(entry, "us_per_task", us[SUBMIT_RUNS / 2]);
-        cJSON_AddNumberToObject(entry, "input_copy_bytes_per_s", rate[SUBMIT_RUNS / 2]);
+        cJSON_AddNumberToObject(entry, "us_per_task", dahlsim_median(us, SUBMIT_RUNS));
+        cJSON_AddNumberToObject(entry, "input_copy_bytes_per_s", dahlsim_median(rate, SUBMIT_RUNS));
         cJSON_AddNumberToObject(entry, "runs", SUBMIT_RUNS);
         cJSON_AddNumberToObject(entry, "tasks", tasks);
         cJSON_AddStringToObject(entry, "dataset", o->covers[i].dataset);

@@ -156,3 +156,17 @@ int dahlsim_cli_main(int argc, char **argv)
     fprintf(stderr, "usage: dahlsim <command> [options]   (dahlsim --help lists the commands)\n");
     return DAHLSIM_EXIT_USAGE;
 }
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double dahlsim_median(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof(*v), compare_double);
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}

@@ -5,6 +5,7 @@
 #define DAHLSIM_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Exit codes (STYLE.md): only main exits, with one of these. */
 enum {
@@ -37,6 +38,9 @@ bool dahlsim_parse_double(const char *option, const char *text, double min, doub
 
 /* A directory option's value: false, after printing the error naming option, when text is empty. */
 bool dahlsim_parse_dir(const char *option, const char *text);
+
+/* Median of v[0..n-1], which it sorts in place; NAN when n == 0. */
+double dahlsim_median(double *v, size_t n);
 
 /* Subcommands implemented in their own files. */
 int dahlsim_cmd_doctor(int argc, char **argv);

@@ -527,21 +527,6 @@ struct fit_point {
     const struct dahl_catalogue_entry *e;
 };
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median of v[0..n-1] (reordered); NAN when n == 0. */
-static double median(double *v, int n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, (size_t)n, sizeof(double), compare_double);
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Median relative error of the modelled times of symbol k's points. */
 static double fit_error(const struct dahlsim_spec *spec, int k, const struct fit_point *p, int n)
 {
@@ -551,7 +536,7 @@ static double fit_error(const struct dahlsim_spec *spec, int k, const struct fit
         if (p[i].symbol == k)
             errors[m++] = fabs(dahlsim_roofline_us(spec, DAHLSIM_ARCH_CPU, k, p[i].e->flops, p[i].e->bytes) /
                                    p[i].mean_us - 1);
-    return median(errors, m);
+    return dahlsim_median(errors, (size_t)m);
 }
 
 /* Sum of squared log errors of symbol k's points at efficiency eff (both roofs). */
@@ -626,7 +611,7 @@ static int fit_cpu(const char *dir, struct dahlsim_spec *spec, const struct dahl
     if (nidle > 0) {
         fit->overhead_fitted = true;
         fit->overhead_entries = nidle;
-        fit->overhead_us = median(idle, nidle);
+        fit->overhead_us = dahlsim_median(idle, (size_t)nidle);
         spec->cpu.task_overhead_us = fit->overhead_us;
     }
     for (size_t k = 0; k < nsymbols; k++) {

@@ -73,17 +73,6 @@ static void help(void)
            NSETUPS);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* What a run's results.json says: the makespan, and the busy time and task count summed over its workers
  * (busy = time StarPU saw tasks execute; the rest of a worker's time is scheduling, data management and
@@ -296,13 +285,13 @@ int dahlsim_cmd_validate(int argc, char **argv)
             lo = t[r] < lo ? t[r] : lo;
             hi = t[r] > hi ? t[r] : hi;
         }
-        double med = median(t, (size_t)o.repeats);
+        double med = dahlsim_median(t, (size_t)o.repeats);
         double err = (sim - med) / med;
         /* Where the error comes from: busy_ratio > 1 when tasks ran longer natively than their perf models say
          * (cores shared with the submitting thread, cache and memory contention between workers); the
          * unmodelled time is the native worker time outside tasks beyond what StarPU-SimGrid accounts for
          * (runtime overhead per task, which StarPU-SimGrid 1.3.10 models as about 1 us), per task. */
-        double busy_med = median(busy, (size_t)o.repeats);
+        double busy_med = dahlsim_median(busy, (size_t)o.repeats);
         double busy_ratio = simf.busy_s > 0 ? busy_med / simf.busy_s : NAN;
         double unmodelled_us = simf.tasks > 0 ? 1e6 *
                                                     (((double)s->ncpu * med - busy_med) -
@@ -336,7 +325,7 @@ int dahlsim_cmd_validate(int argc, char **argv)
         cJSON_AddNumberToObject(row, "unmodelled_us_per_task", unmodelled_us);
         cJSON_AddItemToArray(rows, row);
     }
-    double med_err = median(errs, nerr), max_err = errs[nerr - 1];
+    double med_err = dahlsim_median(errs, nerr), max_err = errs[nerr - 1];
     printf("median |error| %.1f %%, max |error| %.1f %% over %zu setups\n", 100 * med_err, 100 * max_err, nerr);
     if (used < sizeof(md))
         snprintf(md + used, sizeof(md) - used, "\nMedian |error| %.1f %%, max |error| %.1f %% over %zu setups, %ld native "
