@@ -61,12 +61,8 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         args[n++] = (char *)out_dir;
     }
     char submit_cost[80];
-    double us_per_task, copy_rate;
-    int has_cost = dahlsim_machine_submit_cost(x->machine_dir, x->dataset, &us_per_task, &copy_rate);
-    if (has_cost < 0)
-        return DAHLSIM_EXIT_USAGE;
-    if (has_cost > 0) {
-        snprintf(submit_cost, sizeof(submit_cost), "%.17g,%.17g", us_per_task, copy_rate);
+    if (x->submit_us_per_task > 0) {
+        snprintf(submit_cost, sizeof(submit_cost), "%.17g,%.17g", x->submit_us_per_task, x->input_copy_bytes_per_s);
         args[n++] = "--submit-cost";
         args[n++] = submit_cost;
     }

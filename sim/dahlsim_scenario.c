@@ -252,8 +252,11 @@ static bool covered(const char *machine_dir, const struct dahlsim_experiment *x,
     return ok;
 }
 
-int dahlsim_machine_submit_cost(const char *machine_dir, const char *dataset, double *us_per_task,
-                                double *copy_bytes_per_s)
+/* The machine's measured cost of the thread that submits the tasks (its manifest's "submission"; the entry
+ * for the dataset's image shape when there is one): 1 with both values set, 0 when the manifest has none, -1
+ * after an error line naming the manifest and the field, and a hint. */
+static int machine_submit_cost(const char *machine_dir, const char *dataset, double *us_per_task,
+                               double *copy_bytes_per_s)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
@@ -599,9 +602,11 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
                 x->dataset, x->model, x->perfmodel);
         return false;
     }
-    double us_per_task, copy_rate;
-    if (dahlsim_machine_submit_cost(x->machine_dir, x->dataset, &us_per_task, &copy_rate) < 0)
+    int has_cost = machine_submit_cost(x->machine_dir, x->dataset, &x->submit_us_per_task, &x->input_copy_bytes_per_s);
+    if (has_cost < 0)
         return false;
+    if (has_cost == 0)
+        x->submit_us_per_task = x->input_copy_bytes_per_s = 0;
     return nodes_from(w, o, x);
 }
 

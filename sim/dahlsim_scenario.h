@@ -35,6 +35,10 @@ struct dahlsim_experiment {
     double network_bps;          /* per link, bits per second */
     double network_latency_s;    /* per link */
     char topology[16];           /* flat, fat-tree, torus */
+    /* The machine's measured cost of the thread submitting the tasks, for this dataset's image shape (its
+     * manifest's "submission", written by dahlsim calibrate); 0: none (roofline machines, older
+     * calibrations: StarPU-SimGrid's own 1 us sleep per task then). */
+    double submit_us_per_task, input_copy_bytes_per_s;
     char point[512];     /* "batch=4 scheduler=dmda" for a sweep point, "" otherwise */
 };
 
@@ -59,11 +63,5 @@ const char *const *dahlsim_scenario_sweep_keys(const struct dahlsim_scenario *s,
 /* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist), into buf. */
 void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);
 
-/* The machine's measured cost of the thread that submits the tasks (its manifest's "submission", written by
- * dahlsim calibrate; the entry for the dataset's image shape when there is one), which simulations charge: 1
- * with both values set, 0 when the manifest has none (roofline machines, older calibrations: StarPU-SimGrid's
- * own 1 us sleep per task then), -1 after an error line naming the manifest and the field, and a hint. */
-int dahlsim_machine_submit_cost(const char *machine_dir, const char *dataset, double *us_per_task,
-                                double *copy_bytes_per_s);
 
 #endif /* DAHLSIM_SCENARIO_H */
