@@ -82,3 +82,29 @@ char *dahl_test_results_without_wall(const char *dir)
     fclose(f);
     return buf;
 }
+
+void dahl_test_machine_copy(const char *calibration_root, const char *name, const char *home)
+{
+    char cmd[3 * 4096];
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/calibration' && cp -r '%s/%s' '%s/calibration/'", home, calibration_root,
+             name, home);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+void dahl_test_manifest_add(const char *machine_dir, const char *key, const char *json)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char text[1 << 20];
+    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+    fclose(f);
+    const char *brace = strchr(text, '{');
+    cr_assert_not_null(brace, "%s: no JSON object", path);
+    f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fprintf(f, "%.*s{\"%s\": %s,%s", (int)(brace - text), text, key, json, brace + 1);
+    cr_assert_eq(fclose(f), 0, "%s", path);
+}
+

@@ -25,6 +25,14 @@ void dahl_test_assert_input_error(const struct dahl_test_run *run, const char *w
  * simulations of one scenario (the caller frees it). Aborts the test when the file is missing. */
 char *dahl_test_results_without_wall(const char *dir);
 
+/* Copies the fixture machine calibration_root/name into home/calibration/name (creating home/calibration),
+ * for a test that changes its copy and runs with DAHLSIM_HOME=home. Aborts the test on failure. */
+void dahl_test_machine_copy(const char *calibration_root, const char *name, const char *home);
+
+/* Adds "key": json as the first member of machine_dir/manifest.json (the keys dahlsim calibrate writes, for a
+ * test). Aborts the test on failure. */
+void dahl_test_manifest_add(const char *machine_dir, const char *key, const char *json);
+
 /* The number after "key": in a one-line JSON object, or NAN when absent. */
 double dahl_test_json_number(const char *json, const char *key);
 

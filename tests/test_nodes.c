@@ -456,13 +456,10 @@ Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
      * (a rank's thread is moved onto its own node's CPU hosts and back) and still agree. */
     char home[] = "/tmp/dahlsim-home-XXXXXX";
     cr_assert_not_null(mkdtemp(home));
-    char cmd[512], home_var[64];
-    snprintf(cmd, sizeof(cmd),
-             "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/' && sed -i "
-             "'0,/{/s//{\"submission\": {\"us_per_task\": 20, \"input_copy_bytes_per_s\": 1e9},/' "
-             "'%s/calibration/tiny-2cpu/manifest.json'",
-             home, home, home);
-    cr_assert_eq(system(cmd), 0);
+    char cmd[512], home_var[64], machine_dir[128];
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    snprintf(machine_dir, sizeof(machine_dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(machine_dir, "submission", "{\"us_per_task\": 20, \"input_copy_bytes_per_s\": 1e9}");
     snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
     env[0] = home_var;
     one = simulate("{" TINY ", \"scheduler\": \"dmda\"}", "/tmp/dahl-test-nodes-s");

@@ -61,29 +61,11 @@ static cJSON *read_results(const char *dir)
  * us_per_task (the key dahlsim calibrate writes). */
 static void tiny_with_submission_cost(const char *home, const char *us_per_task)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/'",
-             home, home);
-    cr_assert_eq(system(cmd), 0);
-    char path[256];
-    snprintf(path, sizeof(path), "%s/calibration/tiny-2cpu/manifest.json", home);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    static char text[1 << 20];
-    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
-    fclose(f);
-    cJSON *m = cJSON_Parse(text);
-    cr_assert_not_null(m);
-    cJSON *s = cJSON_AddObjectToObject(m, "submission");
-    cJSON_AddRawToObject(s, "us_per_task", us_per_task);
-    cJSON_AddNumberToObject(s, "input_copy_bytes_per_s", 1e9);
-    char *out = cJSON_Print(m);
-    f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(out, f);
-    fclose(f);
-    free(out);
-    cJSON_Delete(m);
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    char dir[256], json[128];
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    snprintf(json, sizeof(json), "{\"us_per_task\": %s, \"input_copy_bytes_per_s\": 1e9}", us_per_task);
+    dahl_test_manifest_add(dir, "submission", json);
 }
 
 /* The calibration's measured cost of the thread submitting the tasks is charged in simulated time: on the
@@ -159,12 +141,12 @@ Test(sim_costs, redux_reduction_tasks_take_simulated_time)
 {
     char home[] = "/tmp/dahlsim-home-XXXXXX";
     cr_assert_not_null(mkdtemp(home));
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
     char cmd[1024];
     snprintf(cmd, sizeof(cmd),
-             "mkdir -p '%s/calibration' && cp -r '" DATA "/calibration/tiny-2cpu' '%s/calibration/' && cd "
-             "'%s/calibration/tiny-2cpu/sampling/codelets/45' && awk 'NF == 8 && $1 ~ /^[0-9a-f]+$/ && length($1) "
+             "cd '%s/calibration/tiny-2cpu/sampling/codelets/45' && awk 'NF == 8 && $1 ~ /^[0-9a-f]+$/ && length($1) "
              "== 8 { $4 = $4 * 1000 } { print }' dahl_accumulate.tiny-2cpu > slow && mv slow dahl_accumulate.tiny-2cpu",
-             home, home, home);
+             home);
     cr_assert_eq(system(cmd), 0);
     char home_var[128], out_plain[128], out_slow[128];
     snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
