@@ -12,6 +12,7 @@
 
 #ifdef STARPU_SIMGRID
 #include <simgrid/actor.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/version.h>
 #endif
@@ -32,6 +33,9 @@ static struct {
     double copy_bytes_per_s;  /* input copies */
     unsigned next;            /* DAHL_SUBMIT_WORKER_CORES: the worker core charged next */
     int ncores;               /* ... among CPU0 .. CPU<ncores-1> */
+#if DAHL_SIMULATED
+    sg_host_t cores[STARPU_MAXCPUS]; /* ... their hosts, looked up once */
+#endif
     char host_prefix[32];     /* "" or, multi-node, StarPU's prefix of this rank's hosts ("StarPU-MPI3-") */
 } submit;
 
@@ -137,6 +141,10 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
         submit.where = shared ? DAHL_SUBMIT_WORKER_CORES : DAHL_SUBMIT_OWN_CORE;
         submit.ncores = ncpu;
         submit.next = 0;
+        for (int i = 0; i < ncpu; i++) { /* StarPU has at most STARPU_MAXCPUS CPU workers */
+            snprintf(name, sizeof(name), "CPU%d", i);
+            submit.cores[i] = submit_host(name);
+        }
     }
 #endif
     engine_started = true;
@@ -312,20 +320,19 @@ void dahl_engine_charge_submission(size_t tasks, size_t copy_bytes)
         s += (double)copy_bytes / submit.copy_bytes_per_s;
     if (s <= 0)
         return;
-    sg_actor_t self = sg_actor_self();
-    sg_host_t home = sg_actor_get_host(self);
-    sg_host_t host = home;
     if (submit.where == DAHL_SUBMIT_WORKER_CORES) {
-        /* Executed, not slept: on a worker's host the two share the core's speed, as the threads do. A
-         * multi-node rank's thread is an SMPI process: it is back on its own host before any MPI call. */
-        char name[32];
-        snprintf(name, sizeof(name), "CPU%u", submit.next++ % (unsigned)submit.ncores);
-        host = submit_host(name);
-        sg_actor_set_host(self, host);
+        /* Executed, not slept: on a worker's host the two share the core's speed, as the threads do. The
+         * execution is placed on that host while the thread stays on its own (no migration: a multi-node
+         * rank's thread is an SMPI process, and two migrations per task cost the simulator more than the
+         * execution). */
+        sg_host_t host = submit.cores[submit.next++ % (unsigned)submit.ncores];
+        sg_exec_t exec = sg_actor_exec_init(s * sg_host_get_speed(host));
+        sg_exec_set_host(exec, host);
+        sg_exec_start(exec);
+        sg_exec_wait(exec);
+    } else {
+        sg_actor_execute(s * sg_host_get_speed(sg_host_self()));
     }
-    sg_actor_execute(s * sg_host_get_speed(host));
-    if (host != home)
-        sg_actor_set_host(self, home);
 #else
     (void)tasks;
     (void)copy_bytes;
