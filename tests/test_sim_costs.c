@@ -2,7 +2,8 @@
  * simulated runs of the committed fixtures: the submitting thread's measured cost (the calibration manifest's
  * "submission"), StarPU's REDUX reduction tasks timed (scripts/patches/starpu-simgrid-redux-time.patch), and
  * runs with a simulated GPU repeatable to the bit (scripts/patches/starpu-handle-order.patch). A test binary
- * of its own: each of these runs several simulations. */
+ * of its own: each of these runs several simulations. Also checks the bare StarPU-SimGrid baseline that
+ * bench/sim_speed measures dahlsim's simulation speed against. */
 #include <criterion/criterion.h>
 
 #include "dahl_test_util.h"
@@ -204,4 +205,39 @@ Test(sim_costs, a_gpu_run_is_byte_identical_run_after_run)
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* The simulated time of one bench/sim_empty_tasks run (the bare StarPU-SimGrid baseline of bench/sim_speed)
+ * on the tiny-2cpu fixture, 200 tasks on 2 CPU workers, with up to four more arguments (NULL: none). */
+static double bare_simulated_s(const char *opt1, const char *opt2, const char *opt3, const char *opt4)
+{
+    char *env_bare[] = {"STARPU_PERF_MODEL_DIR=" DATA "/calibration/tiny-2cpu/sampling", "STARPU_HOSTNAME=tiny-2cpu",
+                        "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {SIM_EMPTY_TASKS_BIN, "--tasks", "200", "--ncpu", "2", (char *)opt1, (char *)opt2, (char *)opt3,
+                    (char *)opt4, NULL};
+    dahl_test_run(&run, argv, env_bare);
+    cr_assert_eq(run.status, 0, "sim_empty_tasks %s %s: %s", opt1 ? opt1 : "", opt2 ? opt2 : "", run.err);
+    double s = dahl_test_json_number(run.out, "simulated_s");
+    cr_assert(s > 0, "no simulated_s in: %s", run.out);
+    return s;
+}
+
+/* The bare baseline that simulation speed is measured against does what it says: --task-us gives every task
+ * that simulated time (200 tasks of 50 us on 2 workers: 5 ms more than untimed ones), and --buffers adds
+ * buffers to fetch, each of which StarPU-SimGrid charges 1 us (3 buffers instead of 2: 100 us more). */
+Test(sim_costs, the_bare_baseline_tasks_take_their_time_and_buffers)
+{
+    double untimed = bare_simulated_s(NULL, NULL, NULL, NULL);
+    double timed = bare_simulated_s("--task-us", "50", NULL, NULL);
+    double three = bare_simulated_s("--task-us", "50", "--buffers", "3");
+    double half = bare_simulated_s("--task-us", "50", "--buffers", "2.5");
+    cr_expect(timed - untimed > 0.005 * 0.95 && timed - untimed < 0.005 * 1.05,
+              "200 tasks of 50 us on 2 workers: %g s, untimed %g s", timed, untimed);
+    cr_expect(three - timed > 100e-6 * 0.5 && three - timed < 100e-6 * 1.5,
+              "a third buffer on 200 tasks, 2 workers: %g s against %g s", three, timed);
+    cr_expect(half > timed && half < three, "2.5 buffers a task: %g s, between %g and %g", half, timed, three);
+    char *argv[] = {SIM_EMPTY_TASKS_BIN, "--tasks", "10", "--buffers", "1", NULL};
+    dahl_test_run(&run, argv, env);
+    cr_expect_eq(run.status, 2, "--buffers 1 refused: %s", run.err);
+    cr_expect_not_null(strstr(run.err, "--buffers"), "%s", run.err);
 }
