@@ -31,9 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef DAHLSIM_COMMIT
-#define DAHLSIM_COMMIT "unknown"
-#endif
+#include "dahlsim_commit.h" /* DAHLSIM_COMMIT, stamped by every build */
 #ifndef DAHLSIM_SIMGRID_VERSION
 #define DAHLSIM_SIMGRID_VERSION "unknown"
 #endif

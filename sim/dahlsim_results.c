@@ -76,9 +76,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef DAHLSIM_COMMIT
-#define DAHLSIM_COMMIT "unknown"
-#endif
+#include "dahlsim_commit.h" /* DAHLSIM_COMMIT, stamped by every build */
 #ifndef DAHLSIM_STARPU_BUILD
 #define DAHLSIM_STARPU_BUILD "unknown"
 #endif
