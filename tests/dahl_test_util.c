@@ -19,6 +19,15 @@ static void slurp(FILE *f, char *buf, size_t size)
     fclose(f);
 }
 
+const char *dahl_test_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s missing", path);
+    static char text[1 << 20];
+    slurp(f, text, sizeof(text));
+    return text;
+}
+
 void dahl_test_run(struct dahl_test_run *run, char *const argv[], char *const env[])
 {
     FILE *out = tmpfile();
@@ -95,14 +104,10 @@ void dahl_test_manifest_add(const char *machine_dir, const char *key, const char
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s", path);
-    static char text[1 << 20];
-    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
-    fclose(f);
+    const char *text = dahl_test_read_file(path);
     const char *brace = strchr(text, '{');
     cr_assert_not_null(brace, "%s: no JSON object", path);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "%s", path);
     fprintf(f, "%.*s{\"%s\": %s,%s", (int)(brace - text), text, key, json, brace + 1);
     cr_assert_eq(fclose(f), 0, "%s", path);

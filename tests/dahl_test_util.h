@@ -33,6 +33,10 @@ void dahl_test_machine_copy(const char *calibration_root, const char *name, cons
  * test). Aborts the test on failure. */
 void dahl_test_manifest_add(const char *machine_dir, const char *key, const char *json);
 
+/* The whole file at path, NUL-terminated (1 MiB at most), in a buffer the next call overwrites. Aborts the test
+ * when the file cannot be opened. */
+const char *dahl_test_read_file(const char *path);
+
 /* The number after "key": in a one-line JSON object, or NAN when absent. */
 double dahl_test_json_number(const char *json, const char *key);
 

@@ -101,13 +101,7 @@ Test(calibrate, the_simgrid_binary_refuses_to_calibrate)
 
 static char *read_all(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s missing", path);
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return strdup(buf);
+    return strdup(dahl_test_read_file(path));
 }
 
 /* Runs sim-train of the covered setup on the calibration and returns its makespan; asserts that StarPU

@@ -441,12 +441,7 @@ Test(heteroprio, scenarios_run_autoheteroprio_deterministically_and_refuse_bare_
         cr_assert_eq(run.status, 0, "%s", run.err);
         char path[300];
         snprintf(path, sizeof(path), "%s/results.json", outs[i]);
-        FILE *f = fopen(path, "r");
-        cr_assert_not_null(f);
-        static char text[1 << 20];
-        size_t n = fread(text, 1, sizeof(text) - 1, f);
-        text[n] = '\0';
-        fclose(f);
+        const char *text = dahl_test_read_file(path);
         cJSON *doc = cJSON_Parse(text);
         cr_assert_not_null(doc, "%s", path);
         const cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "makespan_s");
@@ -534,13 +529,7 @@ Test(heteroprio, footprint_buckets_in_a_scenario)
     dahl_test_run(&run, cmd, env);
     cr_assert_eq(run.status, 0, "%s", run.err);
     snprintf(path, sizeof(path), "%s/results.json", out);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    cJSON *doc = cJSON_Parse(text);
+    cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_not_null(doc);
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(doc, "scheduler")->valuestring,
                      "heteroprio:auto-interpolation/footprint");

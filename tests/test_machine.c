@@ -70,17 +70,6 @@ static const char *put(const char *name, const char *text)
     return path;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s missing", path);
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 #define CPU1                                                                                                        \
     "\"cpu\": {\"model\": \"test core\", \"cores\": 1, \"core_gflops\": 50, \"core_mem_gbps\": 20, "                   \
     "\"task_overhead_us\": 1.5}"
@@ -236,7 +225,7 @@ Test(machine, never_overwrites_a_measured_calibration)
                               "to overwrite it") != NULL,
               "%s", run.err);
     snprintf(manifest, sizeof(manifest), "%s/manifest.json", machine);
-    cr_assert_str_eq(slurp(manifest), measured);
+    cr_assert_str_eq(dahl_test_read_file(manifest), measured);
     cr_assert_str_eq(listing(), "real spec.json ", "no temporary left in %s", dir);
 
     /* A roofline machine is replaced whole. */
@@ -245,7 +234,7 @@ Test(machine, never_overwrites_a_measured_calibration)
     synth(spec, "synth", "--cover", "synthetic:16x16x1");
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
     snprintf(manifest, sizeof(manifest), "%s/synth/manifest.json", dir);
-    cJSON *doc = cJSON_Parse(slurp(manifest));
+    cJSON *doc = cJSON_Parse(dahl_test_read_file(manifest));
     cr_assert_not_null(doc);
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(doc, "source")->valuestring, "roofline");
     const cJSON *covered = cJSON_GetObjectItemCaseSensitive(doc, "covered");
@@ -291,16 +280,18 @@ Test(machine, bus_platform_and_model_files)
     cr_assert_eq(dahlsim_machine_write_sampling(sampling, "g2", &spec, path, &cat, err, sizeof(err)), 0, "%s", err);
 
     snprintf(file, sizeof(file), "%s/bus/g2.bandwidth", sampling);
-    cr_assert_str_eq(slurp(file), "# to 0\t\tto 1\t\tto 2\t\tto 3\t\t\n"
-                                  "0.000000e+00\t1.200000e+04\t1.200000e+04\tnan\n"
-                                  "1.200000e+04\t0.000000e+00\t5.000000e+04\tnan\n"
-                                  "1.200000e+04\t5.000000e+04\t0.000000e+00\tnan\n");
+    cr_assert_str_eq(dahl_test_read_file(file), "# to 0\t\tto 1\t\tto 2\t\tto 3\t\t\n"
+                                                "0.000000e+00\t1.200000e+04\t1.200000e+04\tnan\n"
+                                                "1.200000e+04\t0.000000e+00\t5.000000e+04\tnan\n"
+                                                "1.200000e+04\t5.000000e+04\t0.000000e+00\tnan\n");
     snprintf(file, sizeof(file), "%s/bus/g2.latency", sampling);
-    cr_assert(strstr(slurp(file), "1.000000e+01\t0.000000e+00\t3.000000e+00\tnan\n") != NULL, "%s", slurp(file));
+    const char *latency = dahl_test_read_file(file);
+    cr_assert(strstr(latency, "1.000000e+01\t0.000000e+00\t3.000000e+00\tnan\n") != NULL, "%s", latency);
     snprintf(file, sizeof(file), "%s/bus/g2.config", sampling);
-    cr_assert(strstr(slurp(file), "\n2 # Number of CUDA devices\n") != NULL, "%s", slurp(file));
+    const char *config = dahl_test_read_file(file);
+    cr_assert(strstr(config, "\n2 # Number of CUDA devices\n") != NULL, "%s", config);
     snprintf(file, sizeof(file), "%s/bus/g2.platform.v4.xml", sampling);
-    const char *xml = slurp(file);
+    const char *xml = dahl_test_read_file(file);
     cr_assert(strstr(xml, "<platform version=\"4.1\">") != NULL);
     cr_assert(strstr(xml, "<host id=\"CPU0\" speed=\"1Gf\"/>") != NULL);
     cr_assert(strstr(xml, "<host id=\"CUDA1\" speed=\"1Gf\">\n      <prop id=\"memsize\" value=\"2147483648\"/>") !=
@@ -315,7 +306,7 @@ Test(machine, bus_platform_and_model_files)
               "%s", xml);
 
     snprintf(file, sizeof(file), "%s/codelets/45/dahl_conv2d_forward.g2", sampling);
-    const char *model = slurp(file);
+    const char *model = dahl_test_read_file(file);
     cr_assert(strncmp(model, "##################\n# Performance Model Version\n45\n", 49) == 0, "%s", model);
     cr_assert(strstr(model, "# number of combinations\n3\n") != NULL, "%s", model);
     cr_assert(strstr(model, "# device type (CPU - 0, CUDA - 1, OPENCL - 2, MIC - 3, MPI_MS - 5)\n1\n"
@@ -340,7 +331,7 @@ static void results(const char *name, double *makespan_s, double *cpu_tasks, dou
 {
     char path[256];
     snprintf(path, sizeof(path), "%s/%s/results.json", dir, name);
-    cJSON *doc = cJSON_Parse(slurp(path));
+    cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_not_null(doc);
     *makespan_s = cJSON_GetObjectItemCaseSensitive(doc, "makespan_s")->valuedouble;
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "tasks"), "per_arch");
@@ -457,7 +448,7 @@ Test(machine, fit_recovers_known_efficiencies)
 
     char path[256];
     snprintf(path, sizeof(path), "%s/fitted/manifest.json", dir);
-    cJSON *doc = cJSON_Parse(slurp(path));
+    cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_not_null(doc);
     const cJSON *fit = cJSON_GetObjectItemCaseSensitive(doc, "fit");
     double overhead = cJSON_GetObjectItemCaseSensitive(fit, "cpu_task_overhead_us")->valuedouble;

@@ -31,17 +31,6 @@ static void dahlsim(const char *const *args)
     dahl_test_run(&run, argv, env);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s missing", path);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* The value of attribute name in the XML text's <cluster .../> element, into out. */
 static void cluster_attr(const char *xml, const char *name, char *out, size_t size)
 {
@@ -93,7 +82,7 @@ Test(nodes, platform_cluster_reads_back)
                                  "100Gbps", "--lat", "1.5us", "--topology", cases[i].topology, "--out", xml_path,
                                  "--hostfile", hosts_path, NULL});
         cr_assert_eq(run.status, 0, "%s %s: %s", cases[i].nodes, cases[i].topology, run.err);
-        const char *xml = slurp(xml_path);
+        const char *xml = dahl_test_read_file(xml_path);
         /* starpu_smpirun drops the first two lines: they must be the declaration and the DOCTYPE. */
         cr_assert(strncmp(xml, "<?xml", 5) == 0, "%s", xml);
         const char *line2 = strchr(xml, '\n') + 1;
@@ -125,7 +114,7 @@ Test(nodes, platform_cluster_reads_back)
             }
             cr_assert_eq(prod, n);
         }
-        const char *hosts = slurp(hosts_path);
+        const char *hosts = dahl_test_read_file(hosts_path);
         long lines = 0;
         for (const char *p = hosts; *p != '\0'; p++)
             lines += *p == '\n';
@@ -250,7 +239,7 @@ static cJSON *simulate(const char *json, const char *out)
               "the known noise is filtered: %s", run.err);
     char path[256];
     snprintf(path, sizeof(path), "%s/results.json", out);
-    cJSON *r = cJSON_Parse(slurp(path));
+    cJSON *r = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_not_null(r);
     return r;
 }

@@ -135,12 +135,7 @@ Test(scenario, run_is_simulated_and_byte_identical_twice)
     cr_assert_str_eq(a, b, "two runs of one scenario differ");
     char path[128];
     snprintf(path, sizeof(path), "%s/results.json", out1);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f);
-    static char text[1 << 20];
-    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
-    fclose(f);
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_not_null(root);
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "mode")->valuestring, "simulated");
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "scenario")->valuestring, TINY);

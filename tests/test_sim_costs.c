@@ -48,12 +48,7 @@ static cJSON *read_results(const char *dir)
 {
     char path[256];
     snprintf(path, sizeof(path), "%s/results.json", dir);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s missing", path);
-    static char text[1 << 20];
-    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
-    fclose(f);
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_not_null(root, "%s: not JSON", path);
     return root;
 }

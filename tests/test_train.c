@@ -180,13 +180,7 @@ static int count_epoch_lines(const char *out)
 
 static cJSON *load_json(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s missing", path);
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    cJSON *root = cJSON_Parse(buf);
+    cJSON *root = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_not_null(root, "%s is not valid JSON", path);
     return root;
 }
