@@ -500,11 +500,6 @@ struct paths {
     char final[PATH_MAX], tmp[PATH_MAX], old[PATH_MAX], sampling[PATH_MAX], errlog[PATH_MAX], run[PATH_MAX];
 };
 
-/* Native runs this calibration made for a setup (0: it was already calibrated). */
-struct submit_totals {
-    int runs;
-};
-
 /* What the simulated check found missing. */
 struct check_result {
     int status;        /* the simulation's exit status */
@@ -555,7 +550,6 @@ static int simulated_check(const struct calib_opts *o, const struct cover *c, co
     return 0;
 }
 
-/* One native training run of the setup with STARPU_CALIBRATE=1 into p->sampling. Returns its exit status. */
 /* One native run of setup c (round: the seed): with STARPU_CALIBRATE=1 when calibrating, else a plain run
  * whose results.json goes to p->run. */
 static int native_round(const struct calib_opts *o, const struct cover *c, const struct paths *p, int round,
@@ -610,19 +604,15 @@ struct cover_status {
     double seconds;
 };
 
-/* One native run of setup i, its submitting thread's figures added to sub; returns an exit code on failure,
- * -1 when it ran. */
-static int measure(const struct calib_opts *o, int i, const struct paths *p, int round, const char *name,
-                   struct submit_totals *sub)
+/* One native calibration run of setup i; returns an exit code on failure, -1 when it ran. */
+static int measure(const struct calib_opts *o, int i, const struct paths *p, int round, const char *name)
 {
     if (!o->quiet)
         fprintf(stderr, "[%d/%d] %s: measuring, run %d/%ld (%ld steps of %ld samples)...\n", i + 1, o->ncovers, name,
                 round, o->rounds, o->steps, o->batch);
     int status = native_round(o, &o->covers[i], p, round, true);
-    if (status == 0) {
-        sub->runs++;
+    if (status == 0)
         return -1;
-    }
     char line[512];
     last_line(p->errlog, line, sizeof(line));
     dahlsim_error("calibrate: %s: the native training run failed (exit %d): %s", name, status, line);
@@ -633,8 +623,7 @@ static int measure(const struct calib_opts *o, int i, const struct paths *p, int
  * native run. Every setup gets its first run before any is checked, because regression models need the
  * several sizes of several setups before StarPU considers them calibrated. Returns an exit code, -1 to go
  * on; cs->status stays NULL while the setup is pending. */
-static int first_pass(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs,
-                      struct submit_totals *sub)
+static int first_pass(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
 {
     char name[PATH_MAX + 128];
     cover_name(&o->covers[i], name, sizeof(name));
@@ -651,15 +640,14 @@ static int first_pass(const struct calib_opts *o, int i, const struct paths *p, 
             return -1;
         }
     }
-    int code = measure(o, i, p, 1, name, sub);
+    int code = measure(o, i, p, 1, name);
     cs->rounds = 1;
     cs->seconds = dahlsim_mono_s() - start;
     return code;
 }
 
 /* Second pass: more runs of setup i until the simulated check is clean. Returns an exit code, -1 when done. */
-static int converge(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs,
-                    struct submit_totals *sub)
+static int converge(const struct calib_opts *o, int i, const struct paths *p, struct cover_status *cs)
 {
     /* Every setup is checked again here, "already calibrated" ones included: measuring an earlier setup may
      * have reset a regression fit (see kind_rank). */
@@ -685,7 +673,7 @@ static int converge(const struct calib_opts *o, int i, const struct paths *p, st
                     name, r.uncalibrated, r.first[0] ? r.first : "the simulated check failed");
         if (cs->rounds >= o->rounds)
             break;
-        int code = measure(o, i, p, ++cs->rounds, name, sub);
+        int code = measure(o, i, p, ++cs->rounds, name);
         if (code >= 0)
             return code;
     }
@@ -757,30 +745,32 @@ static bool read_submission(const struct paths *p, double *us_per_task, double *
  * whose setups this calibration did not measure keeps the previous manifest's entry. The cost per task grows
  * with the image (build-2core-epyc: 2.2 us at 28x28x3, 3.0 at 128x128x3, 3.9 at 512x512x3). NULL after an
  * error line. */
-static cJSON *measure_submission(const struct calib_opts *o, const struct paths *p, const struct submit_totals *sub,
+static bool same_shape(const struct calib_opts *o, int a, int b)
+{
+    char x[64], y[64];
+    dahlsim_dataset_shape(o->covers[a].dataset, x, sizeof(x));
+    dahlsim_dataset_shape(o->covers[b].dataset, y, sizeof(y));
+    return strcmp(x, y) == 0;
+}
+
+static cJSON *measure_submission(const struct calib_opts *o, const struct paths *p, const struct cover_status *cs,
                                  const cJSON *prev_submission)
 {
     cJSON *shapes = cJSON_CreateObject();
     const cJSON *prev_shapes = cJSON_GetObjectItemCaseSensitive(prev_submission, "per_shape");
     const cJSON *e;
     cJSON_ArrayForEach(e, prev_shapes) cJSON_AddItemToObject(shapes, e->string, cJSON_Duplicate(e, true));
-    char done[MAX_COVERS][64];
-    int ndone = 0;
     for (int i = 0; i < o->ncovers; i++) {
+        bool seen = false; /* the shape's first setup decided for it */
+        for (int j = 0; j < i && !seen; j++)
+            seen = same_shape(o, i, j);
+        bool measured = false; /* a setup of this shape had native runs in this calibration */
+        for (int j = 0; j < o->ncovers && !measured; j++)
+            measured = cs[j].rounds > 0 && same_shape(o, i, j);
         char shape[64];
         dahlsim_dataset_shape(o->covers[i].dataset, shape, sizeof(shape));
-        bool seen = false;
-        for (int k = 0; k < ndone && !seen; k++)
-            seen = strcmp(done[k], shape) == 0;
-        bool measured = false; /* any setup of this shape measured now */
-        for (int j = 0; j < o->ncovers; j++) {
-            char other[64];
-            dahlsim_dataset_shape(o->covers[j].dataset, other, sizeof(other));
-            measured = measured || (strcmp(other, shape) == 0 && sub[j].runs > 0);
-        }
         if (seen || (!measured && cJSON_GetObjectItemCaseSensitive(shapes, shape) != NULL))
             continue;
-        snprintf(done[ndone++], sizeof(done[0]), "%s", shape);
         if (!o->quiet)
             fprintf(stderr, "submitting thread: %s, %d plain native runs...\n", shape, SUBMIT_RUNS);
         double us[SUBMIT_RUNS], rate[SUBMIT_RUNS], tasks = 0;
@@ -1052,14 +1042,13 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
     }
     int code = DAHLSIM_EXIT_FAILURE;
     struct cover_status cs[MAX_COVERS];
-    struct submit_totals sub[MAX_COVERS] = {0}; /* per setup */
     for (int i = 0; i < o->ncovers; i++) {
-        code = first_pass(o, i, p, &cs[i], &sub[i]);
+        code = first_pass(o, i, p, &cs[i]);
         if (code >= 0)
             goto fail_code;
     }
     for (int i = 0; i < o->ncovers; i++) {
-        code = converge(o, i, p, &cs[i], &sub[i]);
+        code = converge(o, i, p, &cs[i]);
         if (code >= 0)
             goto fail_code;
     }
@@ -1072,7 +1061,7 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
     }
     char manifest[XPATH];
     snprintf(manifest, sizeof(manifest), "%s/manifest.json", p->tmp);
-    cJSON *submission = measure_submission(o, p, sub, cJSON_GetObjectItemCaseSensitive(prev, "submission"));
+    cJSON *submission = measure_submission(o, p, cs, cJSON_GetObjectItemCaseSensitive(prev, "submission"));
     if (submission == NULL) {
         free(t.v);
         goto fail;

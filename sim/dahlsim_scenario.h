@@ -63,5 +63,4 @@ const char *const *dahlsim_scenario_sweep_keys(const struct dahlsim_scenario *s,
 /* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist), into buf. */
 void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);
 
-
 #endif /* DAHLSIM_SCENARIO_H */

@@ -73,7 +73,6 @@ static void help(void)
            NSETUPS);
 }
 
-
 /* What a run's results.json says: the makespan, and the busy time and task count summed over its workers
  * (busy = time StarPU saw tasks execute; the rest of a worker's time is scheduling, data management and
  * waiting). makespan is NAN when the file is unreadable. */
