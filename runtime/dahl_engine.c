@@ -3,6 +3,7 @@
 #include "dahl_engine.h"
 
 #include "dahl_sched_starpu.h"
+#include "dahl_schedcost_starpu.h"
 #include "dahl_starpu.h"
 
 #include <errno.h>
@@ -80,6 +81,7 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
         }
     }
     sconf.nopencl = 0;
+    dahl_schedcost_wrap(&sconf, DAHL_SIMULATED ? conf->sched_push_us : 0);
     /* StarPU is built with FxT, which traces every task by default (STARPU_FXT_TRACE=1): gigabytes of
      * /tmp/prof_file_* per training epoch, and slower runs. Off unless the environment asks for it. */
     setenv("STARPU_FXT_TRACE", "0", 0);
@@ -167,6 +169,11 @@ void dahl_engine_stop(void)
 #endif
     engine_started = false;
     engine_profiling = false;
+}
+
+void dahl_engine_sched_cost(struct dahl_sched_cost *out)
+{
+    dahl_schedcost_get(out);
 }
 
 double dahl_engine_now_us(void)

@@ -19,6 +19,10 @@ struct dahl_engine_conf {
      * per submitted task and per byte of input image copied. 0: StarPU-SimGrid's own 1 us sleep per task. */
     double submit_us_per_task;
     double input_copy_bytes_per_s;
+    /* Simulation only: the policy's cost per push_task call as measured on the real machine (dahlsim
+     * calibrate), slept by the worker thread after each push it makes. 0: none (StarPU-SimGrid charges
+     * nothing for the policy's own work). */
+    double sched_push_us;
 };
 
 /* Where a simulation charges the submitting thread's CPU time (dahl_engine_charge_submission). */
@@ -41,6 +45,19 @@ void dahl_engine_charge_submission(size_t tasks, size_t copy_bytes);
 /* How the running engine charges it. */
 enum dahl_submit_charge dahl_engine_submit_charge(void);
 const char *dahl_engine_submit_charge_name(enum dahl_submit_charge c);
+
+/* The scheduling policy's push_task calls since the engine started (still readable after it stopped). */
+struct dahl_sched_cost {
+    bool wrapped;          /* false: no policy named in the conf (StarPU's default), nothing counted */
+    long worker_pushes;    /* calls made by worker threads (a task whose last dependency a worker released) */
+    long other_pushes;     /* calls made by other threads (the one submitting tasks) */
+    long worker_slow;      /* natively: calls over 100 us (preempted threads), left out of the means */
+    long other_slow;
+    double worker_push_us; /* natively: mean wall time per call, slow calls left out; 0 in simulation */
+    double other_push_us;
+    double charged_us;     /* simulation: slept after each worker push (conf.sched_push_us) */
+};
+void dahl_engine_sched_cost(struct dahl_sched_cost *out);
 
 /* Waits for every submitted task, then shuts StarPU down. No-op when the engine is not started. */
 void dahl_engine_stop(void);

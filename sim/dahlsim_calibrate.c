@@ -14,6 +14,7 @@
  * calibration leaves the previous one intact. */
 #include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
+#include "dahlsim_dag.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_spawn.h"
@@ -49,6 +50,7 @@
 #define DEFAULT_STEPS 16  /* training steps per round: >= 11 updates of every per-layer codelet */
 #define DEFAULT_ROUNDS 6
 #define DEFAULT_MAX_RSD 0.5
+#define DEFAULT_SCHEDULERS "eager,prio,random,ws,lws,dm,dmda,dmdar,dmdas"
 #define CHECK_STEPS 2     /* steps of the simulated check run */
 #define CALIBRATE_MINIMUM "10" /* StarPU's default, made explicit */
 #define HISTORY_MAX_ERROR "50" /* percent; StarPU's default, made explicit */
@@ -72,6 +74,7 @@ struct calib_opts {
     int ncovers;
     long batch, steps, rounds;
     int ngpu; /* CUDA workers in every run (0: CPU only) */
+    char schedulers[512]; /* comma-separated scenario scheduler values whose push cost is measured; "" none */
     double max_rsd;
     bool force, recalibrate_flagged, report_only, quiet;
 };
@@ -80,7 +83,7 @@ static const char usage_line[] =
     "usage: dahlsim calibrate --machine NAME [--scenario FILE]... [--cover DATASET[,model=M][,perfmodel=K]]...\n"
     "                         [--force]\n"
     "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
-    "                         [--ngpu N] [--dir DIR] [--report] [--quiet]\n";
+    "                         [--ngpu N] [--schedulers LIST] [--dir DIR] [--report] [--quiet]\n";
 
 static void help(void)
 {
@@ -105,6 +108,9 @@ static void help(void)
            "  --rounds N            at most N training runs per setup (default %d)\n"
            "  --steps N             training steps per run (default %d)\n"
            "  --batch N             samples per step (default %d)\n"
+           "  --schedulers LIST     scheduling policies (scenario values, comma-separated, or none) whose\n"
+           "                        cost per push the simulations charge, timed in plain native runs\n"
+           "                        (default " DEFAULT_SCHEDULERS ")\n"
            "  --ngpu N              CUDA workers next to the CPU ones (default 0; needs a CUDA build): the\n"
            "                        runs then use the dmda scheduler, which sends tasks to whichever worker\n"
            "                        kind still lacks measurements, so both get calibrated\n"
@@ -256,10 +262,39 @@ static bool covers_from_scenario(const char *path, struct calib_opts *o)
 }
 
 /* Parses argv into o; returns -1 to go on, or an exit code. */
+/* --schedulers: "none", or scenario scheduler values separated by commas. */
+static bool parse_schedulers(const char *text, struct calib_opts *o)
+{
+    if (strcmp(text, "none") == 0) {
+        o->schedulers[0] = '\0';
+        return true;
+    }
+    if (strlen(text) >= sizeof(o->schedulers)) {
+        dahlsim_error("--schedulers: at most %zu characters", sizeof(o->schedulers) - 1);
+        return false;
+    }
+    char list[sizeof(o->schedulers)], *save = NULL;
+    snprintf(list, sizeof(list), "%s", text);
+    int n = 0;
+    for (char *v = strtok_r(list, ",", &save); v != NULL; v = strtok_r(NULL, ",", &save), n++) {
+        char expected[1024];
+        if (!dahlsim_scheduler_value(v, NULL, 0, NULL, 0, expected, sizeof(expected))) {
+            dahlsim_error("--schedulers: \"%s\": expected %s", v, expected);
+            return false;
+        }
+    }
+    if (n == 0 || text[0] == ',' || text[strlen(text) - 1] == ',' || strstr(text, ",,") != NULL) {
+        dahlsim_error("--schedulers: expected none or policies separated by single commas, got \"%s\"", text);
+        return false;
+    }
+    snprintf(o->schedulers, sizeof(o->schedulers), "%s", text);
+    return true;
+}
+
 static int parse_options(int argc, char **argv, struct calib_opts *o)
 {
     enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
-           O_QUIET, O_HELP, O_NGPU, O_SCENARIO };
+           O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS };
     static const struct option options[] = {
         {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
         {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
@@ -268,10 +303,12 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
         {"dir", required_argument, NULL, O_DIR},         {"report", no_argument, NULL, O_REPORT},
         {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
         {"ngpu", required_argument, NULL, O_NGPU},       {"scenario", required_argument, NULL, O_SCENARIO},
+        {"schedulers", required_argument, NULL, O_SCHEDULERS},
         {NULL, 0, NULL, 0},
     };
     *o = (struct calib_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
                              .max_rsd = DEFAULT_MAX_RSD};
+    snprintf(o->schedulers, sizeof(o->schedulers), "%s", DEFAULT_SCHEDULERS);
     optind = 1;
     opterr = 0;
     int opt;
@@ -331,6 +368,9 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
         case O_DIR:
             o->dir = optarg;
             ok = dahlsim_parse_dir("--dir", optarg);
+            break;
+        case O_SCHEDULERS:
+            ok = parse_schedulers(optarg, o);
             break;
         case O_REPORT:
             o->report_only = true;
@@ -550,28 +590,32 @@ static int simulated_check(const struct calib_opts *o, const struct cover *c, co
     return 0;
 }
 
-/* One native run of setup c (round: the seed): with STARPU_CALIBRATE=1 when calibrating, else a plain run
- * whose results.json goes to p->run. */
-static int native_round(const struct calib_opts *o, const struct cover *c, const struct paths *p, int round,
-                        bool calibrating)
+/* One native training run of setup c into p->run (results.json there): samples of batch, seed, with
+ * STARPU_CALIBRATE=1 when calibrating; extra: NULL or NULL-terminated arguments to add (at most 8). */
+static int native_train(const struct calib_opts *o, const struct cover *c, const struct paths *p, int seed,
+                        bool calibrating, long samples, long batch, const char *const *extra)
 {
     char self[PATH_MAX];
     if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
         return -1;
-    char samples[32], batch[32], seed[32];
-    snprintf(samples, sizeof(samples), "%ld", o->steps * o->batch);
-    snprintf(batch, sizeof(batch), "%ld", o->batch);
-    snprintf(seed, sizeof(seed), "%d", round);
+    char nsamples[32], nbatch[32], nseed[32];
+    snprintf(nsamples, sizeof(nsamples), "%ld", samples);
+    snprintf(nbatch, sizeof(nbatch), "%ld", batch);
+    snprintf(nseed, sizeof(nseed), "%d", seed);
     /* regression is measured as nl-regression: see kind_rank */
     const char *kind = strcmp(c->perfmodel, "regression") == 0 ? "nl-regression" : c->perfmodel;
     char ngpu[16];
     snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
-    /* With GPUs, dmda: under STARPU_CALIBRATE=1 it sends each task to a worker kind whose model still lacks
-     * measurements, where lws would leave the GPU's models of rarely stolen tasks empty. */
-    char *argv[] = {self, "train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
-                    (char *)kind, "--samples", samples, "--test-samples", batch, "--batch", batch,
-                    "--seed", seed, "--ngpu", ngpu, "--quiet", "--out", (char *)p->run,
-                    o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
+    const char *fixed[] = {self, "train", "--dataset", c->dataset, "--model", c->model, "--perfmodel", kind,
+                           "--samples", nsamples, "--test-samples", nbatch, "--batch", nbatch, "--seed", nseed,
+                           "--ngpu", ngpu, "--quiet", "--out", p->run};
+    char *argv[sizeof(fixed) / sizeof(fixed[0]) + 9];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        argv[n++] = (char *)fixed[i];
+    for (size_t i = 0; extra != NULL && extra[i] != NULL && i < 8; i++)
+        argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling},
         {"STARPU_HOSTNAME", o->machine},
@@ -582,6 +626,17 @@ static int native_round(const struct calib_opts *o, const struct cover *c, const
     };
     char out[4096]; /* the per-epoch lines: not shown */
     return dahlsim_spawn_err(argv, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
+}
+
+/* One run of setup c with the calibration's batch and steps (round: the seed): with STARPU_CALIBRATE=1 when
+ * calibrating, else a plain run. */
+static int native_round(const struct calib_opts *o, const struct cover *c, const struct paths *p, int round,
+                        bool calibrating)
+{
+    /* With GPUs, dmda: under STARPU_CALIBRATE=1 it sends each task to a worker kind whose model still lacks
+     * measurements, where lws would leave the GPU's models of rarely stolen tasks empty. */
+    const char *const dmda[] = {"--sched", "dmda", NULL};
+    return native_train(o, c, p, round, calibrating, o->steps * o->batch, o->batch, o->ngpu > 0 ? dmda : NULL);
 }
 
 /* The last non-empty line of a file, for error messages. */
@@ -820,8 +875,155 @@ static cJSON *measure_submission(const struct calib_opts *o, const struct paths 
     return s;
 }
 
+#define SCHED_RUNS 3
+#define SCHED_STEPS 32
+#define SCHED_BATCH 32
+
+/* The worker threads' push figures and the CPU worker count of the plain native run in p->run; false when
+ * results.json lacks them. */
+static bool read_scheduling(const struct paths *p, double *push_us, double *pushes, int *ncpu)
+{
+    char path[XPATH];
+    snprintf(path, sizeof(path), "%s/results.json", p->run);
+    cJSON *r = dahlsim_read_json(path);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
+    const cJSON *us = cJSON_GetObjectItemCaseSensitive(s, "worker_push_us");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, "worker_pushes");
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "workers"), "cpu");
+    bool ok = cJSON_IsNumber(us) && cJSON_IsNumber(n) && cJSON_IsNumber(cpu) && us->valuedouble > 0;
+    if (ok) {
+        *push_us = us->valuedouble;
+        *pushes = n->valuedouble;
+        *ncpu = (int)cpu->valuedouble;
+    }
+    cJSON_Delete(r);
+    return ok;
+}
+
+/* The covered setup with the smallest images: the policies' cost per push does not depend on the tasks'
+ * sizes, and its runs are the shortest. */
+static int smallest_cover(const struct calib_opts *o)
+{
+    int best = 0;
+    long best_px = -1;
+    for (int i = 0; i < o->ncovers; i++) {
+        char shape[64];
+        long h = 0, w = 0, c = 0;
+        dahlsim_dataset_shape(o->covers[i].dataset, shape, sizeof(shape));
+        if (sscanf(shape, "%ldx%ldx%ld", &h, &w, &c) == 3 && (best_px < 0 || h * w * c < best_px)) {
+            best_px = h * w * c;
+            best = i;
+        }
+    }
+    return best;
+}
+
+/* The key of a worker configuration in the manifest's "scheduling.push_us": "2cpu", "13cpu+1gpu". */
+void dahlsim_sched_workers_key(long cpus, long gpus, char *buf, size_t size)
+{
+    if (gpus > 0)
+        snprintf(buf, size, "%ldcpu+%ldgpu", cpus, gpus);
+    else
+        snprintf(buf, size, "%ldcpu", cpus);
+}
+
+/* Measures one policy (a scenario scheduler value) with ncpu CPU workers (0: StarPU's default, all cores)
+ * into by_workers; *all_cpus gets the CPU worker count the run had. 0, or -1 after an error line. */
+static int measure_policy(const struct calib_opts *o, const struct paths *p, const struct cover *c,
+                          const char *value, int ncpu, cJSON *by_workers, int *all_cpus)
+{
+    char sched[32], priorities[48], cpus[16];
+    dahlsim_scheduler_value(value, sched, sizeof(sched), priorities, sizeof(priorities), NULL, 0);
+    snprintf(cpus, sizeof(cpus), "%d", ncpu);
+    const char *extra[8] = {"--sched", sched};
+    size_t n = 2;
+    if (priorities[0] != '\0') {
+        extra[n++] = "--priorities";
+        extra[n++] = priorities;
+    }
+    if (ncpu > 0) {
+        extra[n++] = "--ncpu";
+        extra[n++] = cpus;
+    }
+    double us[SCHED_RUNS], pushes = 0;
+    int had = 0;
+    for (int r = 0; r < SCHED_RUNS; r++) {
+        int st = native_train(o, c, p, r + 1, false, SCHED_STEPS * SCHED_BATCH, SCHED_BATCH, extra);
+        if (st != 0 || !read_scheduling(p, &us[r], &pushes, &had)) {
+            char line[512];
+            last_line(p->errlog, line, sizeof(line));
+            dahlsim_error("calibrate: --schedulers %s: the plain native run timing its pushes failed (exit %d): %s",
+                          value, st, line);
+            fprintf(stderr, "hint: leave that policy out of --schedulers\n");
+            return -1;
+        }
+    }
+    char key[32];
+    dahlsim_sched_workers_key(had, o->ngpu, key, sizeof(key));
+    cJSON *per = cJSON_GetObjectItemCaseSensitive(by_workers, key);
+    if (per == NULL)
+        per = cJSON_AddObjectToObject(by_workers, key);
+    cJSON_DeleteItemFromObjectCaseSensitive(per, value);
+    cJSON_AddNumberToObject(per, value, dahlsim_median(us, SCHED_RUNS));
+    *all_cpus = had;
+    return 0;
+}
+
+/* The manifest's "scheduling": per worker configuration (all cores, and one CPU worker) and per policy of
+ * --schedulers, the median over SCHED_RUNS plain native runs of the mean wall time of a push_task call made
+ * by a worker thread (calls over 100 us left out: preemptions), at the covered setup with the smallest
+ * images. StarPU-SimGrid charges none of the policy's own work; simulations sleep this after each push a
+ * worker makes. Policies the previous manifest has keep their figures unless --force. The previous object
+ * when nothing is to measure, NULL after an error line. */
+static cJSON *measure_scheduling(const struct calib_opts *o, const struct paths *p, const cJSON *prev)
+{
+    const cJSON *prev_push = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "push_us");
+    cJSON *by_workers = prev_push != NULL ? cJSON_Duplicate(prev_push, true) : cJSON_CreateObject();
+    const struct cover *c = &o->covers[smallest_cover(o)];
+    char list[sizeof(o->schedulers)], *save = NULL;
+    snprintf(list, sizeof(list), "%s", o->schedulers);
+    int measured = 0;
+    for (char *v = strtok_r(list, ",", &save); v != NULL; v = strtok_r(NULL, ",", &save)) {
+        /* The all-cores run first: it says how many CPU workers that is. */
+        int all = 0, one = 0;
+        bool known = false;
+        const cJSON *per;
+        cJSON_ArrayForEach(per, by_workers) known = known || cJSON_GetObjectItemCaseSensitive(per, v) != NULL;
+        if (known)
+            continue;
+        if (!o->quiet)
+            fprintf(stderr, "scheduling policy %s: %d plain native runs per worker count...\n", v, SCHED_RUNS);
+        if (measure_policy(o, p, c, v, 0, by_workers, &all) != 0 ||
+            (all > 1 && measure_policy(o, p, c, v, 1, by_workers, &one) != 0)) {
+            cJSON_Delete(by_workers);
+            return NULL;
+        }
+        measured++;
+    }
+    if (measured == 0 && prev != NULL) {
+        cJSON_Delete(by_workers);
+        return cJSON_Duplicate(prev, true);
+    }
+    if (cJSON_GetArraySize(by_workers) == 0) {
+        cJSON_Delete(by_workers);
+        return cJSON_CreateNull();
+    }
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddItemToObject(s, "push_us", by_workers);
+    cJSON_AddStringToObject(s, "dataset", c->dataset);
+    cJSON_AddNumberToObject(s, "batch", SCHED_BATCH);
+    cJSON_AddNumberToObject(s, "steps", SCHED_STEPS);
+    cJSON_AddNumberToObject(s, "runs", SCHED_RUNS);
+    cJSON_AddStringToObject(s, "what",
+                            "wall time of the scheduling policy's push_task per call from a worker thread (calls "
+                            "over 100 us left out), per worker configuration and policy: median of plain native "
+                            "runs (STARPU_CALIBRATE=0); simulations with the same policy and workers sleep it after "
+                            "each push a worker makes (StarPU-SimGrid gives the policy's work no time)");
+    return s;
+}
+
 static int write_manifest(const struct calib_opts *o, const struct cover_status *cs, const struct model_table *t,
-                          cJSON *submission, const char *path, int argc, char **argv)
+                          cJSON *submission, cJSON *scheduling, const char *path, int argc, char **argv)
 {
     cJSON *root = cJSON_CreateObject();
     char cpu[256], cmd[4096], date[32];
@@ -873,6 +1075,10 @@ static int write_manifest(const struct calib_opts *o, const struct cover_status 
         cJSON_AddItemToObject(root, "submission", submission);
     else
         cJSON_Delete(submission);
+    if (scheduling != NULL && !cJSON_IsNull(scheduling))
+        cJSON_AddItemToObject(root, "scheduling", scheduling);
+    else
+        cJSON_Delete(scheduling);
     cJSON *models = cJSON_AddArrayToObject(root, "models");
     for (size_t i = 0; i < t->n; i++) {
         const struct model_entry *e = &t->v[i];
@@ -1066,9 +1272,15 @@ static int calibrate(struct calib_opts *o, struct paths *p, int argc, char **arg
         free(t.v);
         goto fail;
     }
+    cJSON *scheduling = measure_scheduling(o, p, cJSON_GetObjectItemCaseSensitive(prev, "scheduling"));
+    if (scheduling == NULL) {
+        cJSON_Delete(submission);
+        free(t.v);
+        goto fail;
+    }
     dahlsim_remove_tree(p->run); /* the plain runs' results and the last stderr: not part of the calibration */
     remove(p->errlog);
-    ret = write_manifest(o, cs, &t, submission, manifest, argc, argv);
+    ret = write_manifest(o, cs, &t, submission, scheduling, manifest, argc, argv);
     if (ret != 0) {
         dahlsim_error("calibrate: %s: %s", manifest, strerror(-ret));
         free(t.v);

@@ -4,9 +4,14 @@
 #define DAHLSIM_CALIBRATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* True for a usable machine name (also STARPU_HOSTNAME and a directory name): 1 to 64 of [A-Za-z0-9._-],
  * not starting with '.' or '-'. */
 bool dahlsim_machine_name_valid(const char *name);
+
+/* The key of a worker configuration in a manifest's "scheduling.push_us" (the policies' measured cost per
+ * push): "2cpu", or "13cpu+1gpu" with GPUs. */
+void dahlsim_sched_workers_key(long cpus, long gpus, char *buf, size_t size);
 
 #endif /* DAHLSIM_CALIBRATE_H */

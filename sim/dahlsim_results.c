@@ -59,6 +59,13 @@
  *                     training phases, us_per_task not counting the image copies; simulated {"us_per_task",
  *                     "input_copy_bytes_per_s" (null: not charged), "charged_on": "own core" | "worker
  *                     cores" | "not charged"}, the calibration's measured cost and where it was charged
+ *   scheduling        the policy's push_task calls over the whole run (evaluation included), from worker
+ *                     threads (a task whose last dependency a worker released) and from others (the
+ *                     submitting thread): native {"worker_pushes", "worker_push_us", "worker_slow_pushes",
+ *                     "other_pushes", "other_push_us", "other_slow_pushes"}, the mean wall time per call
+ *                     leaving out calls over 100 us (counted as slow); simulated {"worker_pushes",
+ *                     "other_pushes", "push_us_charged" (null: not charged)}, the calibration's figure slept
+ *                     after each worker push; null when the run used StarPU's default policy
  *   seed
  *   versions          {"dahlsim", "starpu", "starpu_build" (the StarPU install, as scripts/setup-deps names it:
  *                     version, flavour and a key of its configure flags and patches), "simgrid" (SimGrid
@@ -111,6 +118,26 @@ static cJSON *submission_json(cJSON *root, const struct dahlsim_results *r)
              cJSON_AddStringToObject(o, "charged_on", s->charged_on != NULL ? s->charged_on : "not charged");
     }
     return ok ? o : NULL;
+}
+
+/* Adds the "scheduling" object (or null) to root; false when memory runs out. */
+static bool scheduling_json(cJSON *root, const struct dahlsim_results *r)
+{
+    const struct dahlsim_results_scheduling *s = &r->scheduling;
+    if (!s->counted)
+        return cJSON_AddNullToObject(root, "scheduling") != NULL;
+    cJSON *o = cJSON_AddObjectToObject(root, "scheduling");
+    if (o == NULL || !cJSON_AddNumberToObject(o, "worker_pushes", (double)s->worker_pushes))
+        return false;
+    if (strcmp(r->mode, "native") == 0)
+        return cJSON_AddNumberToObject(o, "worker_push_us", s->worker_push_us) &&
+               cJSON_AddNumberToObject(o, "worker_slow_pushes", (double)s->worker_slow) &&
+               cJSON_AddNumberToObject(o, "other_pushes", (double)s->other_pushes) &&
+               cJSON_AddNumberToObject(o, "other_push_us", s->other_push_us) &&
+               cJSON_AddNumberToObject(o, "other_slow_pushes", (double)s->other_slow);
+    return cJSON_AddNumberToObject(o, "other_pushes", (double)s->other_pushes) &&
+           (s->charged_us > 0 ? cJSON_AddNumberToObject(o, "push_us_charged", s->charged_us)
+                              : cJSON_AddNullToObject(o, "push_us_charged"));
 }
 
 /* The "heteroprio" object; NULL when memory runs out. */
@@ -298,6 +325,7 @@ static cJSON *results_json(const struct dahlsim_results *r)
                                     r->nallreduce_times > 0 ? sum / (double)r->nallreduce_times : 0.0));
     }
     CHK(submission_json(root, r));
+    CHK(scheduling_json(root, r));
     CHK(cJSON_AddNumberToObject(root, "seed", (double)r->seed));
     cJSON *versions;
     CHK(versions = cJSON_AddObjectToObject(root, "versions"));

@@ -47,6 +47,16 @@ struct dahlsim_results_submission {
     const char *charged_on;   /* simulated: dahl_engine_submit_charge_name() */
 };
 
+/* The scheduling policy's push_task calls over the whole run (dahl_engine_sched_cost): natively their mean
+ * wall time, simulated the cost charged for each. */
+struct dahlsim_results_scheduling {
+    bool counted;                      /* false: StarPU's default policy, not wrapped (written as null) */
+    long worker_pushes, other_pushes;  /* from worker threads, from others (the submitting thread) */
+    long worker_slow, other_slow;      /* native: calls over 100 us, left out of the means */
+    double worker_push_us, other_push_us; /* native */
+    double charged_us;                 /* simulated: per worker push (0: none) */
+};
+
 struct dahlsim_results {
     const char *mode;      /* "native" or "simulated" */
     const char *scenario;  /* scenario file, or NULL (written as null) */
@@ -85,6 +95,7 @@ struct dahlsim_results {
     const double *allreduce_times_s;                /* per iteration, the slowest node's */
     size_t nallreduce_times;
     struct dahlsim_results_submission submission;
+    struct dahlsim_results_scheduling scheduling;
     uint64_t seed;
     double wall_s;         /* the whole process, loading and evaluation included */
     long peak_rss_kib;

@@ -36,7 +36,7 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     snprintf(momentum, sizeof(momentum), "%.17g", x->momentum);
     snprintf(mem, sizeof(mem), "%ld", x->gpu_memory_mib);
     snprintf(sampling, sizeof(sampling), "%s/sampling", x->machine_dir);
-    char *args[48];
+    char *args[56];
     size_t n = 0;
     /* heteroprio:auto-HEURISTIC runs as --sched heteroprio --priorities auto:HEURISTIC. */
     char sched[32], priorities[48];
@@ -65,6 +65,12 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         snprintf(submit_cost, sizeof(submit_cost), "%.17g,%.17g", x->submit_us_per_task, x->input_copy_bytes_per_s);
         args[n++] = "--submit-cost";
         args[n++] = submit_cost;
+    }
+    char sched_cost[40];
+    if (x->sched_push_us > 0) {
+        snprintf(sched_cost, sizeof(sched_cost), "%.17g", x->sched_push_us);
+        args[n++] = "--sched-cost";
+        args[n++] = sched_cost;
     }
     char window[64];
     if (x->trace && out_dir != NULL) {

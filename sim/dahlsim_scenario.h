@@ -39,6 +39,9 @@ struct dahlsim_experiment {
      * manifest's "submission", written by dahlsim calibrate); 0: none (roofline machines, older
      * calibrations: StarPU-SimGrid's own 1 us sleep per task then). */
     double submit_us_per_task, input_copy_bytes_per_s;
+    /* The machine's measured cost per push of this scheduler with these workers (its manifest's
+     * "scheduling"); 0: none measured (StarPU-SimGrid gives the policy's own work no time). */
+    double sched_push_us;
     char point[512];     /* "batch=4 scheduler=dmda" for a sweep point, "" otherwise */
 };
 

@@ -58,6 +58,7 @@ struct train_opts {
     bool trace_per_node;          /* hidden --trace-per-node (dahlsim run, multi-node): OUT/trace/node-RANK */
     double submit_us_per_task, input_copy_bytes_per_s; /* hidden --submit-cost (dahlsim run): see
                                                           dahl_engine_conf; 0: StarPU-SimGrid's own */
+    double sched_push_us; /* hidden --sched-cost (dahlsim run): see dahl_engine_conf; 0: none */
 };
 
 static const char usage_line[] =
@@ -180,12 +181,25 @@ static bool parse_submit_cost(const char *text, struct train_opts *o)
     return true;
 }
 
+/* --sched-cost US: the policy's measured cost per push (dahlsim_calibrate.h), which only a simulation
+ * charges. */
+static bool parse_sched_cost(const char *text, struct train_opts *o)
+{
+    if (!dahlsim_parse_double("--sched-cost", text, 0, 1e6, &o->sched_push_us))
+        return false;
+    if (!dahl_engine_is_simulated()) {
+        dahlsim_error("--sched-cost: only a simulation charges the scheduling policy's cost; a native run pays it");
+        return false;
+    }
+    return true;
+}
+
 /* Parses argv into o; returns -1 to go on, or an exit code. */
 static int parse_options(int argc, char **argv, struct train_opts *o)
 {
     enum { O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES, O_PRIORITY_INTERVAL, O_NCPU,
            O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_OUT, O_QUIET, O_HELP, O_SCENARIO, O_TRACE,
-           O_TRACE_WINDOW, O_TRACE_PER_NODE, O_SUBMIT_COST };
+           O_TRACE_WINDOW, O_TRACE_PER_NODE, O_SUBMIT_COST, O_SCHED_COST };
     static const struct option options[] = {
         {"dataset", required_argument, NULL, O_DATASET},     {"epochs", required_argument, NULL, O_EPOCHS},
         {"samples", required_argument, NULL, O_SAMPLES},     {"test-samples", required_argument, NULL, O_TEST_SAMPLES},
@@ -201,6 +215,7 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
         {"trace-per-node", no_argument, NULL, O_TRACE_PER_NODE},
         {"submit-cost", required_argument, NULL, O_SUBMIT_COST},
+        {"sched-cost", required_argument, NULL, O_SCHED_COST},
         {NULL, 0, NULL, 0},
     };
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
@@ -309,6 +324,9 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
             break;
         case O_SUBMIT_COST: /* hidden: set by dahlsim run for sim-train, from the calibration's manifest */
             ok = parse_submit_cost(optarg, o);
+            break;
+        case O_SCHED_COST: /* hidden: set by dahlsim run for sim-train, from the calibration's manifest */
+            ok = parse_sched_cost(optarg, o);
             break;
         case O_HELP:
             help();
@@ -777,6 +795,21 @@ static struct dahlsim_results_submission submission_figures(const struct run_sta
     return s;
 }
 
+/* results.json's "scheduling": the policy's push_task calls, natively timed, simulated charged. */
+static struct dahlsim_results_scheduling scheduling_figures(void)
+{
+    struct dahl_sched_cost c;
+    dahl_engine_sched_cost(&c);
+    return (struct dahlsim_results_scheduling){.counted = c.wrapped,
+                                               .worker_pushes = c.worker_pushes,
+                                               .other_pushes = c.other_pushes,
+                                               .worker_slow = c.worker_slow,
+                                               .other_slow = c.other_slow,
+                                               .worker_push_us = c.worker_push_us,
+                                               .other_push_us = c.other_push_us,
+                                               .charged_us = c.charged_us};
+}
+
 static int write_results(struct run_state *st, double wall_start_s)
 {
     const struct train_opts *o = st->o;
@@ -854,6 +887,7 @@ static int write_results(struct run_state *st, double wall_start_s)
         .allreduce_times_s = st->nodes.allreduce_s,
         .nallreduce_times = st->nodes.nallreduce,
         .submission = submission_figures(st),
+        .scheduling = scheduling_figures(),
         .seed = (uint64_t)o->seed,
         .wall_s = dahlsim_mono_s() - wall_start_s,
         .peak_rss_kib = ru.ru_maxrss,
@@ -1113,6 +1147,7 @@ static int train_main(int argc, char **argv, bool simulated)
     conf.profiling = true;
     conf.submit_us_per_task = o.submit_us_per_task;
     conf.input_copy_bytes_per_s = o.input_copy_bytes_per_s;
+    conf.sched_push_us = o.sched_push_us;
     ret = dahl_engine_start(&conf);
     if (ret == -ENODEV) {
         dahlsim_error("train: StarPU found no worker to run on");

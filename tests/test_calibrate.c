@@ -72,6 +72,10 @@ Test(calibrate, bad_options_and_directories_are_input_errors)
     assert_input_error("--scenario with a bad sweep", "\"sweep.dataset\": expected a non-empty list of strings");
     *strrchr(bad, '/') = '\0';
     remove_tree(bad);
+    calibrate((const char *[]){"--machine", "m", "--schedulers", "lws,fastest", NULL});
+    assert_input_error("--schedulers with an unknown policy", "--schedulers: \"fastest\": expected");
+    calibrate((const char *[]){"--machine", "m", "--schedulers", "lws,", NULL});
+    assert_input_error("--schedulers ending in a comma", "--schedulers: expected none or policies separated");
     calibrate((const char *[]){"--machine", "m", "--max-rsd", "lots", NULL});
     assert_input_error("--max-rsd lots", "--max-rsd");
     calibrate((const char *[]){"--machine", "m", "--dir", "/proc/no-such-dahlsim-dir", NULL});
@@ -153,7 +157,8 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
 {
     char dir[64];
     scratch_dir(dir, sizeof(dir));
-    const char *args[] = {"--machine", "test-local", "--dir", dir, "--cover", "synthetic:12x12x1", "--quiet", NULL};
+    const char *args[] = {"--machine", "test-local", "--dir", dir, "--cover", "synthetic:12x12x1",
+                          "--schedulers", "lws,dmda", "--quiet", NULL};
     calibrate(args);
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
 
@@ -186,6 +191,20 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     cr_assert(cJSON_IsNumber(runs) && runs->valuedouble >= 1, "submission: %s", manifest);
     cr_assert_gt(cJSON_GetObjectItemCaseSensitive(sub, "input_copy_bytes_per_s")->valuedouble, 0);
     char *first_sub = cJSON_PrintUnformatted(sub);
+    /* The policies' cost per push, for all cores' CPU workers and for one, each timed natively */
+    const cJSON *push = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "scheduling"), "push_us");
+    char all_key[32];
+    snprintf(all_key, sizeof(all_key), "%ldcpu", sysconf(_SC_NPROCESSORS_ONLN));
+    const char *keys[] = {"1cpu", all_key};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < 2; i++) {
+            const char *policy = i == 0 ? "lws" : "dmda";
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(push, keys[k]), policy);
+            cr_assert(cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 100, "scheduling.push_us.%s.%s: %s",
+                      keys[k], policy, manifest);
+        }
+    cr_assert_eq(cJSON_GetArraySize(push), sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1, "%s", manifest);
+    char *first_push = cJSON_PrintUnformatted(push);
     cJSON_Delete(root);
     const char *files[] = {"sampling/bus/test-local.platform.v4.xml", "sampling/bus/test-local.bandwidth",
                            "sampling/bus/test-local.latency", "sampling/codelets/45/dahl_conv2d_forward.test-local",
@@ -208,14 +227,18 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     double t1 = simulate(dir, out1), t2 = simulate(dir, out2);
     cr_assert_eq(t1, t2, "simulated makespans differ: %.9f vs %.9f", t1, t2);
 
-    /* A re-run measures nothing: the simulated check finds the setup calibrated. */
-    calibrate((const char *[]){"--machine", "test-local", "--dir", dir, "--cover", "synthetic:12x12x1", NULL});
+    /* A re-run measures nothing: the simulated check finds the setup calibrated, and the policies it times
+     * were timed. */
+    calibrate((const char *[]){"--machine", "test-local", "--dir", dir, "--cover", "synthetic:12x12x1",
+                               "--schedulers", "dmda,lws", NULL});
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "already calibrated") != NULL, "%s", run.err);
     cr_assert(strstr(run.err, "measuring") == NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "scheduling policy") == NULL, "%s", run.err);
     /* So does one for a scenario that uses that setup (its sweep of schedulers and batches adds no shape). */
     calibrate((const char *[]){"--machine", "test-local", "--dir", dir, "--scenario",
-                               DAHLSIM_SOURCE_DIR "/tests/data/scenarios/tiny-sweep.json", NULL});
+                               DAHLSIM_SOURCE_DIR "/tests/data/scenarios/tiny-sweep.json", "--schedulers", "none",
+                               NULL});
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "[1/1] synthetic:12x12x1") != NULL && strstr(run.err, "already calibrated") != NULL,
               "%s", run.err);
@@ -228,6 +251,11 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     cr_assert_str_eq(kept_sub, first_sub, "the re-run that measured nothing changed the submission cost");
     free(kept_sub);
     free(first_sub);
+    char *kept_push = cJSON_PrintUnformatted(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "scheduling"), "push_us"));
+    cr_assert_str_eq(kept_push, first_push, "the re-runs changed the policies' push costs");
+    free(kept_push);
+    free(first_push);
     cJSON_Delete(root);
 
     /* A re-run that fails (its model file does not exist) leaves the calibration as it was. */

@@ -129,6 +129,70 @@ Test(sim_costs, the_measured_submission_cost_is_charged_where_the_machine_has_ro
     cr_assert_eq(system(cmd), 0);
 }
 
+/* The calibration's measured cost per push of the scheduling policy (manifest "scheduling.push_us", per
+ * worker configuration and policy, as dahlsim calibrate writes it) is slept by a worker after each push it
+ * makes: with one CPU worker, which executes every task and so waits out every one of its pushes, the run is
+ * longer by the pushes times the cost; a figure for other workers or another policy is not charged; a bad
+ * value is refused naming the manifest and the field. */
+Test(sim_costs, the_measured_push_cost_is_slept_by_the_pushing_worker)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    char dir[256], home_var[128], out_plain[128], out_one[128], out_two[128];
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "scheduling", "{\"push_us\": {\"1cpu\": {\"dmda\": 20}, \"2cpu\": {\"lws\": 1000}}}");
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
+    snprintf(out_one, sizeof(out_one), "%s/one", home);
+    snprintf(out_two, sizeof(out_two), "%s/two", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+
+    dahlsim((const char *[]){"run", TINY, "--set", "cpus=1", "--out", out_plain, "--quiet", NULL}); /* fixture */
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *one[] = {DAHLSIM_BIN, "run", TINY, "--set", "cpus=1", "--out", out_one, "--quiet", NULL};
+    dahl_test_run(&run, one, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *plain = read_results(out_plain), *charged = read_results(out_one);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(plain, "scheduling");
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(charged, "scheduling");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ps, "push_us_charged")));
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(cs, "push_us_charged")->valuedouble, 20);
+    double pushes = cJSON_GetObjectItemCaseSensitive(cs, "worker_pushes")->valuedouble;
+    /* Which thread pushes a task (a worker releasing its last dependency, or the one submitting it when it
+     * is ready at once) depends on timing; every task is pushed once either way. */
+    double all = pushes + cJSON_GetObjectItemCaseSensitive(cs, "other_pushes")->valuedouble;
+    cr_assert_eq(all, cJSON_GetObjectItemCaseSensitive(ps, "worker_pushes")->valuedouble +
+                          cJSON_GetObjectItemCaseSensitive(ps, "other_pushes")->valuedouble,
+                 "the same pushes");
+    cr_assert_gt(pushes, 0.5 * all, "%g of %g pushes by the worker", pushes, all);
+    double t_plain = cJSON_GetObjectItemCaseSensitive(plain, "makespan_s")->valuedouble;
+    double t_charged = cJSON_GetObjectItemCaseSensitive(charged, "makespan_s")->valuedouble;
+    double slept = 20e-6 * pushes;
+    cr_assert(t_charged > t_plain + 0.9 * slept && t_charged < t_plain + 1.1 * slept,
+              "plain %g s, charged %g s, %g worker pushes of 20 us", t_plain, t_charged, pushes);
+    cJSON_Delete(plain);
+    cJSON_Delete(charged);
+
+    char *two[] = {DAHLSIM_BIN, "run", TINY, "--out", out_two, "--quiet", NULL}; /* 2 CPUs, dmda: no figure */
+    dahl_test_run(&run, two, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *r2 = read_results(out_two);
+    cr_assert(cJSON_IsNull(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r2, "scheduling"), "push_us_charged")));
+    cJSON_Delete(r2);
+
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
+    cr_assert_eq(system(cmd), 0);
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "scheduling", "{\"push_us\": {\"1cpu\": {\"dmda\": \"fast\"}}}");
+    dahl_test_run(&run, one, home_env);
+    assert_input_error("bad push cost", "manifest.json: \"scheduling.push_us.1cpu.dmda\": expected a number", NULL);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* StarPU's REDUX reduction tasks take simulated time (scripts/patches/starpu-simgrid-redux-time.patch): with
  * the reduction codelet's perf model 1000 times slower, a REDUX run (tiny.json: LeNet's gradients reduced
  * over 2 workers every step, by StarPU's own tasks running dahl_accumulate) is much longer, although dahl

@@ -274,6 +274,15 @@ Test(train, a_small_synthetic_run_writes_results)
     cr_assert_lt(fabs(number(sub, "us_per_task") -
                       1e6 * (number(sub, "thread_cpu_s") - number(sub, "input_copy_cpu_s")) / submitted),
                  1e-9 * number(sub, "us_per_task"));
+    /* The policy's pushes: every task executed was pushed once, by a worker or the submitting thread
+     * (evaluation's tasks too), each timed. */
+    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(root, "scheduling");
+    double pushes = number(sched, "worker_pushes") + number(sched, "other_pushes");
+    cr_assert_geq(pushes, number(per_arch, "cpu"), "%g pushes for %g training tasks", pushes, number(per_arch, "cpu"));
+    cr_assert_gt(number(sched, "worker_pushes"), 0);
+    cr_assert_gt(number(sched, "worker_push_us"), 0);
+    cr_assert_lt(number(sched, "worker_push_us"), 100, "slow calls (over 100 us) are left out of the mean");
+    cr_assert_leq(number(sched, "worker_slow_pushes"), number(sched, "worker_pushes"));
     const cJSON *versions = cJSON_GetObjectItemCaseSensitive(root, "versions");
     const cJSON *starpu = cJSON_GetObjectItemCaseSensitive(versions, "starpu");
     cr_assert(cJSON_IsString(starpu) && strcmp(starpu->valuestring, "1.3.10") == 0);
