@@ -53,7 +53,8 @@ static sg_host_t submit_host(const char *name)
 
 struct dahl_engine_conf dahl_engine_conf_default(void)
 {
-    return (struct dahl_engine_conf){.ncpu = -1, .ngpu = -1, .sched = NULL, .profiling = false};
+    return (struct dahl_engine_conf){
+        .ncpu = -1, .ngpu = -1, .sched = NULL, .profiling = false, .worker_us_per_task = -1};
 }
 
 int dahl_engine_start(const struct dahl_engine_conf *conf)
@@ -81,7 +82,13 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
         }
     }
     sconf.nopencl = 0;
-    dahl_schedcost_wrap(&sconf, DAHL_SIMULATED ? conf->sched_push_us : 0);
+    dahl_schedcost_wrap(&sconf, DAHL_SIMULATED ? conf->sched_push_us : 0,
+                        DAHL_SIMULATED ? conf->worker_us_per_task : 0);
+#if DAHL_SIMULATED
+    /* The measured per-task cost replaces StarPU-SimGrid's 1 us sleep per input fetched. */
+    if (conf->worker_us_per_task >= 0)
+        setenv("STARPU_SIMGRID_FETCHING_INPUT_COST", "0", 1);
+#endif
     /* StarPU is built with FxT, which traces every task by default (STARPU_FXT_TRACE=1): gigabytes of
      * /tmp/prof_file_* per training epoch, and slower runs. Off unless the environment asks for it. */
     setenv("STARPU_FXT_TRACE", "0", 0);

@@ -23,6 +23,10 @@ struct dahl_engine_conf {
      * calibrate), slept by the worker thread after each push it makes. 0: none (StarPU-SimGrid charges
      * nothing for the policy's own work). */
     double sched_push_us;
+    /* Simulation only: the workers' runtime cost per task (dahlsim calibrate), slept by a worker after each
+     * task it pops, in place of StarPU-SimGrid's 1 us per input fetched (STARPU_SIMGRID_FETCHING_INPUT_COST,
+     * turned off). < 0: StarPU-SimGrid's own costs, nothing slept. */
+    double worker_us_per_task;
 };
 
 /* Where a simulation charges the submitting thread's CPU time (dahl_engine_charge_submission). */
@@ -46,7 +50,8 @@ void dahl_engine_charge_submission(size_t tasks, size_t copy_bytes);
 enum dahl_submit_charge dahl_engine_submit_charge(void);
 const char *dahl_engine_submit_charge_name(enum dahl_submit_charge c);
 
-/* The scheduling policy's push_task calls since the engine started (still readable after it stopped). */
+/* The scheduling policy's push_task calls and the workers' task handling since the engine started (still
+ * readable after it stopped). */
 struct dahl_sched_cost {
     bool wrapped;          /* false: no policy named in the conf (StarPU's default), nothing counted */
     long worker_pushes;    /* calls made by worker threads (a task whose last dependency a worker released) */
@@ -56,6 +61,11 @@ struct dahl_sched_cost {
     double worker_push_us; /* natively: mean wall time per call, slow calls left out; 0 in simulation */
     double other_push_us;
     double charged_us;     /* simulation: slept after each worker push (conf.sched_push_us) */
+    /* Cumulative since the engine started, on StarPU's clock (simulated time in simulation): */
+    double worker_push_total_us; /* the workers' pushes, slow ones included (simulated: the charges) */
+    double handling_us;    /* summed over the workers: from popping a task to asking for the next one */
+    long handled;          /* tasks popped (and handled) */
+    double worker_charged_us; /* simulation: slept after each pop (conf.worker_us_per_task; 0: none) */
 };
 void dahl_engine_sched_cost(struct dahl_sched_cost *out);
 

@@ -1,6 +1,9 @@
-/* The scheduling policy's own cost per push (see dahl_schedcost_starpu.h): every run goes through a copy of
- * its policy whose push_task wraps the original. Natively it times each call (wall clock: a push that waits
- * for a worker's queue lock waits in real life too); in simulation it charges the calibrated figure.
+/* The scheduling policy's own cost per push, and the workers' runtime cost per task (see
+ * dahl_schedcost_starpu.h): every run goes through a copy of its policy whose push_task and pop_task wrap
+ * the original. Natively push is timed (wall clock: a push that waits for a worker's queue lock waits in real
+ * life too); in simulation it charges the calibrated figure. A worker's time from popping a task to asking
+ * for the next (the task's input fetch, execution, termination and the pushes it triggers) is summed in
+ * both flavours, on StarPU's clock; in simulation the calibrated per-task cost is slept after each pop.
  * Worker threads count on their own padded slot, without atomics; other threads (the one submitting
  * tasks) share one atomic slot. */
 #include "dahl_schedcost_starpu.h"
@@ -15,13 +18,19 @@
 
 struct slot {
     long calls, ns, slow;
-    char pad[64 - 3 * sizeof(long)];
+    double push_us;   /* every push's time, slow ones included (simulated: the charge) */
+    double popped_us; /* StarPU's clock when the last task was popped; < 0: none pending */
+    double handling_us;
+    long handled;
+    char pad[128 - 4 * sizeof(long) - 3 * sizeof(double)];
 };
 
 static struct {
     struct starpu_sched_policy policy;
     int (*base_push)(struct starpu_task *);
+    struct starpu_task *(*base_pop)(unsigned);
     double charge_s;
+    double worker_charge_s; /* simulation: slept after each pop that returns a task; 0: none */
     struct slot workers[STARPU_NMAXWORKERS];
     _Atomic long other_calls, other_ns, other_slow;
 } sc;
@@ -54,6 +63,7 @@ static int push(struct starpu_task *task)
     if (worker >= 0) {
         struct slot *s = &sc.workers[worker];
         s->calls++;
+        s->push_us += DAHL_SIMULATED ? sc.charge_s * 1e6 : 1e-3 * (double)ns;
         if (slow)
             s->slow++;
         else
@@ -68,7 +78,27 @@ static int push(struct starpu_task *task)
     return ret;
 }
 
-void dahl_schedcost_wrap(struct starpu_conf *sconf, double charge_us)
+static struct starpu_task *pop(unsigned ctx)
+{
+    int worker = starpu_worker_get_id();
+    struct slot *s = worker >= 0 ? &sc.workers[worker] : NULL;
+    if (s != NULL && s->popped_us >= 0) {
+        s->handling_us += starpu_timing_now() - s->popped_us;
+        s->handled++;
+        s->popped_us = -1;
+    }
+    struct starpu_task *task = sc.base_pop(ctx);
+    if (task != NULL && s != NULL) {
+        s->popped_us = starpu_timing_now();
+#if DAHL_SIMULATED
+        if (sc.worker_charge_s > 0)
+            starpu_sleep((float)sc.worker_charge_s);
+#endif
+    }
+    return task;
+}
+
+void dahl_schedcost_wrap(struct starpu_conf *sconf, double charge_us, double worker_us)
 {
     const struct starpu_sched_policy *base = sconf->sched_policy;
     if (base == NULL) {
@@ -79,18 +109,23 @@ void dahl_schedcost_wrap(struct starpu_conf *sconf, double charge_us)
                 base = policies[i];
     }
     memset(sc.workers, 0, sizeof(sc.workers));
+    for (int w = 0; w < STARPU_NMAXWORKERS; w++)
+        sc.workers[w].popped_us = -1;
     atomic_store(&sc.other_calls, 0);
     atomic_store(&sc.other_ns, 0);
     atomic_store(&sc.other_slow, 0);
     sc.charge_s = charge_us > 0 ? charge_us * 1e-6 : 0;
+    sc.worker_charge_s = worker_us > 0 ? worker_us * 1e-6 : 0;
     /* No policy named (StarPU picks its default, or STARPU_SCHED): nothing to wrap. */
-    if (base == NULL || base->push_task == NULL) {
+    if (base == NULL || base->push_task == NULL || base->pop_task == NULL) {
         sc.base_push = NULL;
         return;
     }
     sc.policy = *base;
     sc.base_push = base->push_task;
+    sc.base_pop = base->pop_task;
     sc.policy.push_task = push;
+    sc.policy.pop_task = pop;
     sconf->sched_policy = &sc.policy;
     sconf->sched_policy_name = NULL;
 }
@@ -104,6 +139,9 @@ void dahl_schedcost_get(struct dahl_sched_cost *out)
         out->worker_pushes += sc.workers[w].calls;
         out->worker_slow += sc.workers[w].slow;
         ns += sc.workers[w].ns;
+        out->worker_push_total_us += sc.workers[w].push_us;
+        out->handling_us += sc.workers[w].handling_us;
+        out->handled += sc.workers[w].handled;
     }
     long timed = out->worker_pushes - out->worker_slow;
     out->worker_push_us = timed > 0 ? 1e-3 * (double)ns / (double)timed : 0;
@@ -112,4 +150,5 @@ void dahl_schedcost_get(struct dahl_sched_cost *out)
     timed = out->other_pushes - out->other_slow;
     out->other_push_us = timed > 0 ? 1e-3 * (double)atomic_load(&sc.other_ns) / (double)timed : 0;
     out->charged_us = sc.charge_s * 1e6;
+    out->worker_charged_us = sc.worker_charge_s * 1e6;
 }

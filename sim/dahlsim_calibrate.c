@@ -879,25 +879,56 @@ static cJSON *measure_submission(const struct calib_opts *o, const struct paths 
 #define SCHED_STEPS 32
 #define SCHED_BATCH 32
 
-/* The worker threads' push figures and the CPU worker count of the plain native run in p->run; false when
- * results.json lacks them. */
-static bool read_scheduling(const struct paths *p, double *push_us, double *pushes, int *ncpu)
+/* From the results.json of the run in p->run: the worker threads' mean push time, the workers' runtime cost
+ * per task and the CPU worker count; false when it lacks them. */
+static bool read_scheduling(const struct paths *p, double *push_us, double *worker_us, int *ncpu)
 {
     char path[XPATH];
     snprintf(path, sizeof(path), "%s/results.json", p->run);
     cJSON *r = dahlsim_read_json(path);
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
     const cJSON *us = cJSON_GetObjectItemCaseSensitive(s, "worker_push_us");
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, "worker_pushes");
+    const cJSON *task = cJSON_GetObjectItemCaseSensitive(s, "worker_us_per_task");
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "workers"), "cpu");
-    bool ok = cJSON_IsNumber(us) && cJSON_IsNumber(n) && cJSON_IsNumber(cpu) && us->valuedouble > 0;
+    bool ok = cJSON_IsNumber(task) && cJSON_IsNumber(cpu) && (push_us == NULL || cJSON_IsNumber(us));
     if (ok) {
-        *push_us = us->valuedouble;
-        *pushes = n->valuedouble;
+        if (push_us != NULL)
+            *push_us = us->valuedouble;
+        *worker_us = task->valuedouble;
         *ncpu = (int)cpu->valuedouble;
     }
     cJSON_Delete(r);
     return ok;
+}
+
+/* A simulated run of setup c with the policy, ncpu CPU workers, the policy's push cost charged and
+ * StarPU-SimGrid's per-input cost off (--worker-cost 0), into p->run: what the simulation still charges per
+ * task on its own (its driver loop's sleeps). */
+static int simulated_rest(const struct calib_opts *o, const struct cover *c, const struct paths *p,
+                          const char *const *sched_args, int ncpu, double push_us)
+{
+    char samples[32], batch[32], ngpu[16], cpus[16], push[32];
+    snprintf(samples, sizeof(samples), "%d", SCHED_STEPS * SCHED_BATCH);
+    snprintf(batch, sizeof(batch), "%d", SCHED_BATCH);
+    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
+    snprintf(cpus, sizeof(cpus), "%d", ncpu);
+    snprintf(push, sizeof(push), "%.17g", push_us);
+    const char *fixed[] = {"sim-train", "--dataset", c->dataset, "--model", c->model, "--perfmodel", c->perfmodel,
+                           "--samples", samples, "--test-samples", batch, "--batch", batch, "--ngpu", ngpu,
+                           "--ncpu", cpus, "--sched-cost", push, "--worker-cost", "0", "--quiet", "--out", p->run};
+    char *args[sizeof(fixed) / sizeof(fixed[0]) + 5];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        args[n++] = (char *)fixed[i];
+    for (size_t i = 0; sched_args[i] != NULL && i < 4; i++)
+        args[n++] = (char *)sched_args[i];
+    args[n] = NULL;
+    const struct dahlsim_env_var env[] = {
+        {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
+        {"STARPU_SILENT", "1"},
+    };
+    char out[4096];
+    return dahlsim_spawn_sim_err(args, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
 }
 
 /* The covered setup with the smallest images: the policies' cost per push does not depend on the tasks'
@@ -927,10 +958,22 @@ void dahlsim_sched_workers_key(long cpus, long gpus, char *buf, size_t size)
         snprintf(buf, size, "%ldcpu", cpus);
 }
 
-/* Measures one policy (a scenario scheduler value) with ncpu CPU workers (0: StarPU's default, all cores)
- * into by_workers; *all_cpus gets the CPU worker count the run had. 0, or -1 after an error line. */
+/* Adds {key: {policy: value}} to obj. */
+static void put(cJSON *obj, const char *key, const char *policy, cJSON *value)
+{
+    cJSON *per = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (per == NULL)
+        per = cJSON_AddObjectToObject(obj, key);
+    cJSON_DeleteItemFromObjectCaseSensitive(per, policy);
+    cJSON_AddItemToObject(per, policy, value);
+}
+
+/* Measures one policy (a scenario scheduler value) with ncpu CPU workers (0: StarPU's default, all cores):
+ * its cost per push into push and the workers' cost per task into worker (measured natively, and what the
+ * simulation charges on its own once its per-input cost is off); *all_cpus gets the CPU worker count the
+ * runs had. 0, or -1 after an error line. */
 static int measure_policy(const struct calib_opts *o, const struct paths *p, const struct cover *c,
-                          const char *value, int ncpu, cJSON *by_workers, int *all_cpus)
+                          const char *value, int ncpu, cJSON *push, cJSON *worker, int *all_cpus)
 {
     char sched[32], priorities[48], cpus[16];
     dahlsim_scheduler_value(value, sched, sizeof(sched), priorities, sizeof(priorities), NULL, 0);
@@ -941,44 +984,60 @@ static int measure_policy(const struct calib_opts *o, const struct paths *p, con
         extra[n++] = "--priorities";
         extra[n++] = priorities;
     }
+    const char *sched_args[8];
+    memcpy(sched_args, extra, sizeof(extra));
     if (ncpu > 0) {
         extra[n++] = "--ncpu";
         extra[n++] = cpus;
     }
-    double us[SCHED_RUNS], pushes = 0;
-    int had = 0;
-    for (int r = 0; r < SCHED_RUNS; r++) {
-        int st = native_train(o, c, p, r + 1, false, SCHED_STEPS * SCHED_BATCH, SCHED_BATCH, extra);
-        if (st != 0 || !read_scheduling(p, &us[r], &pushes, &had)) {
+    double push_us[SCHED_RUNS], task_us[SCHED_RUNS], rest_us = 0;
+    int had = 0, had_sim = 0;
+    for (int r = 0; r <= SCHED_RUNS; r++) {
+        /* SCHED_RUNS native runs, then one simulated (deterministic) */
+        int st = r < SCHED_RUNS ? native_train(o, c, p, r + 1, false, SCHED_STEPS * SCHED_BATCH, SCHED_BATCH, extra)
+                                : simulated_rest(o, c, p, sched_args, had, dahlsim_median(push_us, SCHED_RUNS));
+        bool ok = st == 0 && (r < SCHED_RUNS ? read_scheduling(p, &push_us[r], &task_us[r], &had)
+                                             : read_scheduling(p, NULL, &rest_us, &had_sim));
+        if (!ok) {
             char line[512];
             last_line(p->errlog, line, sizeof(line));
-            dahlsim_error("calibrate: --schedulers %s: the plain native run timing its pushes failed (exit %d): %s",
-                          value, st, line);
+            dahlsim_error("calibrate: --schedulers %s: the %s run timing its pushes and tasks failed (exit %d): %s",
+                          value, r < SCHED_RUNS ? "plain native" : "simulated", st, line);
             fprintf(stderr, "hint: leave that policy out of --schedulers\n");
             return -1;
         }
     }
     char key[32];
     dahlsim_sched_workers_key(had, o->ngpu, key, sizeof(key));
-    cJSON *per = cJSON_GetObjectItemCaseSensitive(by_workers, key);
-    if (per == NULL)
-        per = cJSON_AddObjectToObject(by_workers, key);
-    cJSON_DeleteItemFromObjectCaseSensitive(per, value);
-    cJSON_AddNumberToObject(per, value, dahlsim_median(us, SCHED_RUNS));
+    double native_us = dahlsim_median(task_us, SCHED_RUNS);
+    put(push, key, value, cJSON_CreateNumber(dahlsim_median(push_us, SCHED_RUNS)));
+    cJSON *w = cJSON_CreateObject();
+    cJSON_AddNumberToObject(w, "charge", native_us > rest_us ? native_us - rest_us : 0);
+    cJSON_AddNumberToObject(w, "native", native_us);
+    cJSON_AddNumberToObject(w, "simulated_rest", rest_us);
+    put(worker, key, value, w);
     *all_cpus = had;
     return 0;
 }
 
-/* The manifest's "scheduling": per worker configuration (all cores, and one CPU worker) and per policy of
- * --schedulers, the median over SCHED_RUNS plain native runs of the mean wall time of a push_task call made
- * by a worker thread (calls over 100 us left out: preemptions), at the covered setup with the smallest
- * images. StarPU-SimGrid charges none of the policy's own work; simulations sleep this after each push a
- * worker makes. Policies the previous manifest has keep their figures unless --force. The previous object
- * when nothing is to measure, NULL after an error line. */
+/* The manifest's "scheduling", per worker configuration (all cores, and one CPU worker) and per policy of
+ * --schedulers, at the covered setup with the smallest images, from the medians over SCHED_RUNS plain native
+ * runs:
+ * - push_us: the mean wall time of a push_task call made by a worker thread (calls over 100 us left out:
+ *   preemptions). StarPU-SimGrid charges none of the policy's own work; simulations sleep this after each
+ *   push a worker makes.
+ * - worker_us: the workers' runtime cost per task ("native": results.json's worker_us_per_task), what a
+ *   simulation of the same runs still charges per task with StarPU-SimGrid's 1 us per input fetched turned
+ *   off ("simulated_rest": its driver loop's 1 us sleeps), and the difference ("charge", at least 0), which
+ *   simulations sleep after each task a worker pops, in place of the per-input cost.
+ * Policies the previous manifest has keep their figures unless --force. The previous object when nothing is
+ * to measure, NULL after an error line. */
 static cJSON *measure_scheduling(const struct calib_opts *o, const struct paths *p, const cJSON *prev)
 {
     const cJSON *prev_push = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "push_us");
+    const cJSON *prev_worker = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "worker_us");
     cJSON *by_workers = prev_push != NULL ? cJSON_Duplicate(prev_push, true) : cJSON_CreateObject();
+    cJSON *worker = prev_worker != NULL ? cJSON_Duplicate(prev_worker, true) : cJSON_CreateObject();
     const struct cover *c = &o->covers[smallest_cover(o)];
     char list[sizeof(o->schedulers)], *save = NULL;
     snprintf(list, sizeof(list), "%s", o->schedulers);
@@ -988,37 +1047,40 @@ static cJSON *measure_scheduling(const struct calib_opts *o, const struct paths 
         int all = 0, one = 0;
         bool known = false;
         const cJSON *per;
-        cJSON_ArrayForEach(per, by_workers) known = known || cJSON_GetObjectItemCaseSensitive(per, v) != NULL;
+        cJSON_ArrayForEach(per, worker) known = known || cJSON_GetObjectItemCaseSensitive(per, v) != NULL;
         if (known)
             continue;
         if (!o->quiet)
             fprintf(stderr, "scheduling policy %s: %d plain native runs per worker count...\n", v, SCHED_RUNS);
-        if (measure_policy(o, p, c, v, 0, by_workers, &all) != 0 ||
-            (all > 1 && measure_policy(o, p, c, v, 1, by_workers, &one) != 0)) {
+        if (measure_policy(o, p, c, v, 0, by_workers, worker, &all) != 0 ||
+            (all > 1 && measure_policy(o, p, c, v, 1, by_workers, worker, &one) != 0)) {
             cJSON_Delete(by_workers);
+            cJSON_Delete(worker);
             return NULL;
         }
         measured++;
     }
-    if (measured == 0 && prev != NULL) {
+    if ((measured == 0 && prev != NULL) || cJSON_GetArraySize(by_workers) == 0) {
         cJSON_Delete(by_workers);
-        return cJSON_Duplicate(prev, true);
-    }
-    if (cJSON_GetArraySize(by_workers) == 0) {
-        cJSON_Delete(by_workers);
-        return cJSON_CreateNull();
+        cJSON_Delete(worker);
+        return measured == 0 && prev != NULL ? cJSON_Duplicate(prev, true) : cJSON_CreateNull();
     }
     cJSON *s = cJSON_CreateObject();
     cJSON_AddItemToObject(s, "push_us", by_workers);
+    cJSON_AddItemToObject(s, "worker_us", worker);
     cJSON_AddStringToObject(s, "dataset", c->dataset);
     cJSON_AddNumberToObject(s, "batch", SCHED_BATCH);
     cJSON_AddNumberToObject(s, "steps", SCHED_STEPS);
     cJSON_AddNumberToObject(s, "runs", SCHED_RUNS);
     cJSON_AddStringToObject(s, "what",
-                            "wall time of the scheduling policy's push_task per call from a worker thread (calls "
-                            "over 100 us left out), per worker configuration and policy: median of plain native "
-                            "runs (STARPU_CALIBRATE=0); simulations with the same policy and workers sleep it after "
-                            "each push a worker makes (StarPU-SimGrid gives the policy's work no time)");
+                            "per worker configuration and policy, medians of plain native runs (STARPU_CALIBRATE=0). "
+                            "push_us: wall time of the policy's push_task per call from a worker thread (calls over "
+                            "100 us left out); simulations with the same policy and workers sleep it after each push "
+                            "a worker makes (StarPU-SimGrid gives the policy's work no time). worker_us: the "
+                            "workers' time per task outside the task and its pushes, from popping it to asking for "
+                            "the next (native), what a simulation still charges per task with StarPU-SimGrid's 1 us "
+                            "per input fetched off (simulated_rest), and their difference (charge), which "
+                            "simulations sleep after each task a worker pops, in place of that per-input cost");
     return s;
 }
 

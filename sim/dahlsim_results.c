@@ -62,10 +62,15 @@
  *   scheduling        the policy's push_task calls over the whole run (evaluation included), from worker
  *                     threads (a task whose last dependency a worker released) and from others (the
  *                     submitting thread): native {"worker_pushes", "worker_push_us", "worker_slow_pushes",
- *                     "other_pushes", "other_push_us", "other_slow_pushes"}, the mean wall time per call
- *                     leaving out calls over 100 us (counted as slow); simulated {"worker_pushes",
- *                     "other_pushes", "push_us_charged" (null: not charged)}, the calibration's figure slept
- *                     after each worker push; null when the run used StarPU's default policy
+ *                     "other_pushes", "other_push_us", "other_slow_pushes", "worker_us_per_task"}, the mean
+ *                     wall time per call leaving out calls over 100 us (counted as slow); simulated
+ *                     {"worker_pushes", "other_pushes", "push_us_charged" (null: not charged),
+ *                     "worker_us_per_task", "worker_us_charged" (null: StarPU-SimGrid's own costs)}, the
+ *                     calibration's figures slept after each worker push and each task popped; null when the
+ *                     run used StarPU's default policy. worker_us_per_task: over the training phases, the
+ *                     workers' time from popping a task to asking for the next one, less the tasks'
+ *                     execution (busy) and the pushes they made, per task executed: the runtime's own cost
+ *                     per task (input fetch, job start and termination, dependency release)
  *   seed
  *   versions          {"dahlsim", "starpu", "starpu_build" (the StarPU install, as scripts/setup-deps names it:
  *                     version, flavour and a key of its configure flags and patches), "simgrid" (SimGrid
@@ -134,10 +139,14 @@ static bool scheduling_json(cJSON *root, const struct dahlsim_results *r)
                cJSON_AddNumberToObject(o, "worker_slow_pushes", (double)s->worker_slow) &&
                cJSON_AddNumberToObject(o, "other_pushes", (double)s->other_pushes) &&
                cJSON_AddNumberToObject(o, "other_push_us", s->other_push_us) &&
-               cJSON_AddNumberToObject(o, "other_slow_pushes", (double)s->other_slow);
+               cJSON_AddNumberToObject(o, "other_slow_pushes", (double)s->other_slow) &&
+               cJSON_AddNumberToObject(o, "worker_us_per_task", s->worker_us_per_task);
     return cJSON_AddNumberToObject(o, "other_pushes", (double)s->other_pushes) &&
            (s->charged_us > 0 ? cJSON_AddNumberToObject(o, "push_us_charged", s->charged_us)
-                              : cJSON_AddNullToObject(o, "push_us_charged"));
+                              : cJSON_AddNullToObject(o, "push_us_charged")) &&
+           cJSON_AddNumberToObject(o, "worker_us_per_task", s->worker_us_per_task) &&
+           (s->worker_charged_us >= 0 ? cJSON_AddNumberToObject(o, "worker_us_charged", s->worker_charged_us)
+                                      : cJSON_AddNullToObject(o, "worker_us_charged"));
 }
 
 /* The "heteroprio" object; NULL when memory runs out. */

@@ -55,6 +55,10 @@ struct dahlsim_results_scheduling {
     long worker_slow, other_slow;      /* native: calls over 100 us, left out of the means */
     double worker_push_us, other_push_us; /* native */
     double charged_us;                 /* simulated: per worker push (0: none) */
+    /* The workers' runtime cost per task over the training phases: their time from popping a task to
+     * asking for the next, its execution and the pushes it made left out, per task executed. */
+    double worker_us_per_task;
+    double worker_charged_us;          /* simulated: slept per task popped (< 0: StarPU-SimGrid's own costs) */
 };
 
 struct dahlsim_results {

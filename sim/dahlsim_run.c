@@ -72,6 +72,12 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         args[n++] = "--sched-cost";
         args[n++] = sched_cost;
     }
+    char worker_cost[40];
+    if (x->worker_us >= 0) {
+        snprintf(worker_cost, sizeof(worker_cost), "%.17g", x->worker_us);
+        args[n++] = "--worker-cost";
+        args[n++] = worker_cost;
+    }
     char window[64];
     if (x->trace && out_dir != NULL) {
         args[n++] = "--trace";

@@ -292,27 +292,42 @@ static int machine_submit_cost(const char *machine_dir, const char *dataset, dou
     return ret;
 }
 
-/* The machine's measured cost per push of the experiment's scheduler with its workers (its manifest's
- * "scheduling.push_us.<workers>.<scheduler>", written by dahlsim calibrate): 1 with *push_us set, 0 when
- * the manifest has no such figure, -1 after an error line naming the manifest and the field, and a hint. */
-static int machine_sched_cost(const char *machine_dir, const struct dahlsim_experiment *x, double *push_us)
+/* The machine's measured costs of the experiment's scheduler with its workers (its manifest's "scheduling",
+ * written by dahlsim calibrate): the cost per push ("push_us.<workers>.<scheduler>", 0 when absent) and the
+ * workers' cost per task ("worker_us.<workers>.<scheduler>.charge", -1 when absent). 0, or -1 after an error
+ * line naming the manifest and the field, and a hint. */
+static int machine_sched_costs(const char *machine_dir, const struct dahlsim_experiment *x, double *push_us,
+                               double *worker_us)
 {
     char path[PATH_MAX + 32], key[48];
     snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
     dahlsim_sched_workers_key(x->cpus, x->gpus, key, sizeof(key));
     cJSON *m = dahlsim_read_json(path);
-    const cJSON *push = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "scheduling"), "push_us");
-    const cJSON *us = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(push, key), x->scheduler);
+    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(m, "scheduling");
+    const cJSON *push = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sched, "push_us"), key), x->scheduler);
+    const cJSON *worker = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sched, "worker_us"), key), x->scheduler);
+    const cJSON *charge = cJSON_GetObjectItemCaseSensitive(worker, "charge");
+    *push_us = 0;
+    *worker_us = -1;
     int ret = 0;
-    if (us != NULL && (!cJSON_IsNumber(us) || !(us->valuedouble >= 0 && us->valuedouble < 1e6))) {
-        dahlsim_error("%s: \"scheduling.push_us.%s.%s\": expected a number of microseconds in [0, 1e6)", path, key,
-                      x->scheduler);
-        fprintf(stderr, "hint: dahlsim calibrate writes it; recalibrate, or delete it to simulate without the "
-                        "policy's cost\n");
+    const char *field = NULL;
+    if (push != NULL && (!cJSON_IsNumber(push) || !(push->valuedouble >= 0 && push->valuedouble < 1e6)))
+        field = "push_us";
+    else if (worker != NULL && (!cJSON_IsNumber(charge) || !(charge->valuedouble >= 0 && charge->valuedouble < 1e6)))
+        field = "worker_us";
+    if (field != NULL) {
+        dahlsim_error("%s: \"scheduling.%s.%s.%s%s\": expected a number of microseconds in [0, 1e6)", path, field,
+                      key, x->scheduler, field[0] == 'w' ? ".charge" : "");
+        fprintf(stderr, "hint: dahlsim calibrate writes it; recalibrate, or delete it to simulate without that "
+                        "cost\n");
         ret = -1;
-    } else if (us != NULL) {
-        *push_us = us->valuedouble;
-        ret = 1;
+    } else {
+        if (push != NULL)
+            *push_us = push->valuedouble;
+        if (worker != NULL)
+            *worker_us = charge->valuedouble;
     }
     cJSON_Delete(m);
     return ret;
@@ -633,8 +648,7 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
         return false;
     if (has_cost == 0)
         x->submit_us_per_task = x->input_copy_bytes_per_s = 0;
-    x->sched_push_us = 0;
-    if (machine_sched_cost(x->machine_dir, x, &x->sched_push_us) < 0)
+    if (machine_sched_costs(x->machine_dir, x, &x->sched_push_us, &x->worker_us) < 0)
         return false;
     return nodes_from(w, o, x);
 }

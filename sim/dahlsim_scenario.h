@@ -42,6 +42,9 @@ struct dahlsim_experiment {
     /* The machine's measured cost per push of this scheduler with these workers (its manifest's
      * "scheduling"); 0: none measured (StarPU-SimGrid gives the policy's own work no time). */
     double sched_push_us;
+    /* ... and the workers' measured cost per task that the simulation charges in place of StarPU-SimGrid's
+     * per-input cost (its "scheduling.worker_us"); < 0: none measured. */
+    double worker_us;
     char point[512];     /* "batch=4 scheduler=dmda" for a sweep point, "" otherwise */
 };
 

@@ -204,6 +204,19 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
                       keys[k], policy, manifest);
         }
     cr_assert_eq(cJSON_GetArraySize(push), sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1, "%s", manifest);
+    /* ... and the workers' cost per task: native, what the simulation still charges on its own, and the
+     * difference it is charged */
+    const cJSON *worker = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "scheduling"), "worker_us");
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < 2; i++) {
+            const char *policy = i == 0 ? "lws" : "dmda";
+            const cJSON *w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(worker, keys[k]), policy);
+            double native = cJSON_GetObjectItemCaseSensitive(w, "native")->valuedouble;
+            double rest = cJSON_GetObjectItemCaseSensitive(w, "simulated_rest")->valuedouble;
+            double charge = cJSON_GetObjectItemCaseSensitive(w, "charge")->valuedouble;
+            cr_assert(native > 0 && rest > 0 && charge >= 0, "scheduling.worker_us.%s.%s: %s", keys[k], policy, manifest);
+            cr_assert_float_eq(charge, native > rest ? native - rest : 0, 1e-9, "%s", manifest);
+        }
     char *first_push = cJSON_PrintUnformatted(push);
     cJSON_Delete(root);
     const char *files[] = {"sampling/bus/test-local.platform.v4.xml", "sampling/bus/test-local.bandwidth",

@@ -193,6 +193,60 @@ Test(sim_costs, the_measured_push_cost_is_slept_by_the_pushing_worker)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* The calibration's measured cost per task of the workers (manifest "scheduling.worker_us", per worker
+ * configuration and policy) replaces StarPU-SimGrid's 1 us per input fetched: the worker sleeps the charge
+ * after each task it pops, so the simulated run reports a cost per task of at least the charge (plus what
+ * StarPU-SimGrid's driver loop still sleeps) and is longer; a bad charge is refused naming the field. */
+Test(sim_costs, the_measured_worker_cost_replaces_the_per_input_cost)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    char dir[256], home_var[128], out_plain[128], out_one[128];
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "scheduling",
+                           "{\"worker_us\": {\"1cpu\": {\"dmda\": {\"charge\": 20, \"native\": 21, \"simulated_rest\": 1}}}}");
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
+    snprintf(out_one, sizeof(out_one), "%s/one", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+
+    dahlsim((const char *[]){"run", TINY, "--set", "cpus=1", "--out", out_plain, "--quiet", NULL}); /* fixture */
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *one[] = {DAHLSIM_BIN, "run", TINY, "--set", "cpus=1", "--out", out_one, "--quiet", NULL};
+    dahl_test_run(&run, one, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *plain = read_results(out_plain), *charged = read_results(out_one);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(plain, "scheduling");
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(charged, "scheduling");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ps, "worker_us_charged")));
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(cs, "worker_us_charged")->valuedouble, 20);
+    double plain_us = cJSON_GetObjectItemCaseSensitive(ps, "worker_us_per_task")->valuedouble;
+    double charged_us = cJSON_GetObjectItemCaseSensitive(cs, "worker_us_per_task")->valuedouble;
+    /* StarPU-SimGrid alone: 1 us per input fetched and per driver loop turn, a few us per task */
+    cr_assert(plain_us > 1 && plain_us < 10, "plain %g us per task", plain_us);
+    cr_assert(charged_us > 20 && charged_us < 20 + plain_us, "charged %g us per task (plain %g)", charged_us, plain_us);
+    double tasks = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(charged, "tasks"), "per_arch")
+                       ->child->valuedouble;
+    double t_plain = cJSON_GetObjectItemCaseSensitive(plain, "makespan_s")->valuedouble;
+    double t_charged = cJSON_GetObjectItemCaseSensitive(charged, "makespan_s")->valuedouble;
+    cr_assert_gt(t_charged, t_plain + (20 - plain_us) * 1e-6 * tasks, "plain %g s, charged %g s, %g tasks", t_plain,
+                 t_charged, tasks);
+    cJSON_Delete(plain);
+    cJSON_Delete(charged);
+
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
+    cr_assert_eq(system(cmd), 0);
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "scheduling", "{\"worker_us\": {\"1cpu\": {\"dmda\": {\"charge\": -3}}}}");
+    dahl_test_run(&run, one, home_env);
+    assert_input_error("bad worker cost", "manifest.json: \"scheduling.worker_us.1cpu.dmda.charge\": expected a number",
+                       NULL);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* StarPU's REDUX reduction tasks take simulated time (scripts/patches/starpu-simgrid-redux-time.patch): with
  * the reduction codelet's perf model 1000 times slower, a REDUX run (tiny.json: LeNet's gradients reduced
  * over 2 workers every step, by StarPU's own tasks running dahl_accumulate) is much longer, although dahl

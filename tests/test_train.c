@@ -283,6 +283,9 @@ Test(train, a_small_synthetic_run_writes_results)
     cr_assert_gt(number(sched, "worker_push_us"), 0);
     cr_assert_lt(number(sched, "worker_push_us"), 100, "slow calls (over 100 us) are left out of the mean");
     cr_assert_leq(number(sched, "worker_slow_pushes"), number(sched, "worker_pushes"));
+    /* ... and the workers' own cost per task, between popping a task and asking for the next */
+    cr_assert(number(sched, "worker_us_per_task") > 0 && number(sched, "worker_us_per_task") < 1000,
+              "worker_us_per_task %g", number(sched, "worker_us_per_task"));
     const cJSON *versions = cJSON_GetObjectItemCaseSensitive(root, "versions");
     const cJSON *starpu = cJSON_GetObjectItemCaseSensitive(versions, "starpu");
     cr_assert(cJSON_IsString(starpu) && strcmp(starpu->valuestring, "1.3.10") == 0);
