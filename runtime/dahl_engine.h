@@ -54,6 +54,7 @@ const char *dahl_engine_submit_charge_name(enum dahl_submit_charge c);
  * readable after it stopped). */
 struct dahl_sched_cost {
     bool wrapped;          /* false: no policy named in the conf (StarPU's default), nothing counted */
+    bool pops_wrapped;     /* false: the policy has no pop_task (random, pheft): no handling figures */
     long worker_pushes;    /* calls made by worker threads (a task whose last dependency a worker released) */
     long other_pushes;     /* calls made by other threads (the one submitting tasks) */
     long worker_slow;      /* natively: calls over 100 us (preempted threads), left out of the means */

@@ -117,15 +117,17 @@ void dahl_schedcost_wrap(struct starpu_conf *sconf, double charge_us, double wor
     sc.charge_s = charge_us > 0 ? charge_us * 1e-6 : 0;
     sc.worker_charge_s = worker_us > 0 ? worker_us * 1e-6 : 0;
     /* No policy named (StarPU picks its default, or STARPU_SCHED): nothing to wrap. */
-    if (base == NULL || base->push_task == NULL || base->pop_task == NULL) {
+    if (base == NULL || base->push_task == NULL) {
         sc.base_push = NULL;
         return;
     }
     sc.policy = *base;
     sc.base_push = base->push_task;
-    sc.base_pop = base->pop_task;
     sc.policy.push_task = push;
-    sc.policy.pop_task = pop;
+    /* random and pheft push to the workers' own lists and have no pop_task: no handling figures, no charge */
+    sc.base_pop = base->pop_task;
+    if (base->pop_task != NULL)
+        sc.policy.pop_task = pop;
     sconf->sched_policy = &sc.policy;
     sconf->sched_policy_name = NULL;
 }
@@ -134,6 +136,7 @@ void dahl_schedcost_get(struct dahl_sched_cost *out)
 {
     memset(out, 0, sizeof(*out));
     out->wrapped = sc.base_push != NULL;
+    out->pops_wrapped = out->wrapped && sc.base_pop != NULL;
     long ns = 0;
     for (int w = 0; w < STARPU_NMAXWORKERS; w++) {
         out->worker_pushes += sc.workers[w].calls;

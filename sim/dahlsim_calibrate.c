@@ -890,11 +890,12 @@ static bool read_scheduling(const struct paths *p, double *push_us, double *work
     const cJSON *us = cJSON_GetObjectItemCaseSensitive(s, "worker_push_us");
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(s, "worker_us_per_task");
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "workers"), "cpu");
-    bool ok = cJSON_IsNumber(task) && cJSON_IsNumber(cpu) && (push_us == NULL || cJSON_IsNumber(us));
+    bool ok = (cJSON_IsNumber(task) || cJSON_IsNull(task)) && cJSON_IsNumber(cpu) &&
+              (push_us == NULL || cJSON_IsNumber(us));
     if (ok) {
         if (push_us != NULL)
             *push_us = us->valuedouble;
-        *worker_us = task->valuedouble;
+        *worker_us = cJSON_IsNumber(task) ? task->valuedouble : NAN; /* NaN: no pop_task to time */
         *ncpu = (int)cpu->valuedouble;
     }
     cJSON_Delete(r);
@@ -1011,12 +1012,14 @@ static int measure_policy(const struct calib_opts *o, const struct paths *p, con
     dahlsim_sched_workers_key(had, o->ngpu, key, sizeof(key));
     double native_us = dahlsim_median(task_us, SCHED_RUNS);
     put(push, key, value, cJSON_CreateNumber(dahlsim_median(push_us, SCHED_RUNS)));
+    *all_cpus = had;
+    if (isnan(native_us) || isnan(rest_us))
+        return 0; /* random, pheft: the workers' cost per task stays StarPU-SimGrid's */
     cJSON *w = cJSON_CreateObject();
     cJSON_AddNumberToObject(w, "charge", native_us > rest_us ? native_us - rest_us : 0);
     cJSON_AddNumberToObject(w, "native", native_us);
     cJSON_AddNumberToObject(w, "simulated_rest", rest_us);
     put(worker, key, value, w);
-    *all_cpus = had;
     return 0;
 }
 
@@ -1047,7 +1050,11 @@ static cJSON *measure_scheduling(const struct calib_opts *o, const struct paths 
         int all = 0, one = 0;
         bool known = false;
         const cJSON *per;
-        cJSON_ArrayForEach(per, worker) known = known || cJSON_GetObjectItemCaseSensitive(per, v) != NULL;
+        cJSON_ArrayForEach(per, by_workers) known = known || cJSON_GetObjectItemCaseSensitive(per, v) != NULL;
+        /* A manifest from before the workers' cost was measured has push figures only: measure again. */
+        bool in_worker = false;
+        cJSON_ArrayForEach(per, worker) in_worker = in_worker || cJSON_GetObjectItemCaseSensitive(per, v) != NULL;
+        known = known && (in_worker || prev_worker != NULL);
         if (known)
             continue;
         if (!o->quiet)

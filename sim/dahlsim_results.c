@@ -70,7 +70,8 @@
  *                     run used StarPU's default policy. worker_us_per_task: over the training phases, the
  *                     workers' time from popping a task to asking for the next one, less the tasks'
  *                     execution (busy) and the pushes they made, per task executed: the runtime's own cost
- *                     per task (input fetch, job start and termination, dependency release)
+ *                     per task (input fetch, job start and termination, dependency release); null under
+ *                     random and pheft, which have no pop_task
  *   seed
  *   versions          {"dahlsim", "starpu", "starpu_build" (the StarPU install, as scripts/setup-deps names it:
  *                     version, flavour and a key of its configure flags and patches), "simgrid" (SimGrid

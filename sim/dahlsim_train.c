@@ -837,7 +837,7 @@ static struct dahlsim_results_scheduling scheduling_figures(const struct run_sta
                            ? (st->handling_us - st->busy_us - st->worker_push_us) / (double)st->handled_tasks
                            : 0;
     return (struct dahlsim_results_scheduling){.counted = c.wrapped,
-                                               .worker_us_per_task = worker_us,
+                                               .worker_us_per_task = c.pops_wrapped ? worker_us : NAN,
                                                .worker_charged_us = st->o->worker_us,
                                                .worker_pushes = c.worker_pushes,
                                                .other_pushes = c.other_pushes,

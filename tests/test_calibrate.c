@@ -158,7 +158,7 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     char dir[64];
     scratch_dir(dir, sizeof(dir));
     const char *args[] = {"--machine", "test-local", "--dir", dir, "--cover", "synthetic:12x12x1",
-                          "--schedulers", "lws,dmda", "--quiet", NULL};
+                          "--schedulers", "lws,dmda,random", "--quiet", NULL};
     calibrate(args);
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
 
@@ -217,6 +217,13 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
             cr_assert(native > 0 && rest > 0 && charge >= 0, "scheduling.worker_us.%s.%s: %s", keys[k], policy, manifest);
             cr_assert_float_eq(charge, native > rest ? native - rest : 0, 1e-9, "%s", manifest);
         }
+    /* random has no pop_task: its pushes are timed, its workers' cost per task is not */
+    for (size_t k = 0; k < 2; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(push, keys[k]), "random");
+        cr_assert(cJSON_IsNumber(v) && v->valuedouble > 0, "scheduling.push_us.%s.random: %s", keys[k], manifest);
+        cr_assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(worker, keys[k]), "random"),
+                       "%s", manifest);
+    }
     char *first_push = cJSON_PrintUnformatted(push);
     cJSON_Delete(root);
     const char *files[] = {"sampling/bus/test-local.platform.v4.xml", "sampling/bus/test-local.bandwidth",
