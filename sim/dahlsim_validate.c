@@ -288,8 +288,8 @@ int dahlsim_cmd_validate(int argc, char **argv)
         double err = (sim - med) / med;
         /* Where the error comes from: busy_ratio > 1 when tasks ran longer natively than their perf models say
          * (cores shared with the submitting thread, cache and memory contention between workers); the
-         * unmodelled time is the native worker time outside tasks beyond what StarPU-SimGrid accounts for
-         * (runtime overhead per task, which StarPU-SimGrid 1.3.10 models as about 1 us), per task. */
+         * unmodelled time is the native worker time outside tasks beyond the simulated one (runtime overhead and
+         * waiting the simulation leaves out), per task. */
         double busy_med = dahlsim_median(busy, (size_t)o.repeats);
         double busy_ratio = simf.busy_s > 0 ? busy_med / simf.busy_s : NAN;
         double unmodelled_us = simf.tasks > 0 ? 1e6 *
@@ -333,8 +333,9 @@ int dahlsim_cmd_validate(int argc, char **argv)
                  "the repeats) over the simulated one. Above 1, tasks ran longer natively than their perf models\n"
                  "say: cores shared with the thread submitting tasks, cache and memory contention between workers.\n"
                  "unmodelled µs/task: native worker time outside tasks (scheduling, data management, waiting) minus\n"
-                 "the simulated one, per task: runtime overhead StarPU-SimGrid 1.3.10 does not model (it charges\n"
-                 "about 1 µs per task and 1 µs per input). Both say where an error comes from; neither corrects it.\n",
+                 "the simulated one, per task: what the simulation leaves out (where the calibration measured them,\n"
+                 "it charges the policy's cost per push and the workers' cost per task; StarPU-SimGrid alone, 1 µs\n"
+                 "per input and per driver loop turn). Both say where an error comes from; neither corrects it.\n",
                  100 * med_err, 100 * max_err, nerr, o.repeats);
     cJSON_AddNumberToObject(root, "median_abs_error", med_err);
     cJSON_AddNumberToObject(root, "max_abs_error", max_err);
