@@ -771,13 +771,19 @@ static void command_line(int argc, char **argv, char *buf, size_t size)
 
 #define SUBMIT_RUNS 3
 
+/* The results.json of the run in p->run, parsed (NULL when missing or not JSON; the caller deletes it). */
+static cJSON *run_results(const struct paths *p)
+{
+    char path[XPATH];
+    snprintf(path, sizeof(path), "%s/results.json", p->run);
+    return dahlsim_read_json(path);
+}
+
 /* The submitting thread's figures of the plain native run in p->run: us per task (image copies apart) and
  * the copy rate; false when results.json lacks them. */
 static bool read_submission(const struct paths *p, double *us_per_task, double *copy_rate, double *tasks)
 {
-    char path[XPATH];
-    snprintf(path, sizeof(path), "%s/results.json", p->run);
-    cJSON *r = dahlsim_read_json(path);
+    cJSON *r = run_results(p);
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "submission");
     const cJSON *us = cJSON_GetObjectItemCaseSensitive(s, "us_per_task");
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(s, "input_copy_bytes_per_s");
@@ -883,9 +889,7 @@ static cJSON *measure_submission(const struct calib_opts *o, const struct paths 
  * per task and the CPU worker count; false when it lacks them. */
 static bool read_scheduling(const struct paths *p, double *push_us, double *worker_us, int *ncpu)
 {
-    char path[XPATH];
-    snprintf(path, sizeof(path), "%s/results.json", p->run);
-    cJSON *r = dahlsim_read_json(path);
+    cJSON *r = run_results(p);
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
     const cJSON *us = cJSON_GetObjectItemCaseSensitive(s, "worker_push_us");
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(s, "worker_us_per_task");

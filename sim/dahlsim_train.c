@@ -182,28 +182,15 @@ static bool parse_submit_cost(const char *text, struct train_opts *o)
     return true;
 }
 
-/* --sched-cost US: the policy's measured cost per push (dahlsim_calibrate.h), which only a simulation
- * charges. */
-static bool parse_sched_cost(const char *text, struct train_opts *o)
+/* --sched-cost US (the policy's measured cost per push) and --worker-cost US (the workers' measured cost per
+ * task; 0 turns StarPU-SimGrid's own per-input cost off without charging anything, which calibrate measures
+ * the simulation's remaining cost with): figures of dahlsim calibrate that only a simulation charges. */
+static bool parse_sim_cost(const char *option, const char *text, double *out)
 {
-    if (!dahlsim_parse_double("--sched-cost", text, 0, 1e6, &o->sched_push_us))
+    if (!dahlsim_parse_double(option, text, 0, 1e6, out))
         return false;
     if (!dahl_engine_is_simulated()) {
-        dahlsim_error("--sched-cost: only a simulation charges the scheduling policy's cost; a native run pays it");
-        return false;
-    }
-    return true;
-}
-
-/* --worker-cost US: the workers' measured cost per task (dahlsim_calibrate.h), which only a simulation
- * charges; 0 turns StarPU-SimGrid's own per-input cost off without charging anything (what calibrate
- * measures the simulation's remaining cost with). */
-static bool parse_worker_cost(const char *text, struct train_opts *o)
-{
-    if (!dahlsim_parse_double("--worker-cost", text, 0, 1e6, &o->worker_us))
-        return false;
-    if (!dahl_engine_is_simulated()) {
-        dahlsim_error("--worker-cost: only a simulation charges the workers' cost per task; a native run pays it");
+        dahlsim_error("%s: only a simulation charges the runtime's measured costs; a native run pays them", option);
         return false;
     }
     return true;
@@ -343,10 +330,10 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
             ok = parse_submit_cost(optarg, o);
             break;
         case O_SCHED_COST: /* hidden: set by dahlsim run for sim-train, from the calibration's manifest */
-            ok = parse_sched_cost(optarg, o);
+            ok = parse_sim_cost("--sched-cost", optarg, &o->sched_push_us);
             break;
         case O_WORKER_COST: /* hidden: set by dahlsim run for sim-train, from the calibration's manifest */
-            ok = parse_worker_cost(optarg, o);
+            ok = parse_sim_cost("--worker-cost", optarg, &o->worker_us);
             break;
         case O_HELP:
             help();

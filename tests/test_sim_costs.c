@@ -129,6 +129,56 @@ Test(sim_costs, the_measured_submission_cost_is_charged_where_the_machine_has_ro
     cr_assert_eq(system(cmd), 0);
 }
 
+/* A simulation of tiny.json on 1 CPU against home/calibration/tiny-2cpu (env, argv: pointing into the
+ * struct, which must stay where it is). */
+struct one_cpu_run {
+    char home_var[128], out[128];
+    char *env[4];
+    char *argv[9];
+};
+
+/* Writes home/calibration/tiny-2cpu, a copy of the fixture whose manifest has the "scheduling" object given
+ * (the key dahlsim calibrate writes), and simulates tiny.json on 1 CPU with the fixture (*plain) and with
+ * the copy (*charged, by r). */
+static void one_cpu_runs_with_scheduling(const char *home, const char *scheduling, struct one_cpu_run *r,
+                                         cJSON **plain, cJSON **charged)
+{
+    char dir[256], out_plain[128];
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "scheduling", scheduling);
+    snprintf(r->home_var, sizeof(r->home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(r->out, sizeof(r->out), "%s/one", home);
+    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
+    char *env[] = {r->home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--set", "cpus=1", "--out", r->out, "--quiet", NULL};
+    memcpy(r->env, env, sizeof(env));
+    memcpy(r->argv, argv, sizeof(argv));
+    dahlsim((const char *[]){"run", TINY, "--set", "cpus=1", "--out", out_plain, "--quiet", NULL}); /* fixture */
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    dahl_test_run(&run, r->argv, r->env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    *plain = read_results(out_plain);
+    *charged = read_results(r->out);
+}
+
+/* Replaces home/calibration/tiny-2cpu's "scheduling" by a bad one, expects r's run to refuse it with want,
+ * and removes home. */
+static void bad_scheduling_refused(const char *home, const char *scheduling, struct one_cpu_run *r,
+                                   const char *want)
+{
+    char cmd[256], dir[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
+    cr_assert_eq(system(cmd), 0);
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "scheduling", scheduling);
+    dahl_test_run(&run, r->argv, r->env);
+    assert_input_error("bad scheduling figure", want, NULL);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* The calibration's measured cost per push of the scheduling policy (manifest "scheduling.push_us", per
  * worker configuration and policy, as dahlsim calibrate writes it) is slept by a worker after each push it
  * makes: with one CPU worker, which executes every task and so waits out every one of its pushes, the run is
@@ -138,22 +188,12 @@ Test(sim_costs, the_measured_push_cost_is_slept_by_the_pushing_worker)
 {
     char home[] = "/tmp/dahlsim-home-XXXXXX";
     cr_assert_not_null(mkdtemp(home));
-    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    char dir[256], home_var[128], out_plain[128], out_one[128], out_two[128];
-    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
-    dahl_test_manifest_add(dir, "scheduling", "{\"push_us\": {\"1cpu\": {\"dmda\": 20}, \"2cpu\": {\"lws\": 1000}}}");
-    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
-    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
-    snprintf(out_one, sizeof(out_one), "%s/one", home);
+    struct one_cpu_run r;
+    cJSON *plain, *charged;
+    one_cpu_runs_with_scheduling(home, "{\"push_us\": {\"1cpu\": {\"dmda\": 20}, \"2cpu\": {\"lws\": 1000}}}", &r,
+                                 &plain, &charged);
+    char out_two[128];
     snprintf(out_two, sizeof(out_two), "%s/two", home);
-    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
-
-    dahlsim((const char *[]){"run", TINY, "--set", "cpus=1", "--out", out_plain, "--quiet", NULL}); /* fixture */
-    cr_assert_eq(run.status, 0, "%s", run.err);
-    char *one[] = {DAHLSIM_BIN, "run", TINY, "--set", "cpus=1", "--out", out_one, "--quiet", NULL};
-    dahl_test_run(&run, one, home_env);
-    cr_assert_eq(run.status, 0, "%s", run.err);
-    cJSON *plain = read_results(out_plain), *charged = read_results(out_one);
     const cJSON *ps = cJSON_GetObjectItemCaseSensitive(plain, "scheduling");
     const cJSON *cs = cJSON_GetObjectItemCaseSensitive(charged, "scheduling");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ps, "push_us_charged")));
@@ -175,22 +215,14 @@ Test(sim_costs, the_measured_push_cost_is_slept_by_the_pushing_worker)
     cJSON_Delete(charged);
 
     char *two[] = {DAHLSIM_BIN, "run", TINY, "--out", out_two, "--quiet", NULL}; /* 2 CPUs, dmda: no figure */
-    dahl_test_run(&run, two, home_env);
+    dahl_test_run(&run, two, r.env);
     cr_assert_eq(run.status, 0, "%s", run.err);
     cJSON *r2 = read_results(out_two);
     cr_assert(cJSON_IsNull(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r2, "scheduling"), "push_us_charged")));
     cJSON_Delete(r2);
-
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
-    cr_assert_eq(system(cmd), 0);
-    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    dahl_test_manifest_add(dir, "scheduling", "{\"push_us\": {\"1cpu\": {\"dmda\": \"fast\"}}}");
-    dahl_test_run(&run, one, home_env);
-    assert_input_error("bad push cost", "manifest.json: \"scheduling.push_us.1cpu.dmda\": expected a number", NULL);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    bad_scheduling_refused(home, "{\"push_us\": {\"1cpu\": {\"dmda\": \"fast\"}}}", &r,
+                           "manifest.json: \"scheduling.push_us.1cpu.dmda\": expected a number");
 }
 
 /* The calibration's measured cost per task of the workers (manifest "scheduling.worker_us", per worker
@@ -201,22 +233,11 @@ Test(sim_costs, the_measured_worker_cost_replaces_the_per_input_cost)
 {
     char home[] = "/tmp/dahlsim-home-XXXXXX";
     cr_assert_not_null(mkdtemp(home));
-    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    char dir[256], home_var[128], out_plain[128], out_one[128];
-    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
-    dahl_test_manifest_add(dir, "scheduling",
-                           "{\"worker_us\": {\"1cpu\": {\"dmda\": {\"charge\": 20, \"native\": 21, \"simulated_rest\": 1}}}}");
-    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
-    snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
-    snprintf(out_one, sizeof(out_one), "%s/one", home);
-    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
-
-    dahlsim((const char *[]){"run", TINY, "--set", "cpus=1", "--out", out_plain, "--quiet", NULL}); /* fixture */
-    cr_assert_eq(run.status, 0, "%s", run.err);
-    char *one[] = {DAHLSIM_BIN, "run", TINY, "--set", "cpus=1", "--out", out_one, "--quiet", NULL};
-    dahl_test_run(&run, one, home_env);
-    cr_assert_eq(run.status, 0, "%s", run.err);
-    cJSON *plain = read_results(out_plain), *charged = read_results(out_one);
+    struct one_cpu_run r;
+    cJSON *plain, *charged;
+    one_cpu_runs_with_scheduling(
+        home, "{\"worker_us\": {\"1cpu\": {\"dmda\": {\"charge\": 20, \"native\": 21, \"simulated_rest\": 1}}}}", &r,
+        &plain, &charged);
     const cJSON *ps = cJSON_GetObjectItemCaseSensitive(plain, "scheduling");
     const cJSON *cs = cJSON_GetObjectItemCaseSensitive(charged, "scheduling");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ps, "worker_us_charged")));
@@ -234,17 +255,8 @@ Test(sim_costs, the_measured_worker_cost_replaces_the_per_input_cost)
                  t_charged, tasks);
     cJSON_Delete(plain);
     cJSON_Delete(charged);
-
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
-    cr_assert_eq(system(cmd), 0);
-    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    dahl_test_manifest_add(dir, "scheduling", "{\"worker_us\": {\"1cpu\": {\"dmda\": {\"charge\": -3}}}}");
-    dahl_test_run(&run, one, home_env);
-    assert_input_error("bad worker cost", "manifest.json: \"scheduling.worker_us.1cpu.dmda.charge\": expected a number",
-                       NULL);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    bad_scheduling_refused(home, "{\"worker_us\": {\"1cpu\": {\"dmda\": {\"charge\": -3}}}}", &r,
+                           "manifest.json: \"scheduling.worker_us.1cpu.dmda.charge\": expected a number");
 }
 
 /* StarPU's REDUX reduction tasks take simulated time (scripts/patches/starpu-simgrid-redux-time.patch): with
