@@ -1,7 +1,8 @@
 /* What dahlsim's simulation charges beyond StarPU-SimGrid's own model, each checked by its effect on
  * simulated runs of the committed fixtures: the submitting thread's measured cost (the calibration manifest's
- * "submission"), StarPU's REDUX reduction tasks timed (scripts/patches/starpu-simgrid-redux-time.patch), and
- * runs with a simulated GPU repeatable to the bit (scripts/patches/starpu-handle-order.patch). A test binary
+ * "submission"), the scheduling policy's cost per push and the workers' cost per task ("scheduling"),
+ * StarPU's REDUX reduction tasks timed (scripts/patches/starpu-simgrid-redux-time.patch), and runs with a
+ * simulated GPU repeatable to the bit (scripts/patches/starpu-handle-order.patch). A test binary
  * of its own: each of these runs several simulations. Also checks the bare StarPU-SimGrid baseline that
  * bench/sim_speed measures dahlsim's simulation speed against. */
 #include <criterion/criterion.h>
@@ -257,6 +258,42 @@ Test(sim_costs, the_measured_worker_cost_replaces_the_per_input_cost)
     cJSON_Delete(charged);
     bad_scheduling_refused(home, "{\"worker_us\": {\"1cpu\": {\"dmda\": {\"charge\": -3}}}}", &r,
                            "manifest.json: \"scheduling.worker_us.1cpu.dmda.charge\": expected a number");
+}
+
+/* Runs charging both scheduling figures on 2 workers (dmda: its decisions depend on every simulated time)
+ * give byte-identical results run after run. */
+Test(sim_costs, runs_charging_the_scheduling_figures_are_byte_identical)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    char dir[256], home_var[128], out_a[128], out_b[128];
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "scheduling",
+                           "{\"push_us\": {\"2cpu\": {\"dmda\": 3}}, \"worker_us\": {\"2cpu\": {\"dmda\": "
+                           "{\"charge\": 4, \"native\": 5, \"simulated_rest\": 1}}}}");
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out_a, sizeof(out_a), "%s/a", home);
+    snprintf(out_b, sizeof(out_b), "%s/b", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out_a, "--quiet", NULL};
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    argv[4] = out_b;
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *a = dahl_test_results_without_wall(out_a), *b = dahl_test_results_without_wall(out_b);
+    cr_assert_str_eq(a, b, "two runs charging the scheduling figures differ");
+    free(a);
+    free(b);
+    cJSON *r = read_results(out_a);
+    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(sched, "push_us_charged")->valuedouble, 3);
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(sched, "worker_us_charged")->valuedouble, 4);
+    cJSON_Delete(r);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
 }
 
 /* StarPU's REDUX reduction tasks take simulated time (scripts/patches/starpu-simgrid-redux-time.patch): with
