@@ -51,6 +51,7 @@
 #define DEFAULT_ROUNDS 6
 #define DEFAULT_MAX_RSD 0.5
 #define DEFAULT_SCHEDULERS "eager,prio,random,ws,lws,dm,dmda,dmdar,dmdas"
+#define DEFAULT_SCHED_STEPS 32 /* of 32 samples, per run timing a policy */
 #define CHECK_STEPS 2     /* steps of the simulated check run */
 #define CALIBRATE_MINIMUM "10" /* StarPU's default, made explicit */
 #define HISTORY_MAX_ERROR "50" /* percent; StarPU's default, made explicit */
@@ -73,6 +74,7 @@ struct calib_opts {
     struct cover covers[MAX_COVERS];
     int ncovers;
     long batch, steps, rounds;
+    long sched_steps; /* steps of SCHED_BATCH samples per scheduling run */
     int ngpu; /* CUDA workers in every run (0: CPU only) */
     char schedulers[512]; /* comma-separated scenario scheduler values whose push cost is measured; "" none */
     double max_rsd;
@@ -83,7 +85,8 @@ static const char usage_line[] =
     "usage: dahlsim calibrate --machine NAME [--scenario FILE]... [--cover DATASET[,model=M][,perfmodel=K]]...\n"
     "                         [--force]\n"
     "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
-    "                         [--ngpu N] [--schedulers LIST] [--dir DIR] [--report] [--quiet]\n";
+    "                         [--ngpu N] [--schedulers LIST] [--sched-steps N] [--dir DIR] [--report]\n"
+    "                         [--quiet]\n";
 
 static void help(void)
 {
@@ -111,13 +114,14 @@ static void help(void)
            "  --schedulers LIST     scheduling policies (scenario values, comma-separated, or none) whose\n"
            "                        cost per push the simulations charge, timed in plain native runs\n"
            "                        (default " DEFAULT_SCHEDULERS ")\n"
+           "  --sched-steps N       steps of 32 samples per run timing a policy (default %d)\n"
            "  --ngpu N              CUDA workers next to the CPU ones (default 0; needs a CUDA build): the\n"
            "                        runs then use the dmda scheduler, which sends tasks to whichever worker\n"
            "                        kind still lacks measurements, so both get calibrated\n"
            "  --dir DIR             calibration root (default: calibration/ of the dahlsim tree)\n"
            "  --report              only print the per-model report of an existing calibration\n"
            "  --quiet               no progress lines\n",
-           DEFAULT_MAX_RSD, DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_BATCH);
+           DEFAULT_MAX_RSD, DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_BATCH, DEFAULT_SCHED_STEPS);
 }
 
 /* ---- options ------------------------------------------------------------------------------------------ */
@@ -294,7 +298,7 @@ static bool parse_schedulers(const char *text, struct calib_opts *o)
 static int parse_options(int argc, char **argv, struct calib_opts *o)
 {
     enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
-           O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS };
+           O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS };
     static const struct option options[] = {
         {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
         {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
@@ -304,10 +308,11 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
         {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
         {"ngpu", required_argument, NULL, O_NGPU},       {"scenario", required_argument, NULL, O_SCENARIO},
         {"schedulers", required_argument, NULL, O_SCHEDULERS},
+        {"sched-steps", required_argument, NULL, O_SCHED_STEPS},
         {NULL, 0, NULL, 0},
     };
     *o = (struct calib_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
-                             .max_rsd = DEFAULT_MAX_RSD};
+                             .max_rsd = DEFAULT_MAX_RSD, .sched_steps = DEFAULT_SCHED_STEPS};
     snprintf(o->schedulers, sizeof(o->schedulers), "%s", DEFAULT_SCHEDULERS);
     optind = 1;
     opterr = 0;
@@ -371,6 +376,9 @@ static int parse_options(int argc, char **argv, struct calib_opts *o)
             break;
         case O_SCHEDULERS:
             ok = parse_schedulers(optarg, o);
+            break;
+        case O_SCHED_STEPS:
+            ok = dahlsim_parse_int("--sched-steps", optarg, 1, 100000, &o->sched_steps);
             break;
         case O_REPORT:
             o->report_only = true;
@@ -882,7 +890,6 @@ static cJSON *measure_submission(const struct calib_opts *o, const struct paths 
 }
 
 #define SCHED_RUNS 3
-#define SCHED_STEPS 32
 #define SCHED_BATCH 32
 
 /* From the results.json of the run in p->run: the worker threads' mean push time, the workers' runtime cost
@@ -913,7 +920,7 @@ static int simulated_rest(const struct calib_opts *o, const struct cover *c, con
                           const char *const *sched_args, int ncpu, double push_us)
 {
     char samples[32], batch[32], ngpu[16], cpus[16], push[32];
-    snprintf(samples, sizeof(samples), "%d", SCHED_STEPS * SCHED_BATCH);
+    snprintf(samples, sizeof(samples), "%ld", o->sched_steps * SCHED_BATCH);
     snprintf(batch, sizeof(batch), "%d", SCHED_BATCH);
     snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
     snprintf(cpus, sizeof(cpus), "%d", ncpu);
@@ -999,7 +1006,7 @@ static int measure_policy(const struct calib_opts *o, const struct paths *p, con
     int had = 0, had_sim = 0;
     for (int r = 0; r <= SCHED_RUNS; r++) {
         /* SCHED_RUNS native runs, then one simulated (deterministic) */
-        int st = r < SCHED_RUNS ? native_train(o, c, p, r + 1, false, SCHED_STEPS * SCHED_BATCH, SCHED_BATCH, extra)
+        int st = r < SCHED_RUNS ? native_train(o, c, p, r + 1, false, o->sched_steps * SCHED_BATCH, SCHED_BATCH, extra)
                                 : simulated_rest(o, c, p, sched_args, had, dahlsim_median(push_us, SCHED_RUNS));
         bool ok = st == 0 && (r < SCHED_RUNS ? read_scheduling(p, &push_us[r], &task_us[r], &had)
                                              : read_scheduling(p, NULL, &rest_us, &had_sim));
@@ -1081,7 +1088,7 @@ static cJSON *measure_scheduling(const struct calib_opts *o, const struct paths 
     cJSON_AddItemToObject(s, "worker_us", worker);
     cJSON_AddStringToObject(s, "dataset", c->dataset);
     cJSON_AddNumberToObject(s, "batch", SCHED_BATCH);
-    cJSON_AddNumberToObject(s, "steps", SCHED_STEPS);
+    cJSON_AddNumberToObject(s, "steps", (double)o->sched_steps);
     cJSON_AddNumberToObject(s, "runs", SCHED_RUNS);
     cJSON_AddStringToObject(s, "what",
                             "per worker configuration and policy, medians of plain native runs (STARPU_CALIBRATE=0). "

@@ -76,6 +76,8 @@ Test(calibrate, bad_options_and_directories_are_input_errors)
     assert_input_error("--schedulers with an unknown policy", "--schedulers: \"fastest\": expected");
     calibrate((const char *[]){"--machine", "m", "--schedulers", "lws,", NULL});
     assert_input_error("--schedulers ending in a comma", "--schedulers: expected none or policies separated");
+    calibrate((const char *[]){"--machine", "m", "--sched-steps", "0", NULL});
+    assert_input_error("--sched-steps 0", "--sched-steps");
     calibrate((const char *[]){"--machine", "m", "--max-rsd", "lots", NULL});
     assert_input_error("--max-rsd lots", "--max-rsd");
     calibrate((const char *[]){"--machine", "m", "--dir", "/proc/no-such-dahlsim-dir", NULL});
@@ -158,7 +160,7 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     char dir[64];
     scratch_dir(dir, sizeof(dir));
     const char *args[] = {"--machine", "test-local", "--dir", dir, "--cover", "synthetic:12x12x1",
-                          "--schedulers", "lws,dmda,random", "--quiet", NULL};
+                          "--schedulers", "lws,dmda,random", "--sched-steps", "4", "--quiet", NULL};
     calibrate(args);
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
 
