@@ -216,14 +216,11 @@ void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size)
     snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : dataset + 10);
 }
 
-/* Whether the machine's manifest lists a covered setup with this shape, model and perf-model kind. A manifest
- * without "covered" (a hand-made machine) is trusted. */
-static bool covered(const char *machine_dir, const struct dahlsim_experiment *x, char *covers, size_t size)
+/* Whether the machine's manifest (root, parsed) lists a covered setup with this shape, model and perf-model
+ * kind. A manifest without "covered" (a hand-made machine) is trusted. */
+static bool covered(const cJSON *root, const struct dahlsim_experiment *x, char *covers, size_t size)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
     covers[0] = '\0';
-    cJSON *root = dahlsim_read_json(path);
     if (root == NULL)
         return true;
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "covered");
@@ -248,19 +245,15 @@ static bool covered(const char *machine_dir, const struct dahlsim_experiment *x,
         if (strcmp(have, want) == 0 && strcmp(m->valuestring, x->model) == 0 && strcmp(kind, x->perfmodel) == 0)
             ok = true;
     }
-    cJSON_Delete(root);
     return ok;
 }
 
 /* The machine's measured cost of the thread that submits the tasks (its manifest's "submission"; the entry
  * for the dataset's image shape when there is one): 1 with both values set, 0 when the manifest has none, -1
  * after an error line naming the manifest and the field, and a hint. */
-static int machine_submit_cost(const char *machine_dir, const char *dataset, double *us_per_task,
+static int machine_submit_cost(const cJSON *m, const char *path, const char *dataset, double *us_per_task,
                                double *copy_bytes_per_s)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
-    cJSON *m = dahlsim_read_json(path);
     const cJSON *sub = cJSON_GetObjectItemCaseSensitive(m, "submission");
     char shape[64];
     dahlsim_dataset_shape(dataset, shape, sizeof(shape));
@@ -288,7 +281,6 @@ static int machine_submit_cost(const char *machine_dir, const char *dataset, dou
             fprintf(stderr, "hint: dahlsim calibrate writes it; recalibrate, or delete \"submission\" to simulate "
                             "with StarPU-SimGrid's own 1 us per task\n");
     }
-    cJSON_Delete(m);
     return ret;
 }
 
@@ -296,13 +288,11 @@ static int machine_submit_cost(const char *machine_dir, const char *dataset, dou
  * written by dahlsim calibrate): the cost per push ("push_us.<workers>.<scheduler>", 0 when absent) and the
  * workers' cost per task ("worker_us.<workers>.<scheduler>.charge", -1 when absent). 0, or -1 after an error
  * line naming the manifest and the field, and a hint. */
-static int machine_sched_costs(const char *machine_dir, const struct dahlsim_experiment *x, double *push_us,
-                               double *worker_us)
+static int machine_sched_costs(const cJSON *m, const char *path, const struct dahlsim_experiment *x,
+                               double *push_us, double *worker_us)
 {
-    char path[PATH_MAX + 32], key[48];
-    snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
+    char key[48];
     dahlsim_sched_workers_key(x->cpus, x->gpus, key, sizeof(key));
-    cJSON *m = dahlsim_read_json(path);
     const cJSON *sched = cJSON_GetObjectItemCaseSensitive(m, "scheduling");
     const cJSON *push = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sched, "push_us"), key), x->scheduler);
@@ -329,7 +319,6 @@ static int machine_sched_costs(const char *machine_dir, const struct dahlsim_exp
         if (worker != NULL)
             *worker_us = charge->valuedouble;
     }
-    cJSON_Delete(m);
     return ret;
 }
 
@@ -458,6 +447,30 @@ static bool nodes_from(const struct where *w, const cJSON *o, struct dahlsim_exp
     snprintf(x->topology, sizeof(x->topology), "%s", dahlsim_topology_name(topology));
     snprintf(x->network, sizeof(x->network), "%s: %s, %s per link, %s", name, bw, lat, x->topology);
     return true;
+}
+
+/* The machine-dependent checks of experiment_from: the setup is covered, and the manifest's measured costs
+ * are valid (copied into x). */
+static bool machine_checks(const struct where *w, const cJSON *o, struct dahlsim_experiment *x,
+                           const cJSON *manifest, const char *manifest_path)
+{
+    char covers[2048];
+    if (!covered(manifest, x, covers, sizeof(covers))) {
+        char shape[64], expected[2300];
+        dahlsim_dataset_shape(x->dataset, shape, sizeof(shape));
+        snprintf(expected, sizeof(expected), "a setup calibration %s covers (%s)", x->machine, covers);
+        field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"), expected);
+        fprintf(stderr, "hint: dahlsim calibrate --machine %s --cover %s,model=%s,perfmodel=%s\n", x->machine,
+                x->dataset, x->model, x->perfmodel);
+        return false;
+    }
+    int has_cost = machine_submit_cost(manifest, manifest_path, x->dataset, &x->submit_us_per_task,
+                                       &x->input_copy_bytes_per_s);
+    if (has_cost < 0)
+        return false;
+    if (has_cost == 0)
+        x->submit_us_per_task = x->input_copy_bytes_per_s = 0;
+    return machine_sched_costs(manifest, manifest_path, x, &x->sched_push_us, &x->worker_us) == 0;
 }
 
 static bool experiment_from(const struct where *w, const char *scenario_dir, const cJSON *o,
@@ -633,25 +646,15 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
         field_error(w, "cpus", cJSON_GetObjectItemCaseSensitive(o, "cpus"), "at least one worker (cpus + gpus >= 1)");
         return false;
     }
-    char covers[2048];
-    if (!covered(x->machine_dir, x, covers, sizeof(covers))) {
-        char shape[64], expected[2300];
-        dahlsim_dataset_shape(x->dataset, shape, sizeof(shape));
-        snprintf(expected, sizeof(expected), "a setup calibration %s covers (%s)", x->machine, covers);
-        field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"), expected);
-        fprintf(stderr, "hint: dahlsim calibrate --machine %s --cover %s,model=%s,perfmodel=%s\n", x->machine,
-                x->dataset, x->model, x->perfmodel);
-        return false;
-    }
-    int has_cost = machine_submit_cost(x->machine_dir, x->dataset, &x->submit_us_per_task, &x->input_copy_bytes_per_s);
-    if (has_cost < 0)
-        return false;
-    if (has_cost == 0)
-        x->submit_us_per_task = x->input_copy_bytes_per_s = 0;
-    if (machine_sched_costs(x->machine_dir, x, &x->sched_push_us, &x->worker_us) < 0)
-        return false;
-    return nodes_from(w, o, x);
+    /* The machine's manifest, read once for the coverage check and the measured costs. */
+    char manifest_path[PATH_MAX + 32];
+    snprintf(manifest_path, sizeof(manifest_path), "%s/manifest.json", x->machine_dir);
+    cJSON *manifest = dahlsim_read_json(manifest_path);
+    bool ok = machine_checks(w, o, x, manifest, manifest_path);
+    cJSON_Delete(manifest);
+    return ok && nodes_from(w, o, x);
 }
+
 
 /* ---- the file ------------------------------------------------------------------------------------------ */
 
