@@ -210,11 +210,7 @@ bool dahl_engine_has_cuda(void)
 
 bool dahl_engine_sched_known(const char *name)
 {
-    struct starpu_sched_policy **policies = starpu_sched_get_predefined_policies();
-    for (size_t i = 0; name != NULL && policies[i] != NULL; i++)
-        if (strcmp(policies[i]->policy_name, name) == 0)
-            return true;
-    return false;
+    return dahl_sched_predefined(name) != NULL;
 }
 
 void dahl_engine_sched_list(char *buf, size_t size)

@@ -398,13 +398,18 @@ static void deinit(unsigned ctx)
     hp.active = false;
 }
 
-int dahl_sched_configure(struct starpu_conf *sconf, const struct dahl_heteroprio_conf *conf)
+const struct starpu_sched_policy *dahl_sched_predefined(const char *name)
 {
     struct starpu_sched_policy **policies = starpu_sched_get_predefined_policies();
-    const struct starpu_sched_policy *heteroprio = NULL;
-    for (size_t i = 0; policies[i] != NULL; i++)
-        if (strcmp(policies[i]->policy_name, "heteroprio") == 0)
-            heteroprio = policies[i];
+    for (size_t i = 0; name != NULL && policies[i] != NULL; i++)
+        if (strcmp(policies[i]->policy_name, name) == 0)
+            return policies[i];
+    return NULL;
+}
+
+int dahl_sched_configure(struct starpu_conf *sconf, const struct dahl_heteroprio_conf *conf)
+{
+    const struct starpu_sched_policy *heteroprio = dahl_sched_predefined("heteroprio");
     if (heteroprio == NULL || conf == NULL)
         return -EINVAL;
     memset(&hp, 0, sizeof(hp));

@@ -8,6 +8,8 @@
  * tasks) share one atomic slot. */
 #include "dahl_schedcost_starpu.h"
 
+#include "dahl_sched_starpu.h"
+
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -21,8 +23,7 @@ struct slot {
     double push_us;   /* every push's time, slow ones included (simulated: the charge) */
     double popped_us; /* StarPU's clock when the last task was popped; < 0: none pending */
     double handling_us;
-    long handled;
-    char pad[128 - 4 * sizeof(long) - 3 * sizeof(double)];
+    char pad[128 - 3 * sizeof(long) - 3 * sizeof(double)];
 };
 
 static struct {
@@ -84,7 +85,6 @@ static struct starpu_task *pop(unsigned ctx)
     struct slot *s = worker >= 0 ? &sc.workers[worker] : NULL;
     if (s != NULL && s->popped_us >= 0) {
         s->handling_us += starpu_timing_now() - s->popped_us;
-        s->handled++;
         s->popped_us = -1;
     }
     struct starpu_task *task = sc.base_pop(ctx);
@@ -100,14 +100,8 @@ static struct starpu_task *pop(unsigned ctx)
 
 void dahl_schedcost_wrap(struct starpu_conf *sconf, double charge_us, double worker_us)
 {
-    const struct starpu_sched_policy *base = sconf->sched_policy;
-    if (base == NULL) {
-        const char *name = sconf->sched_policy_name;
-        struct starpu_sched_policy **policies = starpu_sched_get_predefined_policies();
-        for (size_t i = 0; name != NULL && policies[i] != NULL; i++)
-            if (strcmp(policies[i]->policy_name, name) == 0)
-                base = policies[i];
-    }
+    const struct starpu_sched_policy *base =
+        sconf->sched_policy != NULL ? sconf->sched_policy : dahl_sched_predefined(sconf->sched_policy_name);
     memset(sc.workers, 0, sizeof(sc.workers));
     for (int w = 0; w < STARPU_NMAXWORKERS; w++)
         sc.workers[w].popped_us = -1;
@@ -144,7 +138,6 @@ void dahl_schedcost_get(struct dahl_sched_cost *out)
         ns += sc.workers[w].ns;
         out->worker_push_total_us += sc.workers[w].push_us;
         out->handling_us += sc.workers[w].handling_us;
-        out->handled += sc.workers[w].handled;
     }
     long timed = out->worker_pushes - out->worker_slow;
     out->worker_push_us = timed > 0 ? 1e-3 * (double)ns / (double)timed : 0;
