@@ -598,6 +598,19 @@ static int simulated_check(const struct calib_opts *o, const struct cover *c, co
     return 0;
 }
 
+/* Fills argv with the nfixed arguments of fixed, then those of extra (NULL, or NULL-terminated; at most
+ * max_extra), then NULL: argv has room for nfixed + max_extra + 1. */
+static void join_args(char **argv, const char *const *fixed, size_t nfixed, const char *const *extra,
+                      size_t max_extra)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nfixed; i++)
+        argv[n++] = (char *)fixed[i];
+    for (size_t i = 0; extra != NULL && extra[i] != NULL && i < max_extra; i++)
+        argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
+}
+
 /* One native training run of setup c into p->run (results.json there): samples of batch, seed, with
  * STARPU_CALIBRATE=1 when calibrating; extra: NULL or NULL-terminated arguments to add (at most 8). */
 static int native_train(const struct calib_opts *o, const struct cover *c, const struct paths *p, int seed,
@@ -618,12 +631,7 @@ static int native_train(const struct calib_opts *o, const struct cover *c, const
                            "--samples", nsamples, "--test-samples", nbatch, "--batch", nbatch, "--seed", nseed,
                            "--ngpu", ngpu, "--quiet", "--out", p->run};
     char *argv[sizeof(fixed) / sizeof(fixed[0]) + 9];
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-        argv[n++] = (char *)fixed[i];
-    for (size_t i = 0; extra != NULL && extra[i] != NULL && i < 8; i++)
-        argv[n++] = (char *)extra[i];
-    argv[n] = NULL;
+    join_args(argv, fixed, sizeof(fixed) / sizeof(fixed[0]), extra, 8);
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling},
         {"STARPU_HOSTNAME", o->machine},
@@ -929,12 +937,7 @@ static int simulated_rest(const struct calib_opts *o, const struct cover *c, con
                            "--samples", samples, "--test-samples", batch, "--batch", batch, "--ngpu", ngpu,
                            "--ncpu", cpus, "--sched-cost", push, "--worker-cost", "0", "--quiet", "--out", p->run};
     char *args[sizeof(fixed) / sizeof(fixed[0]) + 5];
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-        args[n++] = (char *)fixed[i];
-    for (size_t i = 0; sched_args[i] != NULL && i < 4; i++)
-        args[n++] = (char *)sched_args[i];
-    args[n] = NULL;
+    join_args(args, fixed, sizeof(fixed) / sizeof(fixed[0]), sched_args, 4);
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
         {"STARPU_SILENT", "1"},
