@@ -56,13 +56,20 @@ static cJSON *read_results(const char *dir)
 
 /* Writes home/calibration/tiny-2cpu, a copy of the fixture whose manifest says the submitting thread costs
  * us_per_task (the key dahlsim calibrate writes). */
-static void tiny_with_submission_cost(const char *home, const char *us_per_task)
+/* Writes home/calibration/tiny-2cpu, a copy of the fixture whose manifest also has key: json. */
+static void tiny_with(const char *home, const char *key, const char *json)
 {
     dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    char dir[256], json[128];
+    char dir[256];
     snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(dir, key, json);
+}
+
+static void tiny_with_submission_cost(const char *home, const char *us_per_task)
+{
+    char json[128];
     snprintf(json, sizeof(json), "{\"us_per_task\": %s, \"input_copy_bytes_per_s\": 1e9}", us_per_task);
-    dahl_test_manifest_add(dir, "submission", json);
+    tiny_with(home, "submission", json);
 }
 
 /* The calibration's measured cost of the thread submitting the tasks is charged in simulated time: on the
@@ -144,10 +151,8 @@ struct one_cpu_run {
 static void one_cpu_runs_with_scheduling(const char *home, const char *scheduling, struct one_cpu_run *r,
                                          cJSON **plain, cJSON **charged)
 {
-    char dir[256], out_plain[128];
-    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
-    dahl_test_manifest_add(dir, "scheduling", scheduling);
+    char out_plain[128];
+    tiny_with(home, "scheduling", scheduling);
     snprintf(r->home_var, sizeof(r->home_var), "DAHLSIM_HOME=%s", home);
     snprintf(r->out, sizeof(r->out), "%s/one", home);
     snprintf(out_plain, sizeof(out_plain), "%s/plain", home);
@@ -168,12 +173,10 @@ static void one_cpu_runs_with_scheduling(const char *home, const char *schedulin
 static void bad_scheduling_refused(const char *home, const char *scheduling, struct one_cpu_run *r,
                                    const char *want)
 {
-    char cmd[256], dir[256];
+    char cmd[256];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
     cr_assert_eq(system(cmd), 0);
-    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
-    dahl_test_manifest_add(dir, "scheduling", scheduling);
+    tiny_with(home, "scheduling", scheduling);
     dahl_test_run(&run, r->argv, r->env);
     assert_input_error("bad scheduling figure", want, NULL);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
@@ -266,12 +269,10 @@ Test(sim_costs, runs_charging_the_scheduling_figures_are_byte_identical)
 {
     char home[] = "/tmp/dahlsim-home-XXXXXX";
     cr_assert_not_null(mkdtemp(home));
-    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    char dir[256], home_var[128], out_a[128], out_b[128];
-    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
-    dahl_test_manifest_add(dir, "scheduling",
-                           "{\"push_us\": {\"2cpu\": {\"dmda\": 3}}, \"worker_us\": {\"2cpu\": {\"dmda\": "
-                           "{\"charge\": 4, \"native\": 5, \"simulated_rest\": 1}}}}");
+    tiny_with(home, "scheduling",
+              "{\"push_us\": {\"2cpu\": {\"dmda\": 3}}, \"worker_us\": {\"2cpu\": {\"dmda\": "
+              "{\"charge\": 4, \"native\": 5, \"simulated_rest\": 1}}}}");
+    char home_var[128], out_a[128], out_b[128];
     snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
     snprintf(out_a, sizeof(out_a), "%s/a", home);
     snprintf(out_b, sizeof(out_b), "%s/b", home);
