@@ -18,6 +18,11 @@
  *   prefetch        boolean              true                     STARPU_PREFETCH
  *   perfmodel       string               "history"                regression, nl-regression
  *   reduction       string               "redux"                  or "manual"
+ *   runtime_costs   string               "measured"               the runtime's own costs in simulation:
+ *                                                                 "measured" (the calibration's submission
+ *                                                                 and scheduling figures where it has them) or
+ *                                                                 "starpu" (StarPU-SimGrid's fixed 1 us per
+ *                                                                 submitted task, per input, per driver loop)
  *   seed            integer >= 0         1
  *   lr, momentum    number               0.01, 0.9
  *   trace           boolean              false                    Paje, Chrome JSON, Gantt, summary in <out>/trace
@@ -66,7 +71,7 @@ struct dahlsim_scenario {
 
 static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
                                    "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
-                                   "prefetch", "perfmodel", "reduction", "seed",          "lr",      "momentum",
+                                   "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
                                    "trace",   "trace_window", "nodes", "batch_per_node", "network", "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -464,6 +469,10 @@ static bool machine_checks(const struct where *w, const cJSON *o, struct dahlsim
                 x->dataset, x->model, x->perfmodel);
         return false;
     }
+    x->sched_push_us = 0;
+    x->worker_us = -1;
+    if (strcmp(x->runtime_costs, "starpu") == 0)
+        return true; /* submit_us_per_task and input_copy_bytes_per_s stay 0 */
     int has_cost = machine_submit_cost(manifest, manifest_path, x->dataset, &x->submit_us_per_task,
                                        &x->input_copy_bytes_per_s);
     if (has_cost < 0)
@@ -555,6 +564,13 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
         return false;
     if (strcmp(x->reduction, "redux") != 0 && strcmp(x->reduction, "manual") != 0) {
         field_error(w, "reduction", cJSON_GetObjectItemCaseSensitive(o, "reduction"), "redux or manual");
+        return false;
+    }
+    if (!get_string(w, o, "runtime_costs", "measured", x->runtime_costs, sizeof(x->runtime_costs),
+                    "measured or starpu"))
+        return false;
+    if (strcmp(x->runtime_costs, "measured") != 0 && strcmp(x->runtime_costs, "starpu") != 0) {
+        field_error(w, "runtime_costs", cJSON_GetObjectItemCaseSensitive(o, "runtime_costs"), "measured or starpu");
         return false;
     }
     const cJSON *prefetch = cJSON_GetObjectItemCaseSensitive(o, "prefetch");

@@ -35,6 +35,9 @@ struct dahlsim_experiment {
     double network_bps;          /* per link, bits per second */
     double network_latency_s;    /* per link */
     char topology[16];           /* flat, fat-tree, torus */
+    /* "measured": the costs below come from the machine's manifest; "starpu": they stay off (0, 0, 0, -1)
+     * and StarPU-SimGrid charges its own fixed costs. */
+    char runtime_costs[16];
     /* The machine's measured cost of the thread submitting the tasks, for this dataset's image shape (its
      * manifest's "submission", written by dahlsim calibrate); 0: none (roofline machines, older
      * calibrations: StarPU-SimGrid's own 1 us sleep per task then). */

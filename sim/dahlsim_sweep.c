@@ -203,6 +203,7 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
     cJSON_AddBoolToObject(params, "prefetch", x->prefetch);
     cJSON_AddStringToObject(params, "perfmodel", x->perfmodel);
     cJSON_AddStringToObject(params, "reduction", x->reduction);
+    cJSON_AddStringToObject(params, "runtime_costs", x->runtime_costs);
     cJSON_AddNumberToObject(params, "seed", (double)x->seed);
     cJSON_AddNumberToObject(params, "nodes", (double)x->nodes);
     /* multi-node figures, and the simulation's own cost (wall_s), for scaling plots (dahlsim_scaling.h) */
@@ -291,6 +292,10 @@ static int write_csv(const char *dir, const struct dahlsim_scenario *s)
                                      : cJSON_GetObjectItemCaseSensitive(o, vals[k]);
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
             }
+            /* last, so that the plots' column numbers stay those of older sweeps */
+            const cJSON *costs = cJSON_GetObjectItemCaseSensitive(p, "runtime_costs");
+            if (used < sizeof(buf))
+                snprintf(buf + used, sizeof(buf) - used, ",%s", cJSON_IsString(costs) ? costs->valuestring : "measured");
             free(lines[(size_t)idx->valuedouble]);
             lines[(size_t)idx->valuedouble] = strdup(buf);
         }
@@ -302,7 +307,7 @@ static int write_csv(const char *dir, const struct dahlsim_scenario *s)
     int ret = out == NULL ? -errno : 0;
     if (out != NULL) {
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
-              "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean\n",
+              "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)

@@ -83,6 +83,7 @@ Test(scenario, bad_values_name_the_file_and_the_field)
         {"dataset=mnist", "\"dataset\": expected fashion-mnist or synthetic:HxWxC", NULL},
         {"machine=no-such-machine", "\"machine\": expected a machine of", "got \"no-such-machine\""},
         {"reduction=tree", "\"reduction\": expected redux or manual", NULL},
+        {"runtime_costs=none", "\"runtime_costs\": expected measured or starpu", "got \"none\""},
         {"prefetch=1", "\"prefetch\": expected true or false", NULL},
         {"perfmodel=linear", "\"perfmodel\": expected history, regression or nl-regression", NULL},
         {"batchsize=3", "--set batchsize=3: unknown key \"batchsize\"", NULL},

@@ -297,6 +297,57 @@ Test(sim_costs, runs_charging_the_scheduling_figures_are_byte_identical)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* "runtime_costs": "starpu" simulates with StarPU-SimGrid's own fixed costs: a calibration that measured the
+ * submission and scheduling costs then gives byte for byte the run of one that did not (the fixture), and
+ * results.json says nothing was charged. */
+Test(sim_costs, runtime_costs_starpu_leaves_the_measured_costs_out)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    char dir[256];
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "submission", "{\"us_per_task\": 50, \"input_copy_bytes_per_s\": 1e9}");
+    dahl_test_manifest_add(dir, "scheduling",
+                           "{\"push_us\": {\"2cpu\": {\"dmda\": 3}}, \"worker_us\": {\"2cpu\": {\"dmda\": "
+                           "{\"charge\": 4, \"native\": 5, \"simulated_rest\": 1}}}}");
+    char home_var[128], out_fixture[128], out_off[128];
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out_fixture, sizeof(out_fixture), "%s/fixture", home);
+    snprintf(out_off, sizeof(out_off), "%s/off", home);
+    dahlsim((const char *[]){"run", TINY, "--out", out_fixture, "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--set", "runtime_costs=starpu", "--out", out_off, "--quiet", NULL};
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *a = dahl_test_results_without_wall(out_fixture), *b = dahl_test_results_without_wall(out_off);
+    cr_assert_str_eq(a, b, "runtime_costs=starpu with measured costs differs from the fixture without them");
+    free(a);
+    free(b);
+    cJSON *r = read_results(out_off);
+    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(r, "submission");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(sub, "charged_on")->valuestring, "not charged");
+    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sched, "push_us_charged")));
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sched, "worker_us_charged")));
+    cJSON_Delete(r);
+    /* the same home, measured costs (the default): charged, so the equality above is not for want of them */
+    argv[4] = "runtime_costs=measured";
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    r = read_results(out_off);
+    sched = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(sched, "push_us_charged")->valuedouble, 3);
+    cr_assert_str_neq(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "submission"), "charged_on")->valuestring,
+        "not charged");
+    cJSON_Delete(r);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* StarPU's REDUX reduction tasks take simulated time (scripts/patches/starpu-simgrid-redux-time.patch): with
  * the reduction codelet's perf model 1000 times slower, a REDUX run (tiny.json: LeNet's gradients reduced
  * over 2 workers every step, by StarPU's own tasks running dahl_accumulate) is much longer, although dahl
