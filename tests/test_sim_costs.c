@@ -263,85 +263,61 @@ Test(sim_costs, the_measured_worker_cost_replaces_the_per_input_cost)
                            "manifest.json: \"scheduling.worker_us.1cpu.dmda.charge\": expected a number");
 }
 
-/* Runs charging both scheduling figures on 2 workers (dmda: its decisions depend on every simulated time)
- * give byte-identical results run after run. */
-Test(sim_costs, runs_charging_the_scheduling_figures_are_byte_identical)
+/* Runs charging the measured figures (both scheduling ones and the submission's, on 2 workers under dmda:
+ * its decisions depend on every simulated time) give byte-identical results run after run. With
+ * "runtime_costs": "starpu" the same calibration gives byte for byte the run of the fixture, which has none
+ * of those figures (StarPU-SimGrid's own fixed costs), and results.json says nothing was charged. */
+Test(sim_costs, measured_costs_runs_are_byte_identical_and_starpu_costs_leave_them_out)
 {
     char home[] = "/tmp/dahlsim-home-XXXXXX";
     cr_assert_not_null(mkdtemp(home));
     tiny_with(home, "scheduling",
               "{\"push_us\": {\"2cpu\": {\"dmda\": 3}}, \"worker_us\": {\"2cpu\": {\"dmda\": "
               "{\"charge\": 4, \"native\": 5, \"simulated_rest\": 1}}}}");
-    char home_var[128], out_a[128], out_b[128];
+    char dir[256];
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(dir, "submission", "{\"us_per_task\": 50, \"input_copy_bytes_per_s\": 1e9}");
+    char home_var[128], out_a[128], out_b[128], out_fixture[128];
     snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
     snprintf(out_a, sizeof(out_a), "%s/a", home);
     snprintf(out_b, sizeof(out_b), "%s/b", home);
+    snprintf(out_fixture, sizeof(out_fixture), "%s/fixture", home);
     char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
-    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out_a, "--quiet", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out_a, "--quiet", NULL, NULL, NULL};
     dahl_test_run(&run, argv, home_env);
     cr_assert_eq(run.status, 0, "%s", run.err);
     argv[4] = out_b;
     dahl_test_run(&run, argv, home_env);
     cr_assert_eq(run.status, 0, "%s", run.err);
     char *a = dahl_test_results_without_wall(out_a), *b = dahl_test_results_without_wall(out_b);
-    cr_assert_str_eq(a, b, "two runs charging the scheduling figures differ");
+    cr_assert_str_eq(a, b, "two runs charging the measured figures differ");
     free(a);
     free(b);
     cJSON *r = read_results(out_a);
     const cJSON *sched = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
     cr_assert_eq(cJSON_GetObjectItemCaseSensitive(sched, "push_us_charged")->valuedouble, 3);
     cr_assert_eq(cJSON_GetObjectItemCaseSensitive(sched, "worker_us_charged")->valuedouble, 4);
+    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(r, "submission");
+    cr_assert_str_neq(cJSON_GetObjectItemCaseSensitive(sub, "charged_on")->valuestring, "not charged");
     cJSON_Delete(r);
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
-}
 
-/* "runtime_costs": "starpu" simulates with StarPU-SimGrid's own fixed costs: a calibration that measured the
- * submission and scheduling costs then gives byte for byte the run of one that did not (the fixture), and
- * results.json says nothing was charged. */
-Test(sim_costs, runtime_costs_starpu_leaves_the_measured_costs_out)
-{
-    char home[] = "/tmp/dahlsim-home-XXXXXX";
-    cr_assert_not_null(mkdtemp(home));
-    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
-    char dir[256];
-    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
-    dahl_test_manifest_add(dir, "submission", "{\"us_per_task\": 50, \"input_copy_bytes_per_s\": 1e9}");
-    dahl_test_manifest_add(dir, "scheduling",
-                           "{\"push_us\": {\"2cpu\": {\"dmda\": 3}}, \"worker_us\": {\"2cpu\": {\"dmda\": "
-                           "{\"charge\": 4, \"native\": 5, \"simulated_rest\": 1}}}}");
-    char home_var[128], out_fixture[128], out_off[128];
-    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
-    snprintf(out_fixture, sizeof(out_fixture), "%s/fixture", home);
-    snprintf(out_off, sizeof(out_off), "%s/off", home);
     dahlsim((const char *[]){"run", TINY, "--out", out_fixture, "--quiet", NULL});
     cr_assert_eq(run.status, 0, "%s", run.err);
-    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
-    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--set", "runtime_costs=starpu", "--out", out_off, "--quiet", NULL};
-    dahl_test_run(&run, argv, home_env);
+    argv[6] = "--set";
+    argv[7] = "runtime_costs=starpu";
+    dahl_test_run(&run, argv, home_env); /* into out_b */
     cr_assert_eq(run.status, 0, "%s", run.err);
-    char *a = dahl_test_results_without_wall(out_fixture), *b = dahl_test_results_without_wall(out_off);
+    a = dahl_test_results_without_wall(out_fixture);
+    b = dahl_test_results_without_wall(out_b);
     cr_assert_str_eq(a, b, "runtime_costs=starpu with measured costs differs from the fixture without them");
     free(a);
     free(b);
-    cJSON *r = read_results(out_off);
-    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(r, "submission");
+    r = read_results(out_b);
+    sub = cJSON_GetObjectItemCaseSensitive(r, "submission");
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(sub, "charged_on")->valuestring, "not charged");
-    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
+    sched = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sched, "push_us_charged")));
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sched, "worker_us_charged")));
-    cJSON_Delete(r);
-    /* the same home, measured costs (the default): charged, so the equality above is not for want of them */
-    argv[4] = "runtime_costs=measured";
-    dahl_test_run(&run, argv, home_env);
-    cr_assert_eq(run.status, 0, "%s", run.err);
-    r = read_results(out_off);
-    sched = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
-    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(sched, "push_us_charged")->valuedouble, 3);
-    cr_assert_str_neq(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "submission"), "charged_on")->valuestring,
-        "not charged");
     cJSON_Delete(r);
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
