@@ -65,7 +65,6 @@ struct dahl_sched_cost {
     /* Cumulative since the engine started, on StarPU's clock (simulated time in simulation): */
     double worker_push_total_us; /* the workers' pushes, slow ones included (simulated: the charges) */
     double handling_us;    /* summed over the workers: from popping a task to asking for the next one */
-    double worker_charged_us; /* simulation: slept after each pop (conf.worker_us_per_task; 0: none) */
 };
 void dahl_engine_sched_cost(struct dahl_sched_cost *out);
 

@@ -146,5 +146,4 @@ void dahl_schedcost_get(struct dahl_sched_cost *out)
     timed = out->other_pushes - out->other_slow;
     out->other_push_us = timed > 0 ? 1e-3 * (double)atomic_load(&sc.other_ns) / (double)timed : 0;
     out->charged_us = sc.charge_s * 1e6;
-    out->worker_charged_us = sc.worker_charge_s * 1e6;
 }

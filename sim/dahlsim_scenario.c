@@ -671,7 +671,6 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     return ok && nodes_from(w, o, x);
 }
 
-
 /* ---- the file ------------------------------------------------------------------------------------------ */
 
 /* Applies "key=value" to o: value as JSON when it parses, else as a string. */
