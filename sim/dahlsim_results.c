@@ -76,7 +76,10 @@
  *   versions          {"dahlsim", "starpu", "starpu_build" (the StarPU install, as scripts/setup-deps names it:
  *                     version, flavour and a key of its configure flags and patches), "simgrid" (SimGrid
  *                     builds only), "compiler", "commit", "openblas"}
- *   wall_s            the whole process; peak_rss_kib: getrusage's maximum resident set size */
+ *   wall_s            the whole process; peak_rss_kib: getrusage's maximum resident set size
+ *   maps_first_step, maps_peak  the process's memory mappings after the first training step and at their
+ *                     peak (sampled every 0.5 s of wall time): a simulation whose mappings grow step after
+ *                     step dies at vm.max_map_count. These three vary from run to run. */
 #include "dahlsim_results.h"
 
 #include "dahl_kernels.h"
@@ -353,6 +356,8 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(cJSON_AddStringToObject(versions, "openblas", dahl_kernels_blas_info()));
     CHK(cJSON_AddNumberToObject(root, "wall_s", r->wall_s));
     CHK(cJSON_AddNumberToObject(root, "peak_rss_kib", (double)r->peak_rss_kib));
+    CHK(cJSON_AddNumberToObject(root, "maps_first_step", (double)r->maps_first_step));
+    CHK(cJSON_AddNumberToObject(root, "maps_peak", (double)r->maps_peak));
     return root;
 nomem:
     cJSON_Delete(root);

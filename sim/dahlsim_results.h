@@ -103,6 +103,9 @@ struct dahlsim_results {
     uint64_t seed;
     double wall_s;         /* the whole process, loading and evaluation included */
     long peak_rss_kib;
+    /* This process's memory mappings (dahlsim_proc.h), after the first training step and at their peak
+     * over the steps (sampled every 0.5 s of wall time and at the end); -1 where /proc has none. */
+    long maps_first_step, maps_peak;
 };
 
 /* Writes dir/results.json atomically (dir/.results.json.tmp, then renamed). Returns 0, or -errno with a

@@ -4,6 +4,7 @@
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_platform.h"
+#include "dahlsim_simfail.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -101,6 +102,8 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
         if (to != stderr)
             fclose(to);
     }
+    if (status != 0)
+        dahlsim_simfail_report(status, raw);
     unlink(raw);
     if (out_dir == NULL) {
         unlink(platform);

@@ -2,6 +2,7 @@
 #include "dahlsim_spawn.h"
 
 #include "dahlsim_cli.h"
+#include "dahlsim_simfail.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -186,5 +187,7 @@ int dahlsim_spawn_sim_err(char *const args[], const struct dahlsim_env_var *vars
     int status = dahlsim_spawn_err(argv, env, nenv, out, out_size, stderr_path);
     free(argv);
     free(env);
+    if (status > 0)
+        dahlsim_simfail_report(status, stderr_path);
     return status;
 }

@@ -11,6 +11,7 @@
 #include "dahlsim_dag.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_nodes.h"
+#include "dahlsim_proc.h"
 #include "dahlsim_results.h"
 #include "dahlsim_trace.h"
 
@@ -601,6 +602,9 @@ struct run_state {
      * differenced per epoch): from popping a task to asking for the next, the pushes in it, the tasks. */
     double handling_us, worker_push_us, busy_us;
     long handled_tasks;
+    /* This process's memory mappings over the training steps, sampled on rank 0: under SMPI every rank's
+     * simulated threads live in it, and each holds two mappings (stack and guard page). */
+    struct dahlsim_proc_meter maps;
 };
 
 static double thread_cpu_s(void)
@@ -674,6 +678,8 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
         if (ret != 0)
             return ret;
         long done = (long)(dahl_network_steps_done(net) - done_before) * batch;
+        if (st->nodes.rank == 0)
+            dahlsim_proc_meter_tick(&st->maps, false);
         progress_show(progress, e + 1, (int)o->epochs, done, steps * batch, (dahl_engine_now_us() - start_us) / 1e6);
     }
     double loss_sum;
@@ -916,6 +922,8 @@ static int write_results(struct run_state *st, double wall_start_s)
         .seed = (uint64_t)o->seed,
         .wall_s = dahlsim_mono_s() - wall_start_s,
         .peak_rss_kib = ru.ru_maxrss,
+        .maps_first_step = st->maps.first,
+        .maps_peak = st->maps.peak,
     };
     char err[4200];
     if (dahlsim_results_save(&r, o->out, err, sizeof(err)) != 0) {
@@ -975,6 +983,7 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
                 o->model, dahl_network_desc_params(desc), o->dataset, st->train.h, st->train.w, st->train.c,
                 st->train.n, st->test.n, o->batch, o->lr, o->momentum, dahl_engine_ncpu(), dahl_engine_ngpu(),
                 o->sched);
+    dahlsim_proc_meter_init(&st->maps, 0.5);
     struct progress progress = {.enabled = !o->quiet && st->nodes.rank == 0, .tty = isatty(STDERR_FILENO) == 1, .last_s = dahlsim_mono_s()};
     for (int e = 0; e < o->epochs; e++) {
         int ret = train_epoch(st, e, &progress);
@@ -984,6 +993,7 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
             return DAHLSIM_EXIT_FAILURE;
         }
     }
+    dahlsim_proc_meter_tick(&st->maps, true);
     int code = o->out != NULL ? write_results(st, wall_start_s) : DAHLSIM_EXIT_OK;
     dahlsim_nodes_stop(&st->nodes); /* before the network and StarPU go */
     return code;

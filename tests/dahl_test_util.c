@@ -86,7 +86,8 @@ char *dahl_test_results_without_wall(const char *dir)
     size_t used = 0;
     char line[4096];
     while (fgets(line, sizeof(line), f) != NULL && used < (1 << 20) - 1)
-        if (strstr(line, "\"wall_s\"") == NULL && strstr(line, "\"peak_rss_kib\"") == NULL)
+        if (strstr(line, "\"wall_s\"") == NULL && strstr(line, "\"peak_rss_kib\"") == NULL &&
+            strstr(line, "\"maps_first_step\"") == NULL && strstr(line, "\"maps_peak\"") == NULL)
             used += (size_t)snprintf(buf + used, (1 << 20) - used, "%s", line);
     fclose(f);
     return buf;

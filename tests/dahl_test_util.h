@@ -21,8 +21,9 @@ void dahl_test_run(struct dahl_test_run *run, char *const argv[], char *const en
 void dahl_test_assert_input_error(const struct dahl_test_run *run, const char *what, const char *want1,
                                   const char *want2);
 
-/* dir/results.json without its "wall_s" and "peak_rss_kib" lines, the only fields that may differ between two
- * simulations of one scenario (the caller frees it). Aborts the test when the file is missing. */
+/* dir/results.json without its "wall_s", "peak_rss_kib", "maps_first_step" and "maps_peak" lines, the only
+ * fields that may differ between two simulations of one scenario (the caller frees it). Aborts the test when
+ * the file is missing. */
 char *dahl_test_results_without_wall(const char *dir);
 
 /* Copies the fixture machine calibration_root/name into home/calibration/name (creating home/calibration),

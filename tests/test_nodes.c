@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "dahl_test_util.h"
+#include "dahlsim_simfail.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -369,6 +370,8 @@ static char *deterministic_text(cJSON *r)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(r, "wall_s");
     cJSON_DeleteItemFromObjectCaseSensitive(r, "peak_rss_kib");
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "maps_first_step");
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "maps_peak");
     cJSON_DeleteItemFromObjectCaseSensitive(r, "scenario");
     return cJSON_Print(r);
 }
@@ -466,4 +469,64 @@ Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* StarPU-MPI under SimGrid waits for every request (each send, each receive) in a simulated thread of its own,
+ * two mappings each (stack and guard page). Until scripts/patches/starpu-simgrid-detached-actor.patch those
+ * were never freed, and a 4-node Fashion-MNIST epoch died at vm.max_map_count after 45 s. This run makes
+ * enough requests to pass the default limit (65 530) at that rate, on 4 nodes of one sample each, and its
+ * mappings must stay where the first step left them. */
+Test(nodes, long_runs_keep_their_mappings_bounded, .timeout = 600)
+{
+    cJSON *r = simulate("{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 1400, "
+                        "\"batch_per_node\": 1, \"scheduler\": \"lws\", \"nodes\": 4}",
+                        "/tmp/dahl-test-nodes-long");
+    cr_assert_eq(num(r, "iterations"), 350);
+    double requests = 0;
+    const cJSON *n;
+    cJSON_ArrayForEach(n, item(r, "nodes_detail"))
+    {
+        requests += num(n, "messages_sent") + num(n, "messages_received");
+    }
+    cr_assert_geq(2 * requests, 65530, "%.0f MPI requests: too few to have passed the limit when each leaked", requests);
+    double first = num(r, "maps_first_step"), peak = num(r, "maps_peak");
+    cr_assert_gt(first, 0, "the mappings are sampled");
+    cr_assert_geq(peak, first);
+    cr_assert_lt(peak - first, 2000, "%.0f mappings after the first step, %.0f at the peak, %.0f requests", first,
+                 peak, requests);
+    cJSON_Delete(r);
+}
 #endif
+
+/* A simulator that dies on a resource says which, from its exit status and stderr. */
+Test(nodes, simulator_failures_are_explained)
+{
+    char log[] = "/tmp/dahl-test-simfail-XXXXXX";
+    int fd = mkstemp(log);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("[0.203054] ./src/kernel/context/ContextSwapped.cpp:112: [root/CRITICAL] Failed to protect stack: Cannot "
+          "allocate memory.\nIf you are running a lot of actors, you may be exceeding the amount of mappings allowed "
+          "per process.\n",
+          f);
+    fclose(f);
+    char why[512], hint[512];
+    cr_assert_eq(dahlsim_simfail_explain(134, log, why, sizeof(why), hint, sizeof(hint)), 1);
+    cr_assert(strstr(why, "memory mappings") != NULL && strstr(why, "vm.max_map_count") != NULL, "%s", why);
+    cr_assert(strstr(hint, "maps_peak") != NULL, "%s", hint);
+    cr_assert_eq(dahlsim_simfail_explain(0, log, why, sizeof(why), hint, sizeof(hint)), 0, "a success has no cause");
+    f = fopen(log, "w");
+    fputs("terminate called after throwing an instance of 'std::bad_alloc'\n", f);
+    fclose(f);
+    cr_assert_eq(dahlsim_simfail_explain(134, log, why, sizeof(why), hint, sizeof(hint)), 1);
+    cr_assert(strstr(why, "out of memory") != NULL, "%s", why);
+    f = fopen(log, "w");
+    fputs("dahlsim: error: something of dahlsim's own\n", f);
+    fclose(f);
+    cr_assert_eq(dahlsim_simfail_explain(1, log, why, sizeof(why), hint, sizeof(hint)), 0, "%s", why);
+    cr_assert_str_eq(why, "");
+    unlink(log);
+    /* no log: the signal alone */
+    cr_assert_eq(dahlsim_simfail_explain(128 + 9, NULL, why, sizeof(why), hint, sizeof(hint)), 1);
+    cr_assert(strstr(why, "SIGKILL") != NULL && strstr(why, "out-of-memory killer") != NULL, "%s", why);
+    cr_assert_eq(dahlsim_simfail_explain(1, NULL, why, sizeof(why), hint, sizeof(hint)), 0);
+}

@@ -1,0 +1,26 @@
+/* What the kernel says about this process that a long simulation can run out of: its memory mappings, which
+ * SimGrid spends two of per simulated thread (a stack and its guard page), against vm.max_map_count, and the
+ * sampling of their count during a run (results.json "maps_first_step" and "maps_peak"). Linux /proc only;
+ * elsewhere every figure is -1. */
+#ifndef DAHLSIM_PROC_H
+#define DAHLSIM_PROC_H
+
+#include <stdbool.h>
+
+/* The number of memory mappings of this process (lines of /proc/self/maps), or -1. */
+long dahlsim_proc_maps(void);
+/* The kernel's limit on mappings per process (/proc/sys/vm/max_map_count), or -1. */
+long dahlsim_proc_max_maps(void);
+
+/* Mapping counts sampled over a run: after the first step, then at most every interval_s of wall time, and
+ * at the end. Caller-owned; dahlsim_proc_meter_init before use. */
+struct dahlsim_proc_meter {
+    double interval_s, last_s;
+    long first, peak; /* -1 until sampled */
+};
+
+void dahlsim_proc_meter_init(struct dahlsim_proc_meter *m, double interval_s);
+/* Samples when none was taken yet, when force is set, or when interval_s passed since the last sample. */
+void dahlsim_proc_meter_tick(struct dahlsim_proc_meter *m, bool force);
+
+#endif /* DAHLSIM_PROC_H */
