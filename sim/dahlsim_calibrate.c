@@ -12,7 +12,7 @@
  * measures the codelets of flagged entries again from scratch. Everything is written to a temporary
  * directory next to the destination and moved into place at the end, so an interrupted or failed
  * calibration leaves the previous one intact. */
-#include "dahlsim_calibrate.h"
+#include "dahlsim_manifest.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_dag.h"
 #include "dahlsim_fs.h"
@@ -125,20 +125,6 @@ static void help(void)
 }
 
 /* ---- options ------------------------------------------------------------------------------------------ */
-
-bool dahlsim_machine_name_valid(const char *name)
-{
-    size_t n = strlen(name);
-    if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-'))
-            return false;
-    }
-    return true;
-}
 
 /* Parses "DATASET[,model=M][,perfmodel=K]". */
 static bool parse_cover(const char *text, struct cover *c)
@@ -962,15 +948,6 @@ static int smallest_cover(const struct calib_opts *o)
         }
     }
     return best;
-}
-
-/* The key of a worker configuration in the manifest's "scheduling.push_us": "2cpu", "13cpu+1gpu". */
-void dahlsim_sched_workers_key(long cpus, long gpus, char *buf, size_t size)
-{
-    if (gpus > 0)
-        snprintf(buf, size, "%ldcpu+%ldgpu", cpus, gpus);
-    else
-        snprintf(buf, size, "%ldcpu", cpus);
 }
 
 /* Adds {key: {policy: value}} to obj. */

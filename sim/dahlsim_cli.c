@@ -1,21 +1,16 @@
-/* The dahlsim command line: the subcommand table, --help, and the parsing helpers every subcommand uses.
- * Subcommands that later issues fill in say "not implemented yet" and exit 2. */
+/* The dahlsim command line: the subcommand table and --help. */
 #include "dahlsim_cli.h"
 
 #include "dahl_engine.h"
 
-#include <errno.h>
-#include <getopt.h>
-#include <math.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct subcommand {
     const char *name;
     const char *summary;
-    int (*run)(int argc, char **argv); /* NULL: not implemented yet */
+    int (*run)(int argc, char **argv);
     bool hidden;                       /* internal: started by dahlsim itself, not listed in --help */
 };
 
@@ -41,68 +36,6 @@ static const struct subcommand subcommands[] = {
 };
 static const size_t nsubcommands = sizeof(subcommands) / sizeof(subcommands[0]);
 
-void dahlsim_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("dahlsim: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const char *usage)
-{
-    if (opt == ':')
-        dahlsim_error("%s: %s needs a value", cmd, argv[optind - 1]);
-    else
-        dahlsim_error("%s: unknown option \"%s\"", cmd, argv[optind - 1]);
-    fputs(usage, stderr);
-    return DAHLSIM_EXIT_USAGE;
-}
-
-int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage)
-{
-    dahlsim_error("%s: unexpected argument \"%s\"", cmd, arg);
-    fputs(usage, stderr);
-    return DAHLSIM_EXIT_USAGE;
-}
-
-bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out)
-{
-    char *end;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || value < min || value > max) {
-        dahlsim_error("%s: expected an integer in [%ld, %ld], got \"%s\"", option, min, max, text);
-        return false;
-    }
-    *out = value;
-    return true;
-}
-
-bool dahlsim_parse_double(const char *option, const char *text, double min, double max, double *out)
-{
-    char *end;
-    errno = 0;
-    double value = strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !isfinite(value) || value < min || value > max) {
-        dahlsim_error("%s: expected a number in [%g, %g], got \"%s\"", option, min, max, text);
-        return false;
-    }
-    *out = value;
-    return true;
-}
-
-bool dahlsim_parse_dir(const char *option, const char *text)
-{
-    if (text[0] == '\0') {
-        dahlsim_error("%s: expected a directory, got \"\"", option);
-        return false;
-    }
-    return true;
-}
-
 static void usage(FILE *to)
 {
     fprintf(to, "usage: dahlsim <command> [options]\n"
@@ -110,24 +43,9 @@ static void usage(FILE *to)
                 "A deep-learning training simulator on StarPU and SimGrid.\n\ncommands:\n");
     for (size_t i = 0; i < nsubcommands; i++) {
         if (!subcommands[i].hidden)
-            fprintf(to, "  %-10s %s%s\n", subcommands[i].name, subcommands[i].summary,
-                    subcommands[i].run == NULL ? " (not implemented yet)" : "");
+            fprintf(to, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
     }
     fprintf(to, "\noptions:\n  --help     this text\n  --version  version and StarPU flavour\n");
-}
-
-/* The help of a subcommand that is not built yet; its options come with the issue that builds it. */
-static int not_implemented(const struct subcommand *cmd, int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: dahlsim %s [options]\n\n%s.\n\nThis command is not implemented yet.\n", cmd->name,
-                   cmd->summary);
-            return DAHLSIM_EXIT_OK;
-        }
-    }
-    dahlsim_error("%s: not implemented yet", cmd->name);
-    return DAHLSIM_EXIT_USAGE;
 }
 
 int dahlsim_cli_main(int argc, char **argv)
@@ -148,25 +66,9 @@ int dahlsim_cli_main(int argc, char **argv)
     for (size_t i = 0; i < nsubcommands; i++) {
         if (strcmp(name, subcommands[i].name) != 0)
             continue;
-        if (subcommands[i].run == NULL)
-            return not_implemented(&subcommands[i], argc - 1, argv + 1);
         return subcommands[i].run(argc - 1, argv + 1);
     }
     dahlsim_error("unknown command \"%s\"", name);
     fprintf(stderr, "usage: dahlsim <command> [options]   (dahlsim --help lists the commands)\n");
     return DAHLSIM_EXIT_USAGE;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double dahlsim_median(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    qsort(v, n, sizeof(*v), compare_double);
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

@@ -8,7 +8,7 @@
  * measured calibration's perf models. Native binary only. */
 #include "dahlsim_machine.h"
 
-#include "dahlsim_calibrate.h"
+#include "dahlsim_manifest.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
 

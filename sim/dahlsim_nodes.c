@@ -1,7 +1,6 @@
 /* Multi-node bookkeeping of `train` / `sim-train`: see dahlsim_nodes.h. Values travel to rank 0 as doubles
  * (counts stay exact below 2^53) through dahl_mpi_gather. */
 #include "dahlsim_nodes.h"
-#include "dahlsim_results.h"
 
 #include <errno.h>
 #include <math.h>

@@ -8,22 +8,10 @@
 
 #include "dahl_engine.h"
 #include "dahl_mpi.h"
+#include "dahlsim_results.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* One node's communication figures, as results.json's "nodes_detail" lists them. */
-struct dahlsim_results_node {
-    int rank;
-    double bytes_sent, bytes_received;
-    long messages_sent, messages_received;
-    double comm_s;           /* summed allreduce time (dahl_mpi.h) */
-    long allreduce_tasks;    /* accumulate tasks the allreduce added */
-    long tasks;              /* tasks this node's workers executed */
-    double busy_s;           /* summed busy time of this node's workers */
-    const struct dahl_worker_stats *workers; /* this node's workers (into dahlsim_nodes.workers) */
-    size_t nworkers;
-};
 
 struct dahlsim_nodes {
     int rank, size;          /* MPI rank and node count (0 and 1 without MPI) */
@@ -61,7 +49,6 @@ int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us
 int dahlsim_nodes_sum_metrics(const struct dahlsim_nodes *n, double *loss_sum, long *correct, long *samples);
 /* For results.json: per_codelet and the per-arch task counts summed over the nodes on rank 0, then
  * dahlsim_nodes_finish with this node's workers. Every rank calls it. */
-struct dahlsim_results_count;
 int dahlsim_nodes_merge_results(struct dahlsim_nodes *n, struct dahlsim_results_count *per_codelet, size_t ncodelets,
                                 long *tasks_cpu, long *tasks_cuda, const struct dahl_worker_stats *workers,
                                 size_t nworkers);

@@ -5,11 +5,23 @@
 #define DAHLSIM_RESULTS_H
 
 #include "dahl_engine.h"
-#include "dahlsim_nodes.h"
 #include "dahl_profile.h"
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* One node's communication figures, as results.json's "nodes_detail" lists them. */
+struct dahlsim_results_node {
+    int rank;
+    double bytes_sent, bytes_received;
+    long messages_sent, messages_received;
+    double comm_s;           /* summed allreduce time (dahl_mpi.h) */
+    long allreduce_tasks;    /* accumulate tasks the allreduce added */
+    long tasks;              /* tasks this node's workers executed */
+    double busy_s;           /* summed busy time of this node's workers */
+    const struct dahl_worker_stats *workers; /* this node's workers (into dahlsim_nodes.workers) */
+    size_t nworkers;
+};
 
 struct dahlsim_results_epoch {
     int epoch;             /* 1-based */

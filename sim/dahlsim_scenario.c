@@ -38,8 +38,8 @@
  */
 #include "dahlsim_scenario.h"
 #include "dahlsim_dag.h"
-#include "dahlsim_calibrate.h"
-#include "dahlsim_cli.h"
+#include "dahlsim_manifest.h"
+#include "dahlsim_util.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_platform.h"
 

@@ -1,7 +1,7 @@
 /* Multi-node experiments through starpu_smpirun: see dahlsim_smpi.h. */
 #include "dahlsim_smpi.h"
 
-#include "dahlsim_cli.h"
+#include "dahlsim_util.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_platform.h"
 #include "dahlsim_simfail.h"

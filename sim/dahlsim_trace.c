@@ -4,7 +4,7 @@
  * same bytes. */
 #include "dahlsim_trace.h"
 
-#include "dahlsim_cli.h"
+#include "dahlsim_util.h"
 #include "dahlsim_spawn.h"
 
 #include <errno.h>

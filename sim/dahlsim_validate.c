@@ -4,7 +4,7 @@
  * deterministic), then prints per setup the native and simulated makespans and the relative error
  * (simulated - native median) / native median, with the median and maximum absolute error. Writes
  * DIR/fidelity.json and DIR/fidelity.md. */
-#include "dahlsim_calibrate.h"
+#include "dahlsim_manifest.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_run.h"

@@ -2,7 +2,7 @@
  * (src/kernel/context), the C++ runtime's and the kernel's signals. */
 #include "dahlsim_simfail.h"
 
-#include "dahlsim_cli.h"
+#include "dahlsim_util.h"
 #include "dahlsim_proc.h"
 
 #include <signal.h>

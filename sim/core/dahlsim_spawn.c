@@ -1,7 +1,7 @@
 /* Starting dahlsim's SimGrid flavour from the native front end: see dahlsim_spawn.h. */
 #include "dahlsim_spawn.h"
 
-#include "dahlsim_cli.h"
+#include "dahlsim_util.h"
 #include "dahlsim_simfail.h"
 
 #include <errno.h>

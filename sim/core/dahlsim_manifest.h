@@ -1,7 +1,7 @@
 /* Calibrated machines: calibration/NAME/ as `dahlsim calibrate` writes it (sampling/ for StarPU, a
- * manifest.json). Helpers shared by the commands that read or write machine directories. */
-#ifndef DAHLSIM_CALIBRATE_H
-#define DAHLSIM_CALIBRATE_H
+ * manifest.json). What every reader of a machine directory shares, StarPU-free. */
+#ifndef DAHLSIM_MANIFEST_H
+#define DAHLSIM_MANIFEST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,4 +14,4 @@ bool dahlsim_machine_name_valid(const char *name);
  * push): "2cpu", or "13cpu+1gpu" with GPUs. */
 void dahlsim_sched_workers_key(long cpus, long gpus, char *buf, size_t size);
 
-#endif /* DAHLSIM_CALIBRATE_H */
+#endif /* DAHLSIM_MANIFEST_H */

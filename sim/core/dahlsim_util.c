@@ -1,0 +1,86 @@
+/* Shared helpers: see dahlsim_util.h. */
+#include "dahlsim_util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dahlsim_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dahlsim: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const char *usage)
+{
+    if (opt == ':')
+        dahlsim_error("%s: %s needs a value", cmd, argv[optind - 1]);
+    else
+        dahlsim_error("%s: unknown option \"%s\"", cmd, argv[optind - 1]);
+    fputs(usage, stderr);
+    return DAHLSIM_EXIT_USAGE;
+}
+
+int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage)
+{
+    dahlsim_error("%s: unexpected argument \"%s\"", cmd, arg);
+    fputs(usage, stderr);
+    return DAHLSIM_EXIT_USAGE;
+}
+
+bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value < min || value > max) {
+        dahlsim_error("%s: expected an integer in [%ld, %ld], got \"%s\"", option, min, max, text);
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
+bool dahlsim_parse_double(const char *option, const char *text, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !isfinite(value) || value < min || value > max) {
+        dahlsim_error("%s: expected a number in [%g, %g], got \"%s\"", option, min, max, text);
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
+bool dahlsim_parse_dir(const char *option, const char *text)
+{
+    if (text[0] == '\0') {
+        dahlsim_error("%s: expected a directory, got \"\"", option);
+        return false;
+    }
+    return true;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double dahlsim_median(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof(*v), compare_double);
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}

@@ -1,0 +1,41 @@
+/* What every part of dahlsim shares, StarPU-free: exit codes, the one-line error, option parsing helpers,
+ * the median. Only command functions choose an exit code; everything below them returns one to them. */
+#ifndef DAHLSIM_UTIL_H
+#define DAHLSIM_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Exit codes (STYLE.md): only main exits, with one of these. */
+enum {
+    DAHLSIM_EXIT_OK = 0,
+    DAHLSIM_EXIT_FAILURE = 1, /* runtime or simulation failure */
+    DAHLSIM_EXIT_USAGE = 2,   /* usage or input error */
+    DAHLSIM_EXIT_SKIP = 77,   /* nothing could run here (no worker, for example) */
+};
+
+/* Prints "dahlsim: error: <message>" on stderr (printf-style). */
+void dahlsim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* getopt_long (optstring ":") misuse by subcommand cmd: opt ':' is an option missing its value, anything
+ * else an unknown option (argv[optind - 1] either way). Prints the error and usage on stderr and returns
+ * DAHLSIM_EXIT_USAGE. */
+int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const char *usage);
+
+/* A positional argument cmd does not take: prints the error and usage on stderr, returns DAHLSIM_EXIT_USAGE. */
+int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage);
+
+/* Parses text as a base-10 integer in [min, max]; on failure prints an error naming option and returns
+ * false. */
+bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out);
+
+/* Parses text as a finite number in [min, max]; same error convention. */
+bool dahlsim_parse_double(const char *option, const char *text, double min, double max, double *out);
+
+/* A directory option's value: false, after printing the error naming option, when text is empty. */
+bool dahlsim_parse_dir(const char *option, const char *text);
+
+/* Median of v[0..n-1], which it sorts in place; NAN when n == 0. */
+double dahlsim_median(double *v, size_t n);
+
+#endif /* DAHLSIM_UTIL_H */

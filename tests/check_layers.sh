@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The layers' one-way rules, read from the sources (STYLE.md "Layout"): a file of a StarPU-free part includes
+# neither StarPU, SimGrid nor MPI, and of dahl's own headers only those of the parts below it; and no two
+# modules of sim/ include each other's headers in a circle (a module: dahlsim_X.c with dahlsim_X.h). Prints
+# every offending include as FILE:LINE and exits 1; exit 0 when the tree keeps the rules.
+# --selftest: runs the check on copies of kernels/ and sim/ with a StarPU include, a header from above and a
+# circle put in, and fails unless each is refused (so the check itself can fail).
+# usage: check_layers.sh [--selftest] SOURCE_DIR
+set -euo pipefail
+if [ "${1:-}" = --selftest ]; then
+    src=${2:?usage: check_layers.sh --selftest SOURCE_DIR}
+    self=$(readlink -f "$0")
+    work=$(mktemp -d /tmp/dahlsim-layers-XXXXXX)
+    trap 'rm -rf "$work"' EXIT
+    refused() { # $1: what was put in; $2: the message expected
+        local out
+        if out=$("$self" "$work/tree" 2>&1); then
+            printf 'check_layers: selftest: %s was not refused\n' "$1" >&2
+            exit 1
+        fi
+        grep -q "$2" <<<"$out" || { printf 'check_layers: selftest: %s: unexpected output:\n%s\n' "$1" "$out" >&2; exit 1; }
+    }
+    fresh() { rm -rf "$work/tree"; mkdir -p "$work/tree"; cp -r "$src/kernels" "$src/sim" "$work/tree/"; }
+    fresh
+    "$self" "$work/tree" || { echo "check_layers: selftest: the tree as it is does not pass" >&2; exit 1; }
+    sed -i '0,/^#include/s//#include <starpu.h>\n#include/' "$work/tree/sim/core/dahlsim_fs.c"
+    refused "starpu.h in sim/core" "dahlsim_fs.c:.*includes no StarPU"
+    fresh
+    sed -i '0,/^#include/s//#include "dahlsim_scenario.h"\n#include/' "$work/tree/sim/core/dahlsim_spawn.c"
+    refused "a header from above in sim/core" "dahlsim_spawn.c:.*not a header of sim/core"
+    fresh
+    sed -i '0,/^#include/s//#include "dahlsim_run.h"\n#include/' "$work/tree/sim/dahlsim_scenario.h"
+    refused "a circle run -> scenario -> run" "in a circle"
+    echo "check_layers: selftest: all three refused"
+    exit 0
+fi
+src=${1:?usage: check_layers.sh [--selftest] SOURCE_DIR}
+cd "$src"
+
+status=0
+# One rule a line: the folder, then the folders whose headers its files may include (besides its own).
+rules=(
+    "kernels"
+    "sim/core"
+)
+
+forbidden_system='^#include[[:space:]]*<(starpu|simgrid|smpi|mpi|xbt)[^>]*>'
+for rule in "${rules[@]}"; do
+    read -r dir allowed <<<"$rule"
+    [ -d "$dir" ] || continue
+    # dahl's own headers anywhere in the tree, except those of dir and of its allowed folders
+    own=$(find "$dir" $allowed -maxdepth 1 -name '*.h' -printf '%f\n' 2>/dev/null | sort -u)
+    while IFS= read -r -d '' file; do
+        while IFS=: read -r line text; do
+            if [[ $text =~ $forbidden_system ]]; then
+                printf '%s:%s: %s: %s includes no StarPU, SimGrid or MPI header\n' "$file" "$line" "$text" "$dir"
+                status=1
+            elif [[ $text =~ ^#include[[:space:]]*\"([^\"]+)\" ]]; then
+                header=$(basename "${BASH_REMATCH[1]}")
+                if ! grep -qxF "$header" <<<"$own"; then
+                    printf '%s:%s: %s: not a header of %s%s\n' "$file" "$line" "$text" "$dir" \
+                        "${allowed:+ or of $allowed}"
+                    status=1
+                fi
+            fi
+        done < <(grep -n '^#include' "$file" || true)
+    done < <(find "$dir" -maxdepth 1 \( -name '*.c' -o -name '*.h' \) -print0)
+done
+
+# Circles between sim/ modules: one edge per include of another module's header, sorted topologically.
+edges=$(find sim -name 'dahlsim_*.[ch]' | while read -r file; do
+    from=$(basename "$file" | sed 's/\.[ch]$//')
+    grep -o '^#include[[:space:]]*"dahlsim_[a-z_]*\.h"' "$file" | sed 's/.*"\(dahlsim_[a-z_]*\)\.h"/\1/' |
+        while read -r to; do
+            [ "$to" = "$from" ] || [ "$to" = dahlsim_commit ] || printf '%s %s\n' "$from" "$to"
+        done
+done)
+if ! loops=$(tsort 2>&1 >/dev/null <<<"$edges"); then
+    printf 'sim/: modules include each other in a circle:\n%s\n' "$loops"
+    status=1
+fi
+exit $status
