@@ -3,6 +3,8 @@
 #ifndef DAHL_ENGINE_H
 #define DAHL_ENGINE_H
 
+#include "dahl_records.h" /* the record dahl_engine_worker_stats fills: struct dahl_worker_stats */
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -87,17 +89,6 @@ bool dahl_engine_has_cuda(void);
 bool dahl_engine_sched_known(const char *name);
 /* Writes the predefined policy names, comma-separated, into buf (for error messages). */
 void dahl_engine_sched_list(char *buf, size_t size);
-
-/* One worker's activity since the last reset (engine started with conf.profiling). */
-struct dahl_worker_stats {
-    int id;            /* StarPU worker id */
-    char name[64];     /* e.g. "CPU 0" */
-    const char *arch;  /* "cpu", "cuda" or "other" (static string) */
-    long tasks;        /* tasks executed, StarPU's own (REDUX init/reduction) included */
-    double busy_s;     /* executing tasks */
-    double sleeping_s; /* asleep, waiting for work */
-    double total_s;    /* since the last reset; total_s - busy_s is the idle time */
-};
 
 /* Number of workers of the running engine. */
 int dahl_engine_worker_count(void);

@@ -8,6 +8,8 @@
 #ifndef DAHL_PROFILE_H
 #define DAHL_PROFILE_H
 
+#include "dahl_records.h" /* the records this module fills: struct dahl_profile_task, _link, _memnode */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,39 +35,9 @@ void dahl_profile_step_begin(long step);
  * edges of the trace window. */
 void dahl_profile_step_end(long step);
 
-/* One task as StarPU profiled it. Times in microseconds on StarPU's clock (simulated time under SimGrid). */
-struct dahl_profile_task {
-    uint64_t job;           /* StarPU job id (what FxT's tasks.rec calls JobId) */
-    const char *codelet;    /* perf-model symbol, e.g. "dahl_conv2d_forward" (static string) */
-    int worker;             /* StarPU worker id */
-    int layer;              /* network layer that writes the task's output (nlayers: the loss), -1 unknown */
-    long step;              /* training step, 0-based */
-    double start_us, end_us;
-    double fetch_us;        /* waiting for input data on the worker (acquire data start to end) */
-    double pop_us;          /* the scheduler's pop call that handed out the task */
-};
-
 /* The records so far, in no particular order (the caller may reorder them); valid until dahl_profile_fini.
  * Waits for nothing: call once every task has completed. */
 size_t dahl_profile_tasks(struct dahl_profile_task **tasks);
-
-/* One bus link (src -> dst memory node) and what crossed it since the last reset. */
-struct dahl_profile_link {
-    char src[32], dst[32];  /* StarPU's memory node names, e.g. "RAM", "CUDA 0" */
-    int64_t bytes;
-    long transfers;
-};
-
-/* One memory node and the most memory in use on it since the last reset, sampled at every task end. */
-struct dahl_profile_memnode {
-    int id;
-    char name[32];          /* "RAM", "CUDA 0", ... */
-    const char *kind;       /* "ram", "cuda" or "other" (static) */
-    int64_t starpu_peak_bytes; /* StarPU's memory manager: what StarPU allocated there (replicas, REDUX
-                                  copies, scratch buffers), -1 when StarPU does not track the node */
-    int64_t app_bytes;      /* buffers dahl registered there itself (tensors in main RAM), 0 elsewhere */
-    int64_t capacity_bytes; /* the node's memory as StarPU sees it, -1 when unknown */
-};
 
 /* Restarts the link counters and memory peaks (engine running). */
 void dahl_profile_counters_reset(void);

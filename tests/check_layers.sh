@@ -3,8 +3,9 @@
 # neither StarPU, SimGrid nor MPI, and of dahl's own headers only those of the parts below it; and no two
 # modules of sim/ include each other's headers in a circle (a module: dahlsim_X.c with dahlsim_X.h). Prints
 # every offending include as FILE:LINE and exits 1; exit 0 when the tree keeps the rules.
-# --selftest: runs the check on copies of kernels/ and sim/ with a StarPU include, a header from above and a
-# circle put in, and fails unless each is refused (so the check itself can fail).
+# --selftest: runs the check on copies of kernels/, sim/ and runtime/records/ with a StarPU include, a header
+# from above (in sim/core, sim/trace, runtime/records) and a circle put in, and fails unless each is refused
+# (so the check itself can fail).
 # usage: check_layers.sh [--selftest] SOURCE_DIR
 set -euo pipefail
 if [ "${1:-}" = --selftest ]; then
@@ -20,7 +21,12 @@ if [ "${1:-}" = --selftest ]; then
         fi
         grep -q "$2" <<<"$out" || { printf 'check_layers: selftest: %s: unexpected output:\n%s\n' "$1" "$out" >&2; exit 1; }
     }
-    fresh() { rm -rf "$work/tree"; mkdir -p "$work/tree"; cp -r "$src/kernels" "$src/sim" "$work/tree/"; }
+    fresh() {
+        rm -rf "$work/tree"
+        mkdir -p "$work/tree/runtime"
+        cp -r "$src/kernels" "$src/sim" "$work/tree/"
+        cp -r "$src/runtime/records" "$work/tree/runtime/"
+    }
     fresh
     "$self" "$work/tree" || { echo "check_layers: selftest: the tree as it is does not pass" >&2; exit 1; }
     sed -i '0,/^#include/s//#include <starpu.h>\n#include/' "$work/tree/sim/core/dahlsim_fs.c"
@@ -29,9 +35,18 @@ if [ "${1:-}" = --selftest ]; then
     sed -i '0,/^#include/s//#include "dahlsim_scenario.h"\n#include/' "$work/tree/sim/core/dahlsim_spawn.c"
     refused "a header from above in sim/core" "dahlsim_spawn.c:.*not a header of sim/core"
     fresh
+    sed -i '0,/^#include/s//#include <starpu_profiling.h>\n#include/' "$work/tree/sim/trace/paje.c"
+    refused "starpu_profiling.h in sim/trace" "paje.c:.*includes no StarPU"
+    fresh
+    sed -i '0,/^#include/s//#include "dahl_profile.h"\n#include/' "$work/tree/sim/trace/summary.c"
+    refused "a runtime header in sim/trace" "summary.c:.*not a header of sim/trace or of sim/core runtime/records"
+    fresh
+    sed -i '0,/^#include/s//#include "dahlsim_trace.h"\n#include/' "$work/tree/runtime/records/dahl_records.h"
+    refused "a header from above in runtime/records" "dahl_records.h:.*not a header of runtime/records"
+    fresh
     sed -i '0,/^#include/s//#include "dahlsim_run.h"\n#include/' "$work/tree/sim/dahlsim_scenario.h"
     refused "a circle run -> scenario -> run" "in a circle"
-    echo "check_layers: selftest: all three refused"
+    echo "check_layers: selftest: all six refused"
     exit 0
 fi
 src=${1:?usage: check_layers.sh [--selftest] SOURCE_DIR}
@@ -41,7 +56,9 @@ status=0
 # One rule a line: the folder, then the folders whose headers its files may include (besides its own).
 rules=(
     "kernels"
+    "runtime/records"
     "sim/core"
+    "sim/trace sim/core runtime/records"
 )
 
 forbidden_system='^#include[[:space:]]*<(starpu|simgrid|smpi|mpi|xbt)[^>]*>'

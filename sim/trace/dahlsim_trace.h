@@ -1,4 +1,4 @@
-/* Traces of one training run from dahl's per-task records (dahl_profile.h): a Paje trace (ViTE, pj_dump), a
+/* Traces of one training run from dahl's per-task records (dahl_records.h): a Paje trace (ViTE, pj_dump), a
  * Chrome trace-event JSON (Perfetto, chrome://tracing), a Gantt chart (gnuplot, PNG and SVG) and a utilisation
  * summary (summary.json and summary.txt). Also checks those records against StarPU's own FxT trace of the same
  * run (tasks.rec written by StarPU's converter): same tasks on the same workers at the same times.
@@ -14,8 +14,7 @@
 #ifndef DAHLSIM_TRACE_H
 #define DAHLSIM_TRACE_H
 
-#include "dahl_engine.h"
-#include "dahl_profile.h"
+#include "dahl_records.h" /* struct dahl_profile_task, struct dahl_worker_stats */
 
 #include <stdbool.h>
 #include <stddef.h>
