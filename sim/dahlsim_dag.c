@@ -1311,16 +1311,62 @@ bool dahlsim_scheduler_value(const char *value, char *policy, size_t policy_size
         if (ok && priorities != NULL && priorities_size > 0)
             priorities[0] = '\0';
     }
-    if (!ok && expected != NULL) {
-        char list[1024], heuristics[128];
-        dahl_engine_sched_list(list, sizeof(list));
-        dahl_autoprio_heuristic_list(heuristics, sizeof(heuristics));
-        snprintf(expected, expected_size,
-                 "a StarPU scheduling policy (%s; heteroprio only as heteroprio:auto-HEURISTIC) or "
-                 "heteroprio:auto-HEURISTIC[/footprint] with HEURISTIC one of %s",
-                 list, heuristics);
-    }
+    if (!ok && expected != NULL)
+        snprintf(expected, expected_size, "a StarPU scheduling policy (lws, dmda, eager, ...) or "
+                                          "heteroprio:auto-HEURISTIC");
     return ok;
+}
+
+/* Edit distance between a and b (both short names), for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t nb = strlen(b), row[64];
+    if (nb >= sizeof(row) / sizeof(row[0]))
+        return SIZE_MAX;
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; a[i - 1] != '\0'; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+void dahlsim_scheduler_hint(const char *value, char *hint, size_t size)
+{
+    char heuristics[128];
+    dahl_autoprio_heuristic_list(heuristics, sizeof(heuristics));
+    if (strncmp(value, "heteroprio", strlen("heteroprio")) == 0) {
+        snprintf(hint, size, "heteroprio needs priorities: heteroprio:auto-HEURISTIC[/footprint], HEURISTIC one of %s",
+                 heuristics);
+        return;
+    }
+    char list[1024], best[48] = "";
+    size_t best_d = SIZE_MAX;
+    dahl_engine_sched_list(list, sizeof(list));
+    char *save = NULL;
+    for (char *name = strtok_r(list, ", ", &save); name != NULL; name = strtok_r(NULL, ", ", &save)) {
+        size_t d = edit_distance(value, name);
+        if (strcmp(name, "heteroprio") != 0 && d < best_d && strlen(name) < sizeof(best)) {
+            best_d = d;
+            snprintf(best, sizeof(best), "%.47s", name);
+        }
+    }
+    if (best_d <= 2)
+        snprintf(hint, size, "did you mean \"%s\"? `dahlsim train --help` lists every policy", best);
+    else
+        snprintf(hint, size, "common policies: lws, ws, eager, prio, dm, dmda, dmdas; `dahlsim train --help` "
+                             "lists every one");
 }
 
 /* ---- `dahlsim dag` ---- */

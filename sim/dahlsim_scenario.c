@@ -549,6 +549,9 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     char expected_sched[1400];
     if (!dahlsim_scheduler_value(x->scheduler, NULL, 0, NULL, 0, expected_sched, sizeof(expected_sched))) {
         field_error(w, "scheduler", cJSON_GetObjectItemCaseSensitive(o, "scheduler"), expected_sched);
+        char hint[256];
+        dahlsim_scheduler_hint(x->scheduler, hint, sizeof(hint));
+        fprintf(stderr, "hint: %s\n", hint);
         return false;
     }
     if (!get_string(w, o, "perfmodel", "history", x->perfmodel, sizeof(x->perfmodel),
@@ -724,8 +727,8 @@ struct dahlsim_scenario *dahlsim_scenario_load(const char *path, const char *con
     }
     cJSON *root = cJSON_Parse(text);
     if (root == NULL) {
-        int line = dahlsim_json_error_line(text);
-        dahlsim_error("%s: line %d: not valid JSON", path, line);
+        char where[96];
+        dahlsim_error("%s: %s", path, dahlsim_json_error_where(text, where, sizeof(where)));
         free(text);
         return NULL;
     }

@@ -332,9 +332,10 @@ int dahlsim_spec_load(const char *path, struct dahlsim_spec *spec, void **json, 
         return fail(&r, "cannot read: %s", strerror(errno));
     cJSON *root = cJSON_Parse(text);
     if (root == NULL) {
-        int line = dahlsim_json_error_line(text);
+        char where[96];
+        dahlsim_json_error_where(text, where, sizeof(where));
         free(text);
-        return fail(&r, "line %d: not valid JSON", line);
+        return fail(&r, "%s", where);
     }
     free(text);
     static const char *const keys[] = {"description", "sources", "cpu", "gpu", "links", "efficiency", NULL};

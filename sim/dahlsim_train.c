@@ -108,6 +108,9 @@ static void help(void)
            "  --trace-window S:E trace training steps S to E only (counted from 1, over all epochs)\n"
            "\nStarPU's own environment (STARPU_HOME, STARPU_SILENT, ...) is respected.\n",
            DAHL_FASHION_MNIST_DIR, DEEP_BLOCKS);
+    char list[1024];
+    dahl_engine_sched_list(list, sizeof(list));
+    printf("\nscheduling policies (--sched, and a scenario's \"scheduler\"): %s\n", list);
 }
 
 /* ---- option values ----------------------------------------------------------------------------------- */
@@ -261,9 +264,11 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         case O_SCHED:
             o->sched = optarg;
             if (!dahl_engine_sched_known(optarg)) {
-                char list[1024];
-                dahl_engine_sched_list(list, sizeof(list));
-                dahlsim_error("--sched: expected a StarPU scheduling policy (%s), got \"%s\"", list, optarg);
+                char hint[256];
+                dahlsim_scheduler_hint(optarg, hint, sizeof(hint));
+                dahlsim_error("--sched: expected a StarPU scheduling policy (lws, dmda, eager, ...), got \"%s\"",
+                              optarg);
+                fprintf(stderr, "hint: %s\n", hint);
                 ok = false;
             }
             break;
@@ -437,8 +442,8 @@ static bool model_from_json(const char *path, struct dahl_network_desc *d)
     }
     cJSON *root = cJSON_Parse(text);
     if (root == NULL) {
-        int line = dahlsim_json_error_line(text);
-        dahlsim_error("%s: line %d: not valid JSON", path, line);
+        char where[96];
+        dahlsim_error("%s: %s", path, dahlsim_json_error_where(text, where, sizeof(where)));
         free(text);
         return false;
     }

@@ -431,7 +431,8 @@ Test(heteroprio, scenarios_run_autoheteroprio_deterministically_and_refuse_bare_
     dahl_test_run(&run, check, env);
     cr_assert_eq(run.status, 2, "%s", run.err);
     cr_assert(strstr(run.err, "\"scheduler\": expected a StarPU scheduling policy") != NULL, "%s", run.err);
-    cr_assert(strstr(run.err, "heteroprio:auto-HEURISTIC[/footprint] with HEURISTIC one of prws, purws, offset") != NULL,
+    cr_assert(strstr(run.err, "hint: heteroprio needs priorities: heteroprio:auto-HEURISTIC[/footprint], HEURISTIC one of prws, purws, "
+                                  "offset") != NULL,
               "%s", run.err);
     double makespan[2];
     const char *outs[2] = {out1, out2};

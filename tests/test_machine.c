@@ -123,7 +123,7 @@ Test(machine, spec_errors_name_the_file_and_the_field)
                       "\"efficiency.cuda.dahl_zero.compute\": expected a positive number");
     assert_spec_error("{\"description\": \"x\", " CPU1 ", \"efficiency\": {\"gpu\": {}}}",
                       "\"efficiency.gpu\": unknown key (expected \"cpu\", \"cuda\")");
-    assert_spec_error("{\"description\": \"x\",\n " CPU1 ",\n \"gpu\": [}", "line 3: not valid JSON");
+    assert_spec_error("{\"description\": \"x\",\n " CPU1 ",\n \"gpu\": [}", "line 3, column 10: not valid JSON (unexpected '}')");
 
     struct dahlsim_spec spec;
     cr_assert_eq(dahlsim_spec_load("/nonexistent/spec.json", &spec, NULL, err, sizeof(err)), -1);

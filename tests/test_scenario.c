@@ -93,6 +93,18 @@ Test(scenario, bad_values_name_the_file_and_the_field)
         assert_input_error(cases[i].set, TINY ": ", cases[i].want1);
         assert_input_error(cases[i].set, cases[i].want1, cases[i].want2);
     }
+    /* a misspelt scheduler: one short line, and the nearest policy or how heteroprio is written as the hint */
+    const char *sched_hints[][2] = {{"scheduler=dmdaa", "hint: did you mean \"dmda\"?"},
+                                    {"scheduler=heteroprio", "hint: heteroprio needs priorities: heteroprio:auto-"},
+                                    {"scheduler=fastest", "hint: common policies: lws"}};
+    for (size_t i = 0; i < sizeof(sched_hints) / sizeof(sched_hints[0]); i++) {
+        dahlsim((const char *[]){"check", TINY, "--set", sched_hints[i][0], NULL});
+        assert_input_error(sched_hints[i][0], "\"scheduler\": expected a StarPU scheduling policy", NULL);
+        cr_assert(strstr(run.err, sched_hints[i][1]) != NULL, "%s: no \"%s\" in: %s", sched_hints[i][0],
+                  sched_hints[i][1], run.err);
+        cr_assert_lt(strchr(run.err, '\n') - run.err, (long)strlen(TINY) + 160, "%s: a short error line: %s",
+                     sched_hints[i][0], run.err);
+    }
     dahlsim((const char *[]){"check", TINY, "--set", "dataset=synthetic:64x64x3", NULL});
     cr_assert(strstr(run.err, "hint: dahlsim calibrate --machine tiny-2cpu --cover synthetic:64x64x3") != NULL, "%s",
               run.err);
@@ -109,7 +121,10 @@ Test(scenario, unknown_keys_bad_json_and_bad_sweep_points_are_errors)
     assert_input_error("unknown key", "unknown key \"batch_size\"", path);
     write_scenario(path, "{\"machine\": \"tiny-2cpu\",\n \"dataset\": }");
     dahlsim((const char *[]){"check", path, NULL});
-    assert_input_error("bad JSON", "line 2: not valid JSON", NULL);
+    assert_input_error("bad JSON", "line 2, column 13: not valid JSON (unexpected '}')", NULL);
+    write_scenario(path, "{\"machine\": \"tiny-2cpu\"");
+    dahlsim((const char *[]){"check", path, NULL});
+    assert_input_error("cut JSON", "line 1, column 24: not valid JSON (the text ends too early)", NULL);
     write_scenario(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 64,"
                          " \"sweep\": {\"batch\": [8, 128]}}");
     dahlsim((const char *[]){"check", path, NULL});

@@ -156,13 +156,27 @@ cJSON *dahlsim_read_json(const char *path)
     return root;
 }
 
-int dahlsim_json_error_line(const char *text)
+const char *dahlsim_json_error_where(const char *text, char *buf, size_t size)
 {
     const char *at = cJSON_GetErrorPtr();
-    int line = 1;
-    for (const char *p = text; at != NULL && p < at && *p != '\0'; p++)
+    int line = 1, column = 1;
+    for (const char *p = text; at != NULL && p < at && *p != '\0'; p++) {
         line += *p == '\n';
-    return line;
+        column = *p == '\n' ? 1 : column + 1;
+    }
+    char found[48];
+    if (at == NULL || *at == '\0')
+        snprintf(found, sizeof(found), "the text ends too early");
+    else if (*at == '\n' || *at == '\r')
+        snprintf(found, sizeof(found), "unexpected end of line");
+    else if (*at == '\'')
+        snprintf(found, sizeof(found), "unexpected \"'\"");
+    else if ((unsigned char)*at < 0x20 || (unsigned char)*at >= 0x7f)
+        snprintf(found, sizeof(found), "unexpected byte 0x%02x", (unsigned char)*at);
+    else
+        snprintf(found, sizeof(found), "unexpected '%c'", *at);
+    snprintf(buf, size, "line %d, column %d: not valid JSON (%s)", line, column, found);
+    return buf;
 }
 
 double dahlsim_mono_s(void)

@@ -21,8 +21,9 @@ char *dahlsim_read_text(const char *path, size_t max_bytes);
 /* The JSON document in path, or NULL when it cannot be read or parsed (cJSON_Delete it). */
 struct cJSON *dahlsim_read_json(const char *path);
 
-/* The 1-based line of text where cJSON_Parse stopped (call right after a failed parse of text). */
-int dahlsim_json_error_line(const char *text);
+/* Where and why cJSON_Parse stopped in text (call right after a failed parse of text), as "line L, column
+ * C: not valid JSON (unexpected ',')" or "... (the text ends too early)", into buf. Returns buf. */
+const char *dahlsim_json_error_where(const char *text, char *buf, size_t size);
 
 /* CLOCK_MONOTONIC in seconds. */
 double dahlsim_mono_s(void);
