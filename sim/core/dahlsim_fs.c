@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 bool dahlsim_is_dir(const char *path)
 {
@@ -186,10 +187,36 @@ double dahlsim_mono_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* An installed dahlsim's data: PREFIX/share/dahlsim beside PREFIX/bin/dahlsim, when it holds calibration/. */
+static const char *installed_home(void)
+{
+    static char home[PATH_MAX];
+    char self[PATH_MAX], probe[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return NULL;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash == NULL)
+        return NULL;
+    *slash = '\0';
+    slash = strrchr(self, '/');
+    if (slash == NULL || strcmp(slash, "/bin") != 0)
+        return NULL;
+    *slash = '\0';
+    if (snprintf(home, sizeof(home), "%s/share/dahlsim", self) >= (int)sizeof(home))
+        return NULL;
+    snprintf(probe, sizeof(probe), "%s/calibration", home);
+    return access(probe, R_OK | X_OK) == 0 ? home : NULL;
+}
+
 const char *dahlsim_home(void)
 {
     const char *home = getenv("DAHLSIM_HOME");
-    return home != NULL && home[0] != '\0' ? home : DAHLSIM_SOURCE_DIR;
+    if (home != NULL && home[0] != '\0')
+        return home;
+    const char *installed = installed_home();
+    return installed != NULL ? installed : DAHLSIM_SOURCE_DIR;
 }
 
 const char *dahlsim_calibration_root(void)

@@ -28,8 +28,9 @@ const char *dahlsim_json_error_where(const char *text, char *buf, size_t size);
 /* CLOCK_MONOTONIC in seconds. */
 double dahlsim_mono_s(void);
 
-/* The directory holding platforms/, calibration/ and tests/data/: $DAHLSIM_HOME, else the source tree this
- * binary was built from (static string or environment). */
+/* The directory holding platforms/, calibration/ and tests/data/: $DAHLSIM_HOME; else, for an installed
+ * dahlsim (PREFIX/bin/dahlsim), PREFIX/share/dahlsim; else the source tree this binary was built from
+ * (static string or environment). */
 const char *dahlsim_home(void);
 /* dahlsim_home()/calibration: where machines (measured or described) live (static buffer). */
 const char *dahlsim_calibration_root(void);
