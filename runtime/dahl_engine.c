@@ -167,7 +167,7 @@ void dahl_engine_stop(void)
 {
     if (!engine_started)
         return;
-    starpu_task_wait_for_all();
+    dahl_wait_for_all("dahl_engine_stop");
     dahl_cuda_stop();
 #if DAHL_MPI
     starpu_mpi_shutdown(); /* finalises MPI, then shuts StarPU down */

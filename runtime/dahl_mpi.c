@@ -175,7 +175,7 @@ static void wait_marks(struct dahl_allreduce *ar)
     if (dahl_mpi_size() > 1)
         starpu_mpi_wait_for_all(MPI_COMM_WORLD);
 #endif
-    starpu_task_wait_for_all();
+    dahl_wait_for_all("dahl_allreduce");
     for (size_t i = 0; i < TAG_GRADS; i++) {
         if (ar->grads[i] != NULL && starpu_data_acquire_on_node(ar->grads[i], STARPU_ACQUIRE_NO_NODE, STARPU_RW) == 0)
             starpu_data_release_on_node(ar->grads[i], STARPU_ACQUIRE_NO_NODE);

@@ -795,7 +795,7 @@ static int mark_step_end(struct dahl_network *net)
 /* Waits for the tasks, then for the step callbacks still pending (see step_param_updated). */
 static void wait_step_marks(struct dahl_network *net)
 {
-    starpu_task_wait_for_all();
+    dahl_wait_for_all("dahl_network: step marks");
     starpu_data_handle_t handles[2 * DAHL_NETWORK_MAX_LAYERS];
     int n = param_handles(net, handles);
     for (int i = 0; i < n; i++) {
@@ -868,7 +868,7 @@ int dahl_network_eval_step(struct dahl_network *net, const float *images, const 
  * only after the callbacks' read acquires are released). */
 static void wait_metrics(struct dahl_network *net)
 {
-    starpu_task_wait_for_all();
+    dahl_wait_for_all("dahl_network: metrics");
     if (DAHL_SIMULATED)
         return;
     for (int s = 0; s < net->conf.batch; s++) {

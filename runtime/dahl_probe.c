@@ -13,7 +13,7 @@ int dahl_probe_run(int ntasks, double duration_us, double *makespan_us)
 {
     if (ntasks < 1 || duration_us < 0)
         return -EINVAL;
-    starpu_task_wait_for_all();
+    DAHL_CHECK_STARPU(starpu_task_wait_for_all());
     const double start = dahl_engine_now_us();
     for (int i = 0; i < ntasks; i++)
         DAHL_CHECK_STARPU(dahl_insert_probe(duration_us));
@@ -33,8 +33,9 @@ int dahl_probe_empty_run(int ntasks, int nhandles, double *makespan_us)
     for (int i = 0; i <= nhandles && ret == 0; i++)
         if ((t[i] = dahl_tensor_create(1, (const int[]){1})) == NULL)
             ret = -ENOMEM;
+    if (ret == 0)
+        ret = starpu_task_wait_for_all();
     if (ret == 0) {
-        starpu_task_wait_for_all();
         const double start = dahl_engine_now_us();
         for (int i = 0; i < ntasks && ret == 0; i++)
             ret = dahl_insert_empty(t[nhandles], t[i % nhandles]);

@@ -110,4 +110,16 @@ static inline void dahl_cuda_stop(void)
             return dahl_ret_;                                                                              \
     } while (0)
 
+/* starpu_task_wait_for_all() where the caller cannot return an error (teardown, accessors): it only fails,
+ * with -EDEADLK, when called from a task or a callback, which is a bug in dahl; say where and abort. */
+static inline void dahl_wait_for_all(const char *who)
+{
+    int ret = starpu_task_wait_for_all();
+    if (ret != 0) {
+        fprintf(stderr, "dahl: %s: starpu_task_wait_for_all: error %d (called from a task or a callback?)\n", who,
+                ret);
+        abort();
+    }
+}
+
 #endif /* DAHL_STARPU_H */
