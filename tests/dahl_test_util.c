@@ -114,3 +114,22 @@ void dahl_test_manifest_add(const char *machine_dir, const char *key, const char
     cr_assert_eq(fclose(f), 0, "%s", path);
 }
 
+
+void dahl_test_run_args(struct dahl_test_run *run, const char *bin, const char *const args[], char *const env[])
+{
+    char *argv[64] = {(char *)bin};
+    size_t n = 1;
+    for (size_t i = 0; args[i] != NULL; i++) {
+        cr_assert_lt(n, 63, "too many arguments for %s", bin);
+        argv[n++] = (char *)args[i];
+    }
+    argv[n] = NULL;
+    dahl_test_run(run, argv, env);
+}
+
+void dahl_test_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert(fputs(text, f) >= 0 && fclose(f) == 0, "%s: cannot write", path);
+}

@@ -15,6 +15,10 @@ struct dahl_test_run {
  * env (NULL-terminated; may be NULL) added, capturing stdout and stderr into *run. Aborts the test when the
  * process cannot be started. */
 void dahl_test_run(struct dahl_test_run *run, char *const argv[], char *const env[]);
+/* dahl_test_run of bin with the arguments args (NULL-terminated, at most 62). */
+void dahl_test_run_args(struct dahl_test_run *run, const char *bin, const char *const args[], char *const env[]);
+/* Writes text to path (a test's scenario, model or spec file); fails the test when it cannot. */
+void dahl_test_write_file(const char *path, const char *text);
 
 /* Asserts that run was an input error: exit 2, and a first stderr line "dahlsim: error: ..." that contains
  * want1 and, unless NULL, want2. what names the case in failure messages. */

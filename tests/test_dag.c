@@ -406,14 +406,6 @@ Test(dag_cli, gen_then_run_prints_the_makespan)
 
 /* ---- heteroprio in real runs ---- */
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 Test(heteroprio, scenarios_run_autoheteroprio_deterministically_and_refuse_bare_heteroprio)
 {
     char dir[] = "/tmp/dahlsim-test-hp-XXXXXX";
@@ -423,9 +415,9 @@ Test(heteroprio, scenarios_run_autoheteroprio_deterministically_and_refuse_bare_
     snprintf(bare, sizeof(bare), "%s/bare.json", dir);
     snprintf(out1, sizeof(out1), "%s/out1", dir);
     snprintf(out2, sizeof(out2), "%s/out2", dir);
-    write_file(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"cpus\": 3, \"gpus\": 1,\n"
+    dahl_test_write_file(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"cpus\": 3, \"gpus\": 1,\n"
                      " \"scheduler\": \"heteroprio:auto-offset\"}\n");
-    write_file(bare, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"scheduler\": \"heteroprio\"}\n");
+    dahl_test_write_file(bare, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"scheduler\": \"heteroprio\"}\n");
     char *env[] = {"DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, NULL};
     char *check[] = {DAHLSIM_BIN, "check", bare, NULL};
     dahl_test_run(&run, check, env);
@@ -485,8 +477,8 @@ Test(heteroprio, native_training_with_manual_lists_and_their_errors)
     char good[256], bad[256];
     snprintf(good, sizeof(good), "%s/good.json", dir);
     snprintf(bad, sizeof(bad), "%s/bad.json", dir);
-    write_file(good, "{\"cpu\": [\"dahl_softmax_xent\", \"dahl_conv2d_forward\"]}\n");
-    write_file(bad, "{\"cpu\": [\"dahl_conv3d\"]}\n");
+    dahl_test_write_file(good, "{\"cpu\": [\"dahl_softmax_xent\", \"dahl_conv2d_forward\"]}\n");
+    dahl_test_write_file(bad, "{\"cpu\": [\"dahl_conv3d\"]}\n");
     char *ok[] = {DAHLSIM_BIN, "train", "--dataset", "synthetic:28x28x1", "--samples", "32", "--test-samples", "8",
                   "--batch", "8", "--ncpu", "1", "--sched", "heteroprio", "--priorities", good, "--quiet", NULL};
     dahl_test_run(&run, ok, NULL);
@@ -523,7 +515,7 @@ Test(heteroprio, footprint_buckets_in_a_scenario)
     char scen[256], out[256], path[300];
     snprintf(scen, sizeof(scen), "%s/hp.json", dir);
     snprintf(out, sizeof(out), "%s/out", dir);
-    write_file(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"cpus\": 3, \"gpus\": 1,\n"
+    dahl_test_write_file(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"samples\": 16, \"batch\": 8, \"cpus\": 3, \"gpus\": 1,\n"
                      " \"scheduler\": \"heteroprio:auto-interpolation/footprint\"}\n");
     char *env[] = {"DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, NULL};
     char *cmd[] = {DAHLSIM_BIN, "run", scen, "--out", out, "--quiet", NULL};

@@ -24,12 +24,7 @@ static char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=det
 
 static void dahlsim(const char *const *args)
 {
-    char *argv[40] = {DAHLSIM_BIN};
-    size_t n = 1;
-    for (size_t i = 0; args[i] != NULL && n < 39; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    dahl_test_run(&run, argv, env);
+    dahl_test_run_args(&run, DAHLSIM_BIN, args, env);
 }
 
 /* The value of attribute name in the XML text's <cluster .../> element, into out. */

@@ -22,23 +22,10 @@ static char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=det
 
 static void dahlsim(const char *const *args)
 {
-    char *argv[32] = {DAHLSIM_BIN};
-    size_t n = 1;
-    for (size_t i = 0; args[i] != NULL && n < 31; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    dahl_test_run(&run, argv, env);
+    dahl_test_run_args(&run, DAHLSIM_BIN, args, env);
 }
 
 /* A scenario file written for one test. */
-static void write_scenario(const char *path, const char *json)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(json, f);
-    fclose(f);
-}
-
 static void assert_input_error(const char *what, const char *want1, const char *want2)
 {
     dahl_test_assert_input_error(&run, what, want1, want2);
@@ -116,20 +103,20 @@ Test(scenario, unknown_keys_bad_json_and_bad_sweep_points_are_errors)
     int fd = mkstemps(path, 5);
     cr_assert_geq(fd, 0);
     close(fd);
-    write_scenario(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"batch_size\": 3}");
+    dahl_test_write_file(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"batch_size\": 3}");
     dahlsim((const char *[]){"check", path, NULL});
     assert_input_error("unknown key", "unknown key \"batch_size\"", path);
-    write_scenario(path, "{\"machine\": \"tiny-2cpu\",\n \"dataset\": }");
+    dahl_test_write_file(path, "{\"machine\": \"tiny-2cpu\",\n \"dataset\": }");
     dahlsim((const char *[]){"check", path, NULL});
     assert_input_error("bad JSON", "line 2, column 13: not valid JSON (unexpected '}')", NULL);
-    write_scenario(path, "{\"machine\": \"tiny-2cpu\"");
+    dahl_test_write_file(path, "{\"machine\": \"tiny-2cpu\"");
     dahlsim((const char *[]){"check", path, NULL});
     assert_input_error("cut JSON", "line 1, column 24: not valid JSON (the text ends too early)", NULL);
-    write_scenario(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 64,"
+    dahl_test_write_file(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 64,"
                          " \"sweep\": {\"batch\": [8, 128]}}");
     dahlsim((const char *[]){"check", path, NULL});
     assert_input_error("bad sweep point", "sweep point (batch=128): \"batch\"", "got 128");
-    write_scenario(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"sweep\": {\"colour\": [1]}}");
+    dahl_test_write_file(path, "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"sweep\": {\"colour\": [1]}}");
     dahlsim((const char *[]){"check", path, NULL});
     assert_input_error("unknown sweep key", "\"sweep\": unknown key \"colour\"", NULL);
     unlink(path);

@@ -23,20 +23,7 @@ static char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=det
 
 static void dahlsim(const char *const *args)
 {
-    char *argv[32] = {DAHLSIM_BIN};
-    size_t n = 1;
-    for (size_t i = 0; args[i] != NULL && n < 31; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    dahl_test_run(&run, argv, env);
-}
-
-static void write_scenario(const char *path, const char *json)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(json, f);
-    fclose(f);
+    dahl_test_run_args(&run, DAHLSIM_BIN, args, env);
 }
 
 static void assert_input_error(const char *what, const char *want1, const char *want2)
@@ -374,7 +361,7 @@ Test(sim_costs, a_gpu_run_is_byte_identical_run_after_run)
     cr_assert_not_null(mkdtemp(dir));
     char scen[96], out[3][96];
     snprintf(scen, sizeof(scen), "%s/gpu.json", dir);
-    write_scenario(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"dataset\": \"synthetic:28x28x3\", \"samples\": 96, "
+    dahl_test_write_file(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"dataset\": \"synthetic:28x28x3\", \"samples\": 96, "
                          "\"batch\": 32, \"scheduler\": \"lws\", \"cpus\": 13, \"gpus\": 1}\n");
     char *home_env[] = {"DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
     char *first = NULL;
