@@ -67,35 +67,11 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
     dahlsim_topology_parse(x->topology, &c.topology);
     if (dahlsim_cluster_write(&c, platform, hosts) != 0 || dahlsim_sibling_path("dahlsim-sim-mpi", exe, sizeof(exe)) != 0)
         return -1;
-    size_t nargs = 0;
-    while (args[nargs] != NULL)
-        nargs++;
-    char **argv = calloc(nargs + 16, sizeof(*argv));
-    struct dahlsim_env_var *env = calloc(nvars + 1, sizeof(*env));
-    if (argv == NULL || env == NULL) {
-        free(argv);
-        free(env);
-        dahlsim_error("out of memory");
-        return -1;
-    }
-    size_t k = 0;
-    argv[k++] = DAHLSIM_SMPIRUN;
-    argv[k++] = "-platform";
-    argv[k++] = platform;
-    argv[k++] = "-hostfile";
-    argv[k++] = hosts;
-    argv[k++] = exe;
     /* SimGrid's options: quiet logs, and ker_lmm's "Probable bug" warnings at exit (harmless) off. */
-    argv[k++] = "--log=root.thres:warning";
-    argv[k++] = "--log=ker_lmm.thres:error";
-    for (size_t i = 0; i < nargs; i++)
-        argv[k++] = args[i];
-    memcpy(env, vars, nvars * sizeof(*env));
-    size_t nenv = nvars;
-    env[nenv++] = (struct dahlsim_env_var){"DAHLSIM_NETWORK", x->network};
-    int status = dahlsim_spawn_err(argv, env, nenv, out, out_size, raw);
-    free(argv);
-    free(env);
+    const char *prefix[] = {DAHLSIM_SMPIRUN, "-platform", platform, "-hostfile", hosts, exe,
+                            "--log=root.thres:warning", "--log=ker_lmm.thres:error", NULL};
+    const struct dahlsim_env_var network = {"DAHLSIM_NETWORK", x->network};
+    int status = dahlsim_spawn_prefixed(prefix, args, vars, nvars, &network, 1, out, out_size, raw);
     FILE *to = stderr_path != NULL ? fopen(stderr_path, "w") : stderr;
     if (to != NULL) {
         filter(raw, to);

@@ -156,37 +156,46 @@ int dahlsim_spawn_sim(char *const args[], const struct dahlsim_env_var *vars, si
     return dahlsim_spawn_sim_err(args, vars, nvars, out, out_size, NULL);
 }
 
-int dahlsim_spawn_sim_err(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
-                          size_t out_size, const char *stderr_path)
+int dahlsim_spawn_prefixed(const char *const prefix[], char *const args[], const struct dahlsim_env_var *vars,
+                           size_t nvars, const struct dahlsim_env_var *extra, size_t nextra, char *out,
+                           size_t out_size, const char *stderr_path)
 {
-    char exe[PATH_MAX];
-    if (dahlsim_sibling_path("dahlsim-sim", exe, sizeof(exe)) != 0)
-        return -1;
-    size_t nargs = 0;
+    size_t nprefix = 0, nargs = 0;
+    while (prefix[nprefix] != NULL)
+        nprefix++;
     while (args[nargs] != NULL)
         nargs++;
-    char **argv = calloc(nargs + 4, sizeof(*argv));
-    struct dahlsim_env_var *env = calloc(nvars + 1, sizeof(*env));
+    char **argv = calloc(nprefix + nargs + 1, sizeof(*argv));
+    struct dahlsim_env_var *env = calloc(nvars + nextra + 1, sizeof(*env));
     if (argv == NULL || env == NULL) {
         free(argv);
         free(env);
         dahlsim_error("out of memory");
         return -1;
     }
-    size_t k = 0;
-    argv[k++] = exe;
-    argv[k++] = "--log=root.thres:warning";
-    if (SANITIZED)
-        argv[k++] = "--cfg=contexts/factory:thread";
-    for (size_t i = 0; i < nargs; i++)
-        argv[k++] = args[i];
-    memcpy(env, vars, nvars * sizeof(*env));
-    size_t nenv = nvars;
-    if (SANITIZED)
-        env[nenv++] = (struct dahlsim_env_var){"ASAN_OPTIONS", "detect_leaks=0"};
-    int status = dahlsim_spawn_err(argv, env, nenv, out, out_size, stderr_path);
+    memcpy(argv, prefix, nprefix * sizeof(*argv));
+    memcpy(argv + nprefix, args, nargs * sizeof(*argv));
+    if (nvars > 0)
+        memcpy(env, vars, nvars * sizeof(*env));
+    if (nextra > 0)
+        memcpy(env + nvars, extra, nextra * sizeof(*env));
+    int status = dahlsim_spawn_err(argv, env, nvars + nextra, out, out_size, stderr_path);
     free(argv);
     free(env);
+    return status;
+}
+
+int dahlsim_spawn_sim_err(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
+                          size_t out_size, const char *stderr_path)
+{
+    char exe[PATH_MAX];
+    if (dahlsim_sibling_path("dahlsim-sim", exe, sizeof(exe)) != 0)
+        return -1;
+    const char *prefix[] = {exe, "--log=root.thres:warning", SANITIZED ? "--cfg=contexts/factory:thread" : NULL,
+                            NULL};
+    const struct dahlsim_env_var asan = {"ASAN_OPTIONS", "detect_leaks=0"};
+    int status = dahlsim_spawn_prefixed(prefix, args, vars, nvars, &asan, SANITIZED ? 1 : 0, out, out_size,
+                                        stderr_path);
     if (status > 0)
         dahlsim_simfail_report(status, stderr_path);
     return status;

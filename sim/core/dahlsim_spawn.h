@@ -28,6 +28,12 @@ int dahlsim_spawn(char *const argv[], const struct dahlsim_env_var *vars, size_t
 int dahlsim_spawn_err(char *const argv[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
                       size_t out_size, const char *stderr_path);
 
+/* dahlsim_spawn_err of the NULL-terminated prefix (prefix[0]: the executable) followed by args, with the
+ * vars overrides and then the extra ones. */
+int dahlsim_spawn_prefixed(const char *const prefix[], char *const args[], const struct dahlsim_env_var *vars,
+                           size_t nvars, const struct dahlsim_env_var *extra, size_t nextra, char *out,
+                           size_t out_size, const char *stderr_path);
+
 /* Runs build/dahlsim-sim with args (NULL-terminated, without argv[0]) and the vars overrides, as
  * dahlsim_spawn does. Adds SimGrid's own options first: quiet logs, and in sanitizer builds thread
  * contexts (ASan cannot follow SimGrid's stack switching) with leak detection off (StarPU-SimGrid 1.3.10
