@@ -151,6 +151,12 @@ static int doctor_native(void)
     }
     printf("native     %2.0f CPU  %2d tasks x %4.1f ms  makespan %8.3f ms  ideal %8.3f ms  efficiency %5.1f %%\n",
            ncpu, PROBE_TASKS, PROBE_DURATION_US / 1e3, makespan / 1e3, ideal / 1e3, 100.0 * ideal / makespan);
+    /* Busy-waiting tasks on idle cores reach 95 % and more; less means the cores are not the run's alone. */
+    if (ideal / makespan < 0.9)
+        printf("           note: a native efficiency of %.0f %% (under 90 %%) means other work shares these cores (a\n"
+               "           busy or virtual machine): native timings here (calibrate, validate) will be noisy;\n"
+               "           validate takes medians over rounds, and a quieter machine calibrates better.\n",
+               100.0 * ideal / makespan);
     return DAHLSIM_EXIT_OK;
 }
 
