@@ -267,11 +267,10 @@ static bool parse_schedulers(const char *text, struct calib_opts *o)
     snprintf(list, sizeof(list), "%s", text);
     int n = 0;
     for (char *v = strtok_r(list, ",", &save); v != NULL; v = strtok_r(NULL, ",", &save), n++) {
-        char expected[128], hint[256];
+        char expected[128];
         if (!dahlsim_scheduler_value(v, NULL, 0, NULL, 0, expected, sizeof(expected))) {
             dahlsim_error("--schedulers: \"%s\": expected %s", v, expected);
-            dahlsim_scheduler_hint(v, hint, sizeof(hint));
-            fprintf(stderr, "hint: %s\n", hint);
+            dahlsim_scheduler_hint(v);
             return false;
         }
     }

@@ -1342,13 +1342,14 @@ static size_t edit_distance(const char *a, const char *b)
     return row[nb];
 }
 
-void dahlsim_scheduler_hint(const char *value, char *hint, size_t size)
+void dahlsim_scheduler_hint(const char *value)
 {
-    char heuristics[128];
-    dahl_autoprio_heuristic_list(heuristics, sizeof(heuristics));
     if (strncmp(value, "heteroprio", strlen("heteroprio")) == 0) {
-        snprintf(hint, size, "heteroprio needs priorities: heteroprio:auto-HEURISTIC[/footprint], HEURISTIC one of %s",
-                 heuristics);
+        char heuristics[128];
+        dahl_autoprio_heuristic_list(heuristics, sizeof(heuristics));
+        fprintf(stderr,
+                "hint: heteroprio needs priorities: heteroprio:auto-HEURISTIC[/footprint], HEURISTIC one of %s\n",
+                heuristics);
         return;
     }
     char list[1024], best[48] = "";
@@ -1363,10 +1364,10 @@ void dahlsim_scheduler_hint(const char *value, char *hint, size_t size)
         }
     }
     if (best_d <= 2)
-        snprintf(hint, size, "did you mean \"%s\"? `dahlsim train --help` lists every policy", best);
+        fprintf(stderr, "hint: did you mean \"%s\"? `dahlsim train --help` lists every policy\n", best);
     else
-        snprintf(hint, size, "common policies: lws, ws, eager, prio, dm, dmda, dmdas; `dahlsim train --help` "
-                             "lists every one");
+        fprintf(stderr, "hint: common policies: lws, ws, eager, prio, dm, dmda, dmdas; `dahlsim train --help` lists "
+                        "every one\n");
 }
 
 /* ---- `dahlsim dag` ---- */

@@ -145,9 +145,9 @@ int dahlsim_heteroprio_conf(const char *sched, const char *priorities, long inte
  * and returns true; otherwise fills expected (a description of the valid values, for an error message). */
 bool dahlsim_scheduler_value(const char *value, char *policy, size_t policy_size, char *priorities,
                              size_t priorities_size, char *expected, size_t expected_size);
-/* A hint for a refused scheduler value (one line, no "hint: "): the nearest policy's name, or how heteroprio
- * is written. */
-void dahlsim_scheduler_hint(const char *value, char *hint, size_t size);
+/* Prints the "hint: " line for a refused scheduler value on stderr: the nearest policy's name, or how
+ * heteroprio is written. */
+void dahlsim_scheduler_hint(const char *value);
 
 /* `dahlsim dag ...` */
 int dahlsim_cmd_dag(int argc, char **argv);

@@ -549,9 +549,7 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     char expected_sched[1400];
     if (!dahlsim_scheduler_value(x->scheduler, NULL, 0, NULL, 0, expected_sched, sizeof(expected_sched))) {
         field_error(w, "scheduler", cJSON_GetObjectItemCaseSensitive(o, "scheduler"), expected_sched);
-        char hint[256];
-        dahlsim_scheduler_hint(x->scheduler, hint, sizeof(hint));
-        fprintf(stderr, "hint: %s\n", hint);
+        dahlsim_scheduler_hint(x->scheduler);
         return false;
     }
     if (!get_string(w, o, "perfmodel", "history", x->perfmodel, sizeof(x->perfmodel),

@@ -416,8 +416,8 @@ static int write_slurm(const struct sweep_opts *o, size_t n)
 {
     char path[PATH_MAX + 32], self[PATH_MAX];
     snprintf(path, sizeof(path), "%s/sweep.slurm", o->out);
-    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    self[len > 0 ? len : 0] = '\0';
+    if (dahlsim_self_exe(self, sizeof(self)) != 0)
+        self[0] = '\0';
     FILE *f = fopen(path, "w");
     if (f == NULL) {
         dahlsim_error("sweep: %s: %s", path, strerror(errno));

@@ -264,11 +264,9 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
         case O_SCHED:
             o->sched = optarg;
             if (!dahl_engine_sched_known(optarg)) {
-                char hint[256];
-                dahlsim_scheduler_hint(optarg, hint, sizeof(hint));
                 dahlsim_error("--sched: expected a StarPU scheduling policy (lws, dmda, eager, ...), got \"%s\"",
                               optarg);
-                fprintf(stderr, "hint: %s\n", hint);
+                dahlsim_scheduler_hint(optarg);
                 ok = false;
             }
             break;

@@ -187,15 +187,24 @@ double dahlsim_mono_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+int dahlsim_self_exe(char *buf, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    if (n < 0)
+        return -errno;
+    if ((size_t)n >= size - 1)
+        return -ENAMETOOLONG;
+    buf[n] = '\0';
+    return 0;
+}
+
 /* An installed dahlsim's data: PREFIX/share/dahlsim beside PREFIX/bin/dahlsim, when it holds calibration/. */
-static const char *installed_home(void)
+static const char *find_installed_home(void)
 {
     static char home[PATH_MAX];
     char self[PATH_MAX], probe[PATH_MAX + 32];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
+    if (dahlsim_self_exe(self, sizeof(self)) != 0)
         return NULL;
-    self[n] = '\0';
     char *slash = strrchr(self, '/');
     if (slash == NULL)
         return NULL;
@@ -215,7 +224,13 @@ const char *dahlsim_home(void)
     const char *home = getenv("DAHLSIM_HOME");
     if (home != NULL && home[0] != '\0')
         return home;
-    const char *installed = installed_home();
+    /* looked up once: the executable does not move */
+    static bool looked;
+    static const char *installed;
+    if (!looked) {
+        installed = find_installed_home();
+        looked = true;
+    }
     return installed != NULL ? installed : DAHLSIM_SOURCE_DIR;
 }
 

@@ -28,6 +28,9 @@ const char *dahlsim_json_error_where(const char *text, char *buf, size_t size);
 /* CLOCK_MONOTONIC in seconds. */
 double dahlsim_mono_s(void);
 
+/* The running executable's path (readlink of /proc/self/exe) into buf. Returns 0 or a negative errno. */
+int dahlsim_self_exe(char *buf, size_t size);
+
 /* The directory holding platforms/, calibration/ and tests/data/: $DAHLSIM_HOME; else, for an installed
  * dahlsim (PREFIX/bin/dahlsim), PREFIX/share/dahlsim; else the source tree this binary was built from
  * (static string or environment). */

@@ -1,6 +1,7 @@
 /* Starting dahlsim's SimGrid flavour from the native front end: see dahlsim_spawn.h. */
 #include "dahlsim_spawn.h"
 
+#include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 #include "dahlsim_simfail.h"
 
@@ -20,12 +21,11 @@ extern char **environ;
 int dahlsim_sibling_path(const char *name, char *buf, size_t size)
 {
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n < 0) {
-        dahlsim_error("cannot find the running executable (/proc/self/exe): %s", strerror(errno));
+    int ret = dahlsim_self_exe(self, sizeof(self));
+    if (ret != 0) {
+        dahlsim_error("cannot find the running executable (/proc/self/exe): %s", strerror(-ret));
         return -1;
     }
-    self[n] = '\0';
     char *slash = strrchr(self, '/');
     if (slash != NULL)
         *slash = '\0';
