@@ -1,7 +1,7 @@
 /* Multi-node training as `train` and `sim-train` see it: the MPI flavours (build/dahlsim-mpi natively,
  * build/dahlsim-sim-mpi under starpu_smpirun) run one copy of the training program per node; each trains
  * batch / nodes samples of every step and the gradients are all-reduced (runtime/dahl_mpi.h). These helpers
- * keep the hooks in dahlsim_train.c small: the per-node state, merging the nodes' figures on rank 0, and the
+ * keep the hooks in sim/program/ small: the per-node state, merging the nodes' figures on rank 0, and the
  * nodes block of results.json. With one process and no MPI they are no-ops. */
 #ifndef DAHLSIM_NODES_H
 #define DAHLSIM_NODES_H

@@ -81,6 +81,7 @@
  *                     peak (sampled every 0.5 s of wall time): a simulation whose mappings grow step after
  *                     step dies at vm.max_map_count. These three vary from run to run. */
 #include "dahlsim_results.h"
+#include "dahlsim_fs.h"
 
 #include "dahl_kernels.h"
 
@@ -366,48 +367,17 @@ nomem:
 
 int dahlsim_results_save(const struct dahlsim_results *r, const char *dir, char *err, size_t err_size)
 {
-    char tmp[4096], path[4096];
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.results.json.tmp", dir) >= sizeof(tmp) ||
-        (size_t)snprintf(path, sizeof(path), "%s/results.json", dir) >= sizeof(path)) {
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof(path), "%s/results.json", dir) >= sizeof(path)) {
         snprintf(err, err_size, "%s: path too long", dir);
         return -ENAMETOOLONG;
     }
     cJSON *root = results_json(r);
-    char *text = root != NULL ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    if (text == NULL) {
+    if (root == NULL) {
         snprintf(err, err_size, "%s: out of memory while writing the results", path);
         return -ENOMEM;
     }
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        int e = errno;
-        snprintf(err, err_size, "%s: %s", tmp, strerror(e));
-        free(text);
-        return -e;
-    }
-    size_t len = strlen(text);
-    bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
-    int e = errno;
-    free(text);
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-        ok = false;
-        e = errno;
-    }
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        e = errno;
-    }
-    if (!ok) {
-        snprintf(err, err_size, "%s: %s", tmp, strerror(e));
-        unlink(tmp);
-        return -e;
-    }
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        snprintf(err, err_size, "%s: %s", path, strerror(e));
-        unlink(tmp);
-        return -e;
-    }
-    return 0;
+    int ret = dahlsim_json_save(root, path, err, err_size);
+    cJSON_Delete(root);
+    return ret;
 }

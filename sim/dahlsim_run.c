@@ -5,7 +5,6 @@
 #include "dahlsim_run.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
-#include "dahlsim_dag.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_smpi.h"
 #include "dahlsim_spawn.h"
@@ -24,82 +23,36 @@
 int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scenario, const char *out_dir,
                            const char *stderr_path, bool quiet)
 {
-    char samples[32], batch[32], epochs[32], ncpu[32], ngpu[32], seed[32], lr[32], momentum[32], mem[32];
-    char sampling[PATH_MAX + 16];
-    snprintf(samples, sizeof(samples), "%ld", x->samples);
-    snprintf(batch, sizeof(batch), "%ld", x->batch);
-    snprintf(epochs, sizeof(epochs), "%ld", x->epochs);
-    snprintf(ncpu, sizeof(ncpu), "%ld", x->cpus);
-    snprintf(ngpu, sizeof(ngpu), "%ld", x->gpus);
-    snprintf(seed, sizeof(seed), "%ld", x->seed);
-    snprintf(lr, sizeof(lr), "%.17g", x->lr);
-    snprintf(momentum, sizeof(momentum), "%.17g", x->momentum);
-    snprintf(mem, sizeof(mem), "%ld", x->gpu_memory_mib);
+    /* The experiment travels as a typed file, OUT/point.json, which stays beside results.json: the
+     * experiment exactly as this run replayed it. */
+    struct dahlsim_experiment point = *x;
+    snprintf(point.scenario, sizeof(point.scenario), "%s", scenario != NULL ? scenario : "");
+    char point_path[PATH_MAX + 16], err[PATH_MAX + 256];
+    snprintf(point_path, sizeof(point_path), "%s/point.json", out_dir);
+    int r = dahlsim_make_dirs(out_dir);
+    if (r != 0)
+        snprintf(err, sizeof(err), "cannot create %s: %s", out_dir, strerror(-r));
+    else
+        r = dahlsim_experiment_save(&point, point_path, err, sizeof(err));
+    if (r != 0) {
+        dahlsim_error("run: %s", err);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    if (x->trace && x->nodes > 0) {
+        /* every rank traces into OUT/trace/node-RANK; merged below. A fresh OUT/trace: an earlier run's
+         * nodes must not pass for this one's. */
+        char trace_dir[PATH_MAX + 8];
+        snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out_dir);
+        r = dahlsim_remove_tree(trace_dir);
+        if (r != 0) {
+            dahlsim_error("--trace: cannot remove %s: %s", trace_dir, strerror(-r));
+            return DAHLSIM_EXIT_FAILURE;
+        }
+    }
+    char *args[] = {"sim-train", "--point", point_path, "--out", (char *)out_dir, "--quiet", NULL};
+    char sampling[PATH_MAX + 16], mem[32];
     snprintf(sampling, sizeof(sampling), "%s/sampling", x->machine_dir);
-    char *args[56];
-    size_t n = 0;
-    /* heteroprio:auto-HEURISTIC runs as --sched heteroprio --priorities auto:HEURISTIC. */
-    char sched[32], priorities[48];
-    if (!dahlsim_scheduler_value(x->scheduler, sched, sizeof(sched), priorities, sizeof(priorities), NULL, 0))
-        return DAHLSIM_EXIT_USAGE;
-    const char *fixed[] = {"sim-train", "--dataset", x->dataset, "--model", x->model, "--samples", samples,
-                           "--batch", batch, "--epochs", epochs, "--ncpu", ncpu, "--ngpu", ngpu, "--sched",
-                           sched, "--perfmodel", x->perfmodel, "--reduction", x->reduction, "--seed", seed,
-                           "--lr", lr, "--momentum", momentum, "--test-samples", batch, "--quiet"};
-    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-        args[n++] = (char *)fixed[i];
-    if (priorities[0] != '\0') {
-        args[n++] = "--priorities";
-        args[n++] = priorities;
-    }
-    if (scenario != NULL) {
-        args[n++] = "--scenario";
-        args[n++] = (char *)scenario;
-    }
-    if (out_dir != NULL) {
-        args[n++] = "--out";
-        args[n++] = (char *)out_dir;
-    }
-    char submit_cost[80];
-    if (x->submit_us_per_task > 0) {
-        snprintf(submit_cost, sizeof(submit_cost), "%.17g,%.17g", x->submit_us_per_task, x->input_copy_bytes_per_s);
-        args[n++] = "--submit-cost";
-        args[n++] = submit_cost;
-    }
-    char sched_cost[40];
-    if (x->sched_push_us > 0) {
-        snprintf(sched_cost, sizeof(sched_cost), "%.17g", x->sched_push_us);
-        args[n++] = "--sched-cost";
-        args[n++] = sched_cost;
-    }
-    char worker_cost[40];
-    if (x->worker_us >= 0) {
-        snprintf(worker_cost, sizeof(worker_cost), "%.17g", x->worker_us);
-        args[n++] = "--worker-cost";
-        args[n++] = worker_cost;
-    }
-    char window[64];
-    if (x->trace && out_dir != NULL) {
-        args[n++] = "--trace";
-        if (x->nodes > 0) {
-            /* every rank traces into OUT/trace/node-RANK; merged below. A fresh OUT/trace: an earlier run's
-             * nodes must not pass for this one's. */
-            args[n++] = "--trace-per-node";
-            char trace_dir[PATH_MAX + 8];
-            snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out_dir);
-            int r = dahlsim_remove_tree(trace_dir);
-            if (r != 0) {
-                dahlsim_error("--trace: cannot remove %s: %s", trace_dir, strerror(-r));
-                return DAHLSIM_EXIT_FAILURE;
-            }
-        }
-        if (x->trace_first >= 0) {
-            snprintf(window, sizeof(window), "%ld:%ld", x->trace_first + 1, x->trace_last + 1);
-            args[n++] = "--trace-window";
-            args[n++] = window;
-        }
-    }
-    args[n] = NULL;
+    snprintf(mem, sizeof(mem), "%ld", x->gpu_memory_mib);
     struct dahlsim_env_var env[8];
     size_t nenv = 0;
     env[nenv++] = (struct dahlsim_env_var){"STARPU_PERF_MODEL_DIR", sampling};
@@ -112,9 +65,9 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     char out[65536];
     int status = (x->nodes > 0 ? dahlsim_spawn_nodes(x, out_dir, args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path)
                                 : dahlsim_spawn_sim_err(args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path));
-    if (status == 0 && x->trace && out_dir != NULL) {
+    if (status == 0 && x->trace) {
         /* The Gantt chart is drawn here, by the native front end: the simulation wrote its data and script. */
-        char trace_dir[PATH_MAX + 8], err[PATH_MAX + 256];
+        char trace_dir[PATH_MAX + 8];
         snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out_dir);
         double t0 = dahlsim_mono_s();
         if (x->nodes > 0) {

@@ -6,50 +6,12 @@
 #ifndef DAHLSIM_SCENARIO_H
 #define DAHLSIM_SCENARIO_H
 
-#include <limits.h>
+#include "dahlsim_experiment.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
 #define DAHLSIM_SCENARIO_MAX_SWEEP 8
-
-/* One fully resolved experiment (a scenario without sweep, or one point of its grid). */
-struct dahlsim_experiment {
-    char machine[72];
-    char machine_dir[PATH_MAX];  /* calibration/NAME */
-    char model[PATH_MAX];        /* lenet, deep, deep:N, or a model file (resolved from the scenario's dir) */
-    char dataset[64];            /* fashion-mnist or synthetic:HxWxC */
-    long samples, batch, epochs;
-    char scheduler[48];  /* a policy, or heteroprio:auto-HEURISTIC[/footprint] */
-    long cpus, gpus;
-    long gpu_memory_mib; /* 0: no limit */
-    bool prefetch;
-    bool trace;          /* traces of the run into <out>/trace (dahlsim_trace.h) */
-    long trace_first, trace_last; /* traced training steps, 0-based inclusive; -1: all */
-    char perfmodel[16];  /* history, regression, nl-regression */
-    char reduction[8];   /* redux, manual */
-    long seed;
-    double lr, momentum;
-    /* Multi-node ("nodes" present, even 1: StarPU-MPI over SMPI through starpu_smpirun; 0: absent) */
-    long nodes;
-    char network[160];           /* its description, as results.json records it */
-    double network_bps;          /* per link, bits per second */
-    double network_latency_s;    /* per link */
-    char topology[16];           /* flat, fat-tree, torus */
-    /* "measured": the costs below come from the machine's manifest; "starpu": they stay off (0, 0, 0, -1)
-     * and StarPU-SimGrid charges its own fixed costs. */
-    char runtime_costs[16];
-    /* The machine's measured cost of the thread submitting the tasks, for this dataset's image shape (its
-     * manifest's "submission", written by dahlsim calibrate); 0: none (roofline machines, older
-     * calibrations: StarPU-SimGrid's own 1 us sleep per task then). */
-    double submit_us_per_task, input_copy_bytes_per_s;
-    /* The machine's measured cost per push of this scheduler with these workers (its manifest's
-     * "scheduling"); 0: none measured (StarPU-SimGrid gives the policy's own work no time). */
-    double sched_push_us;
-    /* ... and the workers' measured cost per task that the simulation charges in place of StarPU-SimGrid's
-     * per-input cost (its "scheduling.worker_us"); < 0: none measured. */
-    double worker_us;
-    char point[512];     /* "batch=4 scheduler=dmda" for a sweep point, "" otherwise */
-};
 
 struct dahlsim_scenario;
 

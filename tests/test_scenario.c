@@ -146,6 +146,14 @@ Test(scenario, run_is_simulated_and_byte_identical_twice)
     cr_assert_eq(cJSON_GetObjectItemCaseSensitive(root, "iterations")->valuedouble, 16); /* 2 epochs x 64 / 8 */
     cr_assert_gt(cJSON_GetObjectItemCaseSensitive(root, "makespan_s")->valuedouble, 0);
     cJSON_Delete(root);
+    /* the experiment the simulation read, beside its results */
+    snprintf(path, sizeof(path), "%s/point.json", out1);
+    root = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert_not_null(root, "no %s", path);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "scenario")->valuestring, TINY);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(root, "scheduler")->valuestring, "dmda");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(root, "batch")->valuedouble, 8);
+    cJSON_Delete(root);
     free(a);
     free(b);
     char cmd[128];

@@ -166,6 +166,33 @@ Test(train, the_simgrid_binary_refuses_to_train)
     cr_assert(strstr(run.err, "dahlsim: error: train: this is the native training command") != NULL, "%s", run.err);
 }
 
+Test(train, only_sim_train_reads_a_point_and_then_no_experiment_option)
+{
+    char *sim_env[] = {"STARPU_PERF_MODEL_DIR=" DAHLSIM_SOURCE_DIR "/tests/data/probe-machine",
+                       "STARPU_HOSTNAME=probe-2cpu", "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+#if defined(__SANITIZE_ADDRESS__)
+    char *contexts = "--cfg=contexts/factory:thread";
+#else
+    char *contexts = "--cfg=contexts/factory:raw";
+#endif
+    char *both[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "sim-train", "--batch", "4", "--point",
+                    "/nonexistent/point.json", NULL};
+    dahl_test_run(&run, both, sim_env);
+    cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "dahlsim: error: --batch: the experiment comes from --point /nonexistent/point.json")
+                  != NULL, "%s", run.err);
+    char *missing[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "sim-train", "--point",
+                       "/nonexistent/point.json", NULL};
+    dahl_test_run(&run, missing, sim_env);
+    cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "dahlsim: error: --point: /nonexistent/point.json: No such file") != NULL, "%s",
+              run.err);
+    char *native[] = {DAHLSIM_BIN, "train", "--point", "/nonexistent/point.json", NULL};
+    dahl_test_run(&run, native, NULL);
+    cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "--point: only sim-train") != NULL, "%s", run.err);
+}
+
 static const char *small_run[] = {"--dataset", "synthetic:12x12x1", "--samples", "256", "--test-samples", "64",
                                   "--batch", "8", "--epochs", "3", "--ncpu", "2", "--quiet"};
 #define SMALL_RUN_ARGS (sizeof(small_run) / sizeof(small_run[0]))

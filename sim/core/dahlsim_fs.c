@@ -157,6 +157,53 @@ cJSON *dahlsim_read_json(const char *path)
     return root;
 }
 
+int dahlsim_json_save(const cJSON *doc, const char *path, char *err, size_t err_size)
+{
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash != NULL ? (int)(slash - path + 1) : 0;
+    char tmp[PATH_MAX];
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp", dir_len, path, path + dir_len) >= sizeof(tmp)) {
+        snprintf(err, err_size, "%s: path too long", path);
+        return -ENAMETOOLONG;
+    }
+    char *text = cJSON_Print(doc);
+    if (text == NULL) {
+        snprintf(err, err_size, "%s: out of memory while writing it", path);
+        return -ENOMEM;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        int e = errno;
+        snprintf(err, err_size, "%s: %s", tmp, strerror(e));
+        free(text);
+        return -e;
+    }
+    size_t len = strlen(text);
+    bool ok = fwrite(text, 1, len, f) == len && fputc('\n', f) != EOF;
+    int e = errno;
+    free(text);
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        ok = false;
+        e = errno;
+    }
+    if (fclose(f) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
+        snprintf(err, err_size, "%s: %s", tmp, strerror(e));
+        unlink(tmp);
+        return -e;
+    }
+    if (rename(tmp, path) != 0) {
+        e = errno;
+        snprintf(err, err_size, "%s: %s", path, strerror(e));
+        unlink(tmp);
+        return -e;
+    }
+    return 0;
+}
+
 const char *dahlsim_json_error_where(const char *text, char *buf, size_t size)
 {
     const char *at = cJSON_GetErrorPtr();

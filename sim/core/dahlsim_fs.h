@@ -21,6 +21,11 @@ char *dahlsim_read_text(const char *path, size_t max_bytes);
 /* The JSON document in path, or NULL when it cannot be read or parsed (cJSON_Delete it). */
 struct cJSON *dahlsim_read_json(const char *path);
 
+/* Writes doc, printed with indentation and a final newline, to path atomically: into path's directory as
+ * ".NAME.tmp", flushed to disk, then renamed over path, so that a reader sees the old file or the whole new
+ * one, never a part. Returns 0, or a negative errno with the file and cause in err. */
+int dahlsim_json_save(const struct cJSON *doc, const char *path, char *err, size_t err_size);
+
 /* Where and why cJSON_Parse stopped in text (call right after a failed parse of text), as "line L, column
  * C: not valid JSON (unexpected ',')" or "... (the text ends too early)", into buf. Returns buf. */
 const char *dahlsim_json_error_where(const char *text, char *buf, size_t size);

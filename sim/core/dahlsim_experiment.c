@@ -1,0 +1,213 @@
+/* The experiment record and its file: see dahlsim_experiment.h. One table lists the fields; saving and loading
+ * walk it, so a new key is one line here (and its meaning in the struct). */
+#include "dahlsim_experiment.h"
+#include "dahlsim_fs.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POINT_FORMAT 1 /* "dahlsim_point": the file's layout; a reader refuses any other */
+
+enum field_type { FIELD_STRING, FIELD_LONG, FIELD_DOUBLE, FIELD_BOOL };
+
+struct field {
+    const char *key;
+    enum field_type type;
+    size_t offset, size;
+};
+
+#define FIELD(name, type) {#name, type, offsetof(struct dahlsim_experiment, name), sizeof(((struct dahlsim_experiment *)0)->name)}
+
+static const struct field fields[] = {
+    FIELD(scenario, FIELD_STRING),
+    FIELD(machine, FIELD_STRING),
+    FIELD(machine_dir, FIELD_STRING),
+    FIELD(model, FIELD_STRING),
+    FIELD(dataset, FIELD_STRING),
+    FIELD(samples, FIELD_LONG),
+    FIELD(batch, FIELD_LONG),
+    FIELD(epochs, FIELD_LONG),
+    FIELD(scheduler, FIELD_STRING),
+    FIELD(cpus, FIELD_LONG),
+    FIELD(gpus, FIELD_LONG),
+    FIELD(gpu_memory_mib, FIELD_LONG),
+    FIELD(prefetch, FIELD_BOOL),
+    FIELD(trace, FIELD_BOOL),
+    FIELD(trace_first, FIELD_LONG),
+    FIELD(trace_last, FIELD_LONG),
+    FIELD(perfmodel, FIELD_STRING),
+    FIELD(reduction, FIELD_STRING),
+    FIELD(seed, FIELD_LONG),
+    FIELD(lr, FIELD_DOUBLE),
+    FIELD(momentum, FIELD_DOUBLE),
+    FIELD(nodes, FIELD_LONG),
+    FIELD(network, FIELD_STRING),
+    FIELD(network_bps, FIELD_DOUBLE),
+    FIELD(network_latency_s, FIELD_DOUBLE),
+    FIELD(topology, FIELD_STRING),
+    FIELD(runtime_costs, FIELD_STRING),
+    FIELD(submit_us_per_task, FIELD_DOUBLE),
+    FIELD(input_copy_bytes_per_s, FIELD_DOUBLE),
+    FIELD(sched_push_us, FIELD_DOUBLE),
+    FIELD(worker_us, FIELD_DOUBLE),
+    FIELD(point, FIELD_STRING),
+};
+
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+/* 2^53: the largest integer a JSON number carries exactly. */
+#define EXACT_MAX 9007199254740992.0
+
+/* A number as JSON text that reads back as exactly v: the shortest of 15 to 17 significant digits that does.
+ * (cJSON prints 15 and accepts what is merely close, which loses the last bits of a double, and of an integer
+ * past 10^15.) */
+static cJSON *exact_number(double v)
+{
+    char text[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, sizeof(text), "%.*g", digits, v);
+        if (strtod(text, NULL) == v)
+            break;
+    }
+    return cJSON_CreateRaw(text);
+}
+
+static cJSON *field_json(const struct field *f, const void *at)
+{
+    switch (f->type) {
+    case FIELD_STRING:
+        return cJSON_CreateString(at);
+    case FIELD_LONG:
+        return exact_number((double)*(const long *)at);
+    case FIELD_DOUBLE:
+        return exact_number(*(const double *)at);
+    case FIELD_BOOL:
+        return cJSON_CreateBool(*(const bool *)at);
+    }
+    return NULL;
+}
+
+int dahlsim_experiment_save(const struct dahlsim_experiment *x, const char *path, char *err, size_t err_size)
+{
+    cJSON *root = cJSON_CreateObject();
+    bool ok = root != NULL && cJSON_AddNumberToObject(root, "dahlsim_point", POINT_FORMAT) != NULL;
+    for (size_t i = 0; ok && i < NFIELDS; i++) {
+        cJSON *item = field_json(&fields[i], (const char *)x + fields[i].offset);
+        ok = item != NULL && cJSON_AddItemToObject(root, fields[i].key, item);
+        if (!ok)
+            cJSON_Delete(item);
+    }
+    int ret = -ENOMEM;
+    if (ok)
+        ret = dahlsim_json_save(root, path, err, err_size);
+    else
+        snprintf(err, err_size, "%s: out of memory while writing it", path);
+    cJSON_Delete(root);
+    return ret;
+}
+
+/* Sets the field at `at` from item; false, with what was expected in err, on a wrong type or value. */
+static bool field_set(const struct field *f, const cJSON *item, void *at, char *expected, size_t size)
+{
+    switch (f->type) {
+    case FIELD_STRING:
+        if (!cJSON_IsString(item) || strlen(item->valuestring) >= f->size) {
+            snprintf(expected, size, "a string of at most %zu bytes", f->size - 1);
+            return false;
+        }
+        memcpy(at, item->valuestring, strlen(item->valuestring) + 1);
+        return true;
+    case FIELD_LONG:
+        if (!cJSON_IsNumber(item) || item->valuedouble != floor(item->valuedouble) ||
+            fabs(item->valuedouble) > EXACT_MAX) {
+            snprintf(expected, size, "an integer");
+            return false;
+        }
+        *(long *)at = (long)item->valuedouble;
+        return true;
+    case FIELD_DOUBLE:
+        if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble)) {
+            snprintf(expected, size, "a number");
+            return false;
+        }
+        *(double *)at = item->valuedouble;
+        return true;
+    case FIELD_BOOL:
+        if (!cJSON_IsBool(item)) {
+            snprintf(expected, size, "true or false");
+            return false;
+        }
+        *(bool *)at = cJSON_IsTrue(item);
+        return true;
+    }
+    return false;
+}
+
+static const struct field *field_named(const char *key)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (strcmp(fields[i].key, key) == 0)
+            return &fields[i];
+    return NULL;
+}
+
+static int experiment_from_json(const char *path, const cJSON *root, struct dahlsim_experiment *x, char *err,
+                                size_t err_size)
+{
+    const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "dahlsim_point");
+    if (!cJSON_IsNumber(format) || format->valuedouble != POINT_FORMAT) {
+        snprintf(err, err_size, "%s: \"dahlsim_point\": expected %d (an experiment written by this dahlsim)", path,
+                 POINT_FORMAT);
+        return -EINVAL;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        if (strcmp(item->string, "dahlsim_point") != 0 && field_named(item->string) == NULL) {
+            snprintf(err, err_size, "%s: \"%s\": unknown key", path, item->string);
+            return -EINVAL;
+        }
+    }
+    *x = (struct dahlsim_experiment){0};
+    for (size_t i = 0; i < NFIELDS; i++) {
+        const struct field *f = &fields[i];
+        char expected[64];
+        item = cJSON_GetObjectItemCaseSensitive(root, f->key);
+        if (item == NULL) {
+            snprintf(err, err_size, "%s: \"%s\" is missing", path, f->key);
+            return -EINVAL;
+        }
+        if (!field_set(f, item, (char *)x + f->offset, expected, sizeof(expected))) {
+            snprintf(err, err_size, "%s: \"%s\": expected %s", path, f->key, expected);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+int dahlsim_experiment_load(const char *path, struct dahlsim_experiment *x, char *err, size_t err_size)
+{
+    char *text = dahlsim_read_text(path, 1 << 20);
+    if (text == NULL) {
+        int e = errno;
+        snprintf(err, err_size, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    cJSON *root = cJSON_Parse(text);
+    int ret = 0;
+    if (!cJSON_IsObject(root)) {
+        char where[128];
+        snprintf(err, err_size, "%s: %s", path,
+                 root == NULL ? dahlsim_json_error_where(text, where, sizeof(where)) : "expected a JSON object");
+        ret = -EINVAL;
+    } else {
+        ret = experiment_from_json(path, root, x, err, err_size);
+    }
+    cJSON_Delete(root);
+    free(text);
+    return ret;
+}

@@ -1,0 +1,133 @@
+/* The training's bookkeeping, kept out of the algorithm: what an epoch costs and counts (tasks per codelet,
+ * workers' times, the scheduler's and the submitting thread's costs, bus transfers, memory), the progress
+ * line and the memory mappings. See train.h. */
+#include "train.h"
+#include "dahlsim_fs.h"
+
+#include "dahl_mpi.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+
+void progress_show(struct progress *p, int epoch, int epochs, long done, long total, double elapsed_s)
+{
+    if (!p->enabled)
+        return;
+    double now = dahlsim_mono_s();
+    if (now - p->last_s < (p->tty ? 0.25 : 2.0))
+        return;
+    p->last_s = now;
+    fprintf(stderr, "%sepoch %d/%d  %ld/%ld samples  %.0f samples/s%s", p->tty ? "\r" : "", epoch, epochs, done,
+            total, elapsed_s > 0 ? (double)done / elapsed_s : 0.0, p->tty ? "\033[K" : "\n");
+}
+
+void progress_clear(struct progress *p)
+{
+    if (p->enabled && p->tty)
+        fputs("\r\033[K", stderr);
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static long tasks_submitted(const struct run_state *st)
+{
+    long n = 0;
+    for (size_t k = 0; k < st->nsymbols; k++)
+        n += dahl_network_task_count(st->net, st->symbols[k]);
+    return n;
+}
+
+int meter_epoch_start(struct run_state *st, int e, struct epoch_meter *m)
+{
+    struct dahl_network *net = st->net;
+    dahl_network_metrics_reset(net);
+    for (size_t k = 0; k < st->nsymbols; k++)
+        st->per_codelet[k].tasks -= dahl_network_task_count(net, st->symbols[k]);
+    *m = (struct epoch_meter){.steps_before = dahl_network_steps_done(net)};
+    dahl_engine_worker_stats_reset();
+    dahl_profile_counters_reset();
+    dahl_engine_sched_cost(&m->sched);
+    st->link_windows_us[2 * e] = dahl_engine_now_us();
+    int barrier = dahl_mpi_barrier(); /* the nodes start each epoch together */
+    if (barrier != 0)
+        return barrier;
+    m->start_us = dahl_engine_now_us();
+    /* The submitting thread's cost, natively: its CPU time while it submits the epoch and waits for it. */
+    m->cpu_s = thread_cpu_s();
+    m->tasks = tasks_submitted(st);
+    dahl_network_input_copies(net, &m->copied, &m->copy_s);
+    return 0;
+}
+
+void meter_step(struct run_state *st, const struct epoch_meter *m, struct progress *p, int e, long steps)
+{
+    long batch = st->o->batch;
+    long done = (long)(dahl_network_steps_done(st->net) - m->steps_before) * batch;
+    if (st->nodes.rank == 0)
+        dahlsim_proc_meter_tick(&st->maps, false);
+    progress_show(p, e + 1, (int)st->o->epochs, done, steps * batch, (dahl_engine_now_us() - m->start_us) / 1e6);
+}
+
+/* The submitting thread's CPU time, tasks and input copies of the epoch, natively. */
+static void submission_add(struct run_state *st, const struct epoch_meter *m)
+{
+    size_t copied;
+    double copy_s;
+    dahl_network_input_copies(st->net, &copied, &copy_s);
+    st->submission.thread_cpu_s += thread_cpu_s() - m->cpu_s;
+    st->submission.tasks += tasks_submitted(st) - m->tasks;
+    st->submission.copy_bytes += (double)(copied - m->copied);
+    st->submission.copy_cpu_s += copy_s - m->copy_s;
+}
+
+/* The workers' figures of the epoch, and the scheduler's costs over it, added to the run's. */
+static void workers_add(struct run_state *st, const struct epoch_meter *m)
+{
+    int n = dahl_engine_worker_stats(st->epoch_workers, st->nworkers);
+    struct dahl_sched_cost sched;
+    dahl_engine_sched_cost(&sched);
+    st->handling_us += sched.handling_us - m->sched.handling_us;
+    st->worker_push_us += sched.worker_push_total_us - m->sched.worker_push_total_us;
+    for (int w = 0; w < n; w++) {
+        st->handled_tasks += st->epoch_workers[w].tasks;
+        st->busy_us += 1e6 * st->epoch_workers[w].busy_s;
+        st->workers[w].tasks += st->epoch_workers[w].tasks;
+        st->workers[w].busy_s += st->epoch_workers[w].busy_s;
+        st->workers[w].sleeping_s += st->epoch_workers[w].sleeping_s;
+        st->workers[w].total_s += st->epoch_workers[w].total_s;
+    }
+}
+
+int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter *m)
+{
+    struct dahl_network *net = st->net;
+    dahl_network_metrics(net, &m->loss_sum, &m->correct, &m->samples);
+    const double *end_us;
+    size_t nsteps = dahl_network_step_end_times(net, &end_us);
+    if (nsteps != (size_t)(st->iterations + steps))
+        return -EPROTO;
+    if (!st->simulated)
+        submission_add(st, m);
+    /* Step durations and the epoch's time; with several nodes, the slowest node's (on rank 0). */
+    int merged = dahlsim_nodes_step_times(&st->nodes, end_us + st->iterations, m->start_us, (size_t)steps,
+                                          st->iteration_s + st->iterations, &m->train_s);
+    if (merged == 0)
+        merged = dahlsim_nodes_sum_metrics(&st->nodes, &m->loss_sum, &m->correct, &m->samples);
+    if (merged != 0)
+        return merged;
+    st->iterations += steps;
+    st->makespan_s += m->train_s;
+    workers_add(st, m);
+    for (size_t k = 0; k < st->nsymbols; k++)
+        st->per_codelet[k].tasks += dahl_network_task_count(net, st->symbols[k]);
+    st->link_windows_us[2 * e + 1] = dahl_engine_now_us();
+    st->nlinks = dahl_profile_links_add(st->links, st->nlinks, RESULTS_MAX_LINKS);
+    st->nmemory = dahl_profile_memory_merge(st->memory, st->nmemory, RESULTS_MAX_NODES);
+    return 0;
+}

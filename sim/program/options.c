@@ -1,0 +1,389 @@
+/* train's and sim-train's options, and sim-train's --point: see train.h. */
+#include "train.h"
+#include "dahlsim_dag.h"
+#include "dahlsim_trace.h"
+#include "dahlsim_util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEED_MAX 9007199254740992L /* 2^53: results.json stores the seed as a JSON number */
+
+static const char usage_line[] =
+    "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
+    "                     [--batch N] [--lr X] [--momentum X] [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N]\n"
+    "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
+    "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
+    "                     [--trace] [--trace-window START:END]\n";
+
+static void help(void)
+{
+    fputs(usage_line, stdout);
+    printf("\nTrains a CNN natively: every layer of every sample is a StarPU task, gradients are reduced through\n"
+           "StarPU. Prints one line per epoch (mean loss, train and test accuracy, training time); with --out DIR,\n"
+           "writes DIR/results.json in the schema simulated runs use.\n\n"
+           "options:\n"
+           "  --dataset D        fashion-mnist (Debian's dataset-fashion-mnist package, in %s)\n"
+           "                     or synthetic:HxWxC, e.g. synthetic:28x28x3 (10 learnable classes); default\n"
+           "                     fashion-mnist\n"
+           "  --epochs N         passes over the training samples (default 1)\n"
+           "  --samples N        training samples (default: all 60000 of fashion-mnist; 1024 synthetic)\n"
+           "  --test-samples N   test samples (default 10000; 256 synthetic, held out from the same classes)\n"
+           "  --batch N          samples per SGD step (default 32); a last partial batch is not trained on\n"
+           "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
+           "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
+           "  --sched POLICY     StarPU scheduling policy (default lws)\n"
+           "  --priorities P     with --sched heteroprio: FILE ({\"cpu\": [...], \"gpu\": [...]} of perf-model\n"
+           "                     symbols) or auto:HEURISTIC (AutoHeteroprio: prws, purws, offset, softplus,\n"
+           "                     interpolation, ntc); auto:HEURISTIC/footprint: one bucket per perf-model\n"
+           "                     symbol and footprint (layer shape) instead of one per symbol\n"
+           "  --priority-interval N  auto: recompute the priorities every N pushed tasks (default 32)\n"
+           "  --ncpu N           CPU workers (default: all cores)\n"
+           "  --ngpu N           CUDA workers (default 0; needs a StarPU built with CUDA)\n"
+           "  --seed N           weight initialisation and synthetic data (default 1)\n"
+           "  --model M          lenet (default), deep (%d conv blocks), deep:BLOCKS, or a JSON file:\n"
+           "                     {\"layers\": [{\"type\": \"conv\", \"filters\": 6, \"kernel\": 5, \"stride\": 1, \"pad\": 2},\n"
+           "                      {\"type\": \"relu\"}, {\"type\": \"maxpool\", \"kernel\": 2, \"stride\": 2},\n"
+           "                      {\"type\": \"dense\", \"units\": 10}]}  (the last layer gives the 10 classes)\n"
+           "  --reduction R      redux (StarPU's REDUX, default) or manual (a tree of additions, reproducible)\n"
+           "  --perfmodel K      history (default), regression or nl-regression: how StarPU models task times\n"
+           "  --out DIR          create DIR and write DIR/results.json\n"
+           "  --quiet            no progress line\n"
+           "  --point FILE       sim-train only: the experiment as `dahlsim run` wrote it (OUT/point.json), in\n"
+           "                     place of the options above; --out and --quiet still apply\n"
+           "  --trace            with --out DIR: write DIR/trace/ (Paje traces: dahl.paje and StarPU's FxT trace\n"
+           "                     in starpu/, Chrome trace.json, gantt.png and gantt.svg, summary.json and .txt)\n"
+           "  --trace-window S:E trace training steps S to E only (counted from 1, over all epochs)\n"
+           "\nStarPU's own environment (STARPU_HOME, STARPU_SILENT, ...) is respected.\n",
+           DAHL_FASHION_MNIST_DIR, DEEP_BLOCKS);
+    char list[1024];
+    dahl_engine_sched_list(list, sizeof(list));
+    printf("\nscheduling policies (--sched, and a scenario's \"scheduler\"): %s\n", list);
+}
+
+/* ---- option values ----------------------------------------------------------------------------------- */
+
+/* Parses "HxWxC" strictly into positive sizes. */
+static bool parse_shape(const char *text, int *h, int *w, int *c)
+{
+    long v[3];
+    const char *p = text;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        if (*p < '0' || *p > '9')
+            return false;
+        errno = 0;
+        v[i] = strtol(p, &end, 10);
+        if (errno != 0 || v[i] < 1 || v[i] > 4096 || (i < 2 ? *end != 'x' : *end != '\0'))
+            return false;
+        p = end + (i < 2);
+    }
+    *h = (int)v[0];
+    *w = (int)v[1];
+    *c = (int)v[2];
+    return true;
+}
+
+static bool parse_dataset(const char *text, struct train_opts *o)
+{
+    o->dataset = text;
+    o->syn_h = o->syn_w = o->syn_c = 0;
+    if (strcmp(text, "fashion-mnist") == 0)
+        return true;
+    if (strncmp(text, "synthetic:", 10) == 0 && parse_shape(text + 10, &o->syn_h, &o->syn_w, &o->syn_c) &&
+        o->syn_c <= 64)
+        return true;
+    dahlsim_error("--dataset: expected fashion-mnist or synthetic:HxWxC with sizes in [1, 4096] (C <= 64), "
+                  "e.g. synthetic:28x28x3, got \"%s\"",
+                  text);
+    return false;
+}
+
+static bool parse_positive_double(const char *option, const char *text, double max, double *out)
+{
+    if (!dahlsim_parse_double(option, text, 0, max, out))
+        return false;
+    if (*out <= 0) {
+        dahlsim_error("%s: expected a positive number, got \"%s\"", option, text);
+        return false;
+    }
+    return true;
+}
+
+/* --sched-cost US (the policy's measured cost per push) and --worker-cost US (the workers' measured cost per
+ * task; 0 turns StarPU-SimGrid's own per-input cost off without charging anything, which calibrate measures
+ * the simulation's remaining cost with): figures of dahlsim calibrate that only a simulation charges. */
+static bool parse_sim_cost(const char *option, const char *text, double *out)
+{
+    if (!dahlsim_parse_double(option, text, 0, 1e6, out))
+        return false;
+    if (!dahl_engine_is_simulated()) {
+        dahlsim_error("%s: only a simulation charges the runtime's measured costs; a native run pays them", option);
+        return false;
+    }
+    return true;
+}
+
+
+enum {
+    O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES,
+    O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW,
+    O_SCHED_COST, O_WORKER_COST,
+    /* options that do not describe the experiment, and so go with --point: */
+    O_OUT, O_QUIET, O_HELP, O_POINT
+};
+
+static const struct option options[] = {
+    {"dataset", required_argument, NULL, O_DATASET},     {"epochs", required_argument, NULL, O_EPOCHS},
+    {"samples", required_argument, NULL, O_SAMPLES},     {"test-samples", required_argument, NULL, O_TEST_SAMPLES},
+    {"batch", required_argument, NULL, O_BATCH},         {"lr", required_argument, NULL, O_LR},
+    {"momentum", required_argument, NULL, O_MOMENTUM},   {"sched", required_argument, NULL, O_SCHED},
+    {"priorities", required_argument, NULL, O_PRIORITIES},
+    {"priority-interval", required_argument, NULL, O_PRIORITY_INTERVAL},
+    {"ncpu", required_argument, NULL, O_NCPU},           {"ngpu", required_argument, NULL, O_NGPU},
+    {"seed", required_argument, NULL, O_SEED},           {"model", required_argument, NULL, O_MODEL},
+    {"reduction", required_argument, NULL, O_REDUCTION}, {"perfmodel", required_argument, NULL, O_PERFMODEL},
+    {"out", required_argument, NULL, O_OUT},             {"quiet", no_argument, NULL, O_QUIET},
+    {"help", no_argument, NULL, O_HELP},                 {"point", required_argument, NULL, O_POINT},
+    {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
+    {"sched-cost", required_argument, NULL, O_SCHED_COST},
+    {"worker-cost", required_argument, NULL, O_WORKER_COST},
+    {NULL, 0, NULL, 0},
+};
+
+static bool parse_sched(const char *value, struct train_opts *o)
+{
+    o->sched = value;
+    if (dahl_engine_sched_known(value))
+        return true;
+    dahlsim_error("--sched: expected a StarPU scheduling policy (lws, dmda, eager, ...), got \"%s\"", value);
+    dahlsim_scheduler_hint(value);
+    return false;
+}
+
+static bool parse_ngpu(const char *text, struct train_opts *o)
+{
+    if (!dahlsim_parse_int("--ngpu", text, 0, 64, &o->ngpu))
+        return false;
+    if (o->ngpu > 0 && !dahl_engine_has_cuda()) {
+        dahlsim_error("--ngpu: this dahlsim's StarPU was built without CUDA: expected 0, got \"%s\"", text);
+        fprintf(stderr, "hint: rebuild StarPU with scripts/setup-deps --cuda on a machine with nvcc\n");
+        return false;
+    }
+    return true;
+}
+
+static bool parse_reduction(const char *value, struct train_opts *o)
+{
+    if (strcmp(value, "redux") == 0)
+        o->reduction = DAHL_REDUCTION_REDUX;
+    else if (strcmp(value, "manual") == 0)
+        o->reduction = DAHL_REDUCTION_MANUAL;
+    else {
+        dahlsim_error("--reduction: expected redux or manual, got \"%s\"", value);
+        return false;
+    }
+    return true;
+}
+
+static bool parse_perfmodel(const char *value, struct train_opts *o)
+{
+    if (dahl_perfmodel_kind_parse(value, &o->perfmodel) == 0)
+        return true;
+    dahlsim_error("--perfmodel: expected history, regression or nl-regression, got \"%s\"", value);
+    return false;
+}
+
+/* One option of the experiment (opt, its value in arg) into o; false after printing the error. */
+static bool set_option(int opt, const char *arg, struct train_opts *o)
+{
+    switch (opt) {
+    case O_DATASET:
+        return parse_dataset(arg, o);
+    case O_EPOCHS:
+        return dahlsim_parse_int("--epochs", arg, 1, 100000, &o->epochs);
+    case O_SAMPLES:
+        return dahlsim_parse_int("--samples", arg, 1, 10000000, &o->samples);
+    case O_TEST_SAMPLES:
+        return dahlsim_parse_int("--test-samples", arg, 1, 10000000, &o->test_samples);
+    case O_BATCH:
+        return dahlsim_parse_int("--batch", arg, 1, 65536, &o->batch);
+    case O_LR:
+        return parse_positive_double("--lr", arg, 100, &o->lr);
+    case O_MOMENTUM:
+        if (!dahlsim_parse_double("--momentum", arg, 0, 1, &o->momentum))
+            return false;
+        if (o->momentum >= 1) {
+            dahlsim_error("--momentum: expected a number in [0, 1), got \"%s\"", arg);
+            return false;
+        }
+        return true;
+    case O_SCHED:
+        return parse_sched(arg, o);
+    case O_NCPU:
+        return dahlsim_parse_int("--ncpu", arg, 0, 1024, &o->ncpu);
+    case O_NGPU:
+        return parse_ngpu(arg, o);
+    case O_SEED:
+        return dahlsim_parse_int("--seed", arg, 0, SEED_MAX, &o->seed);
+    case O_MODEL:
+        o->model = arg;
+        return true;
+    case O_REDUCTION:
+        return parse_reduction(arg, o);
+    case O_PERFMODEL:
+        return parse_perfmodel(arg, o);
+    case O_PRIORITIES:
+        o->priorities = arg;
+        return true;
+    case O_PRIORITY_INTERVAL:
+        return dahlsim_parse_int("--priority-interval", arg, 1, 1000000000, &o->priority_interval);
+    case O_TRACE:
+        o->trace = true;
+        return true;
+    case O_TRACE_WINDOW:
+        o->trace = true;
+        return dahlsim_trace_window_parse("--trace-window", arg, &o->trace_first, &o->trace_last);
+    case O_SCHED_COST: /* hidden: set by dahlsim calibrate for sim-train */
+        return parse_sim_cost("--sched-cost", arg, &o->sched_push_us);
+    case O_WORKER_COST: /* hidden: set by dahlsim calibrate for sim-train */
+        return parse_sim_cost("--worker-cost", arg, &o->worker_us);
+    }
+    return false;
+}
+
+/* The experiment of --point FILE into o, through the same checks as the options it stands for. */
+static bool set_point(const char *path, struct train_opts *o)
+{
+    char err[PATH_MAX + 256];
+    if (dahlsim_experiment_load(path, &o->x, err, sizeof(err)) != 0) {
+        dahlsim_error("--point: %s", err);
+        return false;
+    }
+    const struct dahlsim_experiment *x = &o->x;
+    char expected[256];
+    if (!dahlsim_scheduler_value(x->scheduler, o->sched_policy, sizeof(o->sched_policy), o->priorities_value,
+                                 sizeof(o->priorities_value), expected, sizeof(expected))) {
+        dahlsim_error("%s: \"scheduler\": expected %s, got \"%s\"", path, expected, x->scheduler);
+        return false;
+    }
+    if (!parse_dataset(x->dataset, o) || !parse_sched(o->sched_policy, o) || !parse_reduction(x->reduction, o) ||
+        !parse_perfmodel(x->perfmodel, o))
+        return false;
+    o->priorities = o->priorities_value[0] != '\0' ? o->priorities_value : NULL;
+    o->model = x->model;
+    o->samples = x->samples;
+    o->batch = x->batch;
+    o->test_samples = x->batch; /* a simulation evaluates nothing: the smallest test set */
+    o->epochs = x->epochs;
+    o->ncpu = x->cpus;
+    o->ngpu = x->gpus;
+    o->seed = x->seed;
+    o->lr = x->lr;
+    o->momentum = x->momentum;
+    o->trace = x->trace;
+    o->trace_first = x->trace_first;
+    o->trace_last = x->trace_last;
+    o->trace_per_node = x->trace && x->nodes > 0;
+    o->scenario = x->scenario[0] != '\0' ? x->scenario : NULL;
+    o->submit_us_per_task = x->submit_us_per_task;
+    o->input_copy_bytes_per_s = x->input_copy_bytes_per_s;
+    o->sched_push_us = x->sched_push_us;
+    o->worker_us = x->worker_us;
+    return true;
+}
+
+/* What no single option can check: sizes against the dataset, the trace window against the run. Returns -1
+ * to go on, or DAHLSIM_EXIT_USAGE. */
+static int check_options(struct train_opts *o)
+{
+    bool synthetic = o->syn_h > 0;
+    if (o->samples < 0)
+        o->samples = synthetic ? 1024 : 60000;
+    if (o->test_samples < 0)
+        o->test_samples = synthetic ? 256 : 10000;
+    if (!synthetic && o->samples > 60000) {
+        dahlsim_error("--samples: fashion-mnist has 60000 training samples, got %ld", o->samples);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (!synthetic && o->test_samples > 10000) {
+        dahlsim_error("--test-samples: fashion-mnist has 10000 test samples, got %ld", o->test_samples);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->trace && o->out == NULL) {
+        dahlsim_error("--trace: traces go to DIR/trace: expected --out DIR too");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->trace_last >= 0 && o->trace_last >= o->samples / o->batch * o->epochs) {
+        dahlsim_error("--trace-window: expected a window within the run's %ld training steps, got %ld:%ld",
+                      o->samples / o->batch * o->epochs, o->trace_first + 1, o->trace_last + 1);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    if (o->batch > o->samples) {
+        dahlsim_error("--batch: expected at most the %ld training samples (one full batch), got %ld", o->samples,
+                      o->batch);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o)
+{
+    *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
+                             .batch = 32, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
+                             .sched = "lws", .priority_interval = 32, .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
+                             .perfmodel = DAHL_PERFMODEL_HISTORY, .trace_first = -1, .trace_last = -1,
+                             .worker_us = -1};
+    const char *cmd = simulated ? "sim-train" : "train";
+    const char *experiment_option = NULL; /* the first option describing the experiment, refused with --point */
+    optind = 1;
+    opterr = 0;
+    int opt, index = -1;
+    while ((opt = getopt_long(argc, argv, ":", options, &index)) != -1) {
+        bool ok = true;
+        switch (opt) {
+        case O_OUT:
+            o->out = optarg;
+            ok = dahlsim_parse_dir("--out", optarg);
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_HELP:
+            help();
+            return DAHLSIM_EXIT_OK;
+        case O_POINT:
+            if (!simulated) {
+                dahlsim_error("--point: only sim-train (the simulated program) reads an experiment file");
+                return DAHLSIM_EXIT_USAGE;
+            }
+            o->point = optarg;
+            break;
+        case ':':
+        case '?':
+            return dahlsim_option_misuse(cmd, opt, argv, usage_line);
+        default:
+            if (experiment_option == NULL)
+                experiment_option = options[index].name;
+            ok = set_option(opt, optarg, o);
+        }
+        if (!ok)
+            return DAHLSIM_EXIT_USAGE;
+    }
+    if (optind < argc)
+        return dahlsim_unexpected_argument(cmd, argv[optind], usage_line);
+    if (o->point != NULL) {
+        if (experiment_option != NULL) {
+            dahlsim_error("--%s: the experiment comes from --point %s: expected no other option of it", experiment_option,
+                          o->point);
+            return DAHLSIM_EXIT_USAGE;
+        }
+        if (!set_point(o->point, o))
+            return DAHLSIM_EXIT_USAGE;
+    }
+    return check_options(o);
+}

@@ -1,0 +1,143 @@
+/* OUT/results.json of a training run (the schema of dahlsim_results.h): the run's state, its figures of
+ * submission and scheduling, heteroprio's lists; several nodes' figures gathered on rank 0. */
+#include "train.h"
+#include "dahlsim_fs.h"
+#include "dahlsim_util.h"
+
+#include "dahl_sched.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* results.json's "submission": natively the measured totals and their rates, simulated what was charged. */
+static struct dahlsim_results_submission submission_figures(const struct run_state *st)
+{
+    struct dahlsim_results_submission s = st->submission;
+    if (st->simulated) {
+        enum dahl_submit_charge c = dahl_engine_submit_charge();
+        s.charged_on = dahl_engine_submit_charge_name(c);
+        s.us_per_task = c != DAHL_SUBMIT_NOT_CHARGED ? st->o->submit_us_per_task : 0;
+        s.copy_bytes_per_s = c != DAHL_SUBMIT_NOT_CHARGED ? st->o->input_copy_bytes_per_s : 0;
+        return s;
+    }
+    s.us_per_task = s.tasks > 0 ? 1e6 * (s.thread_cpu_s - s.copy_cpu_s) / (double)s.tasks : 0;
+    s.copy_bytes_per_s = s.copy_cpu_s > 0 ? s.copy_bytes / s.copy_cpu_s : 0;
+    return s;
+}
+
+/* results.json's "scheduling": the policy's push_task calls, natively timed, simulated charged; the
+ * workers' runtime cost per task over the training phases. */
+static struct dahlsim_results_scheduling scheduling_figures(const struct run_state *st)
+{
+    struct dahl_sched_cost c;
+    dahl_engine_sched_cost(&c);
+    double worker_us = st->handled_tasks > 0
+                           ? (st->handling_us - st->busy_us - st->worker_push_us) / (double)st->handled_tasks
+                           : 0;
+    return (struct dahlsim_results_scheduling){.counted = c.wrapped,
+                                               .worker_us_per_task = c.pops_wrapped ? worker_us : NAN,
+                                               .worker_charged_us = st->o->worker_us,
+                                               .worker_pushes = c.worker_pushes,
+                                               .other_pushes = c.other_pushes,
+                                               .worker_slow = c.worker_slow,
+                                               .other_slow = c.other_slow,
+                                               .worker_push_us = c.worker_push_us,
+                                               .other_push_us = c.other_push_us,
+                                               .charged_us = c.charged_us};
+}
+
+int train_results_write(struct run_state *st, double wall_start_s)
+{
+    const struct train_opts *o = st->o;
+    long tasks_cpu = 0, tasks_cuda = 0;
+    for (int w = 0; w < st->nworkers; w++) {
+        if (strcmp(st->workers[w].arch, "cpu") == 0)
+            tasks_cpu += st->workers[w].tasks;
+        else if (strcmp(st->workers[w].arch, "cuda") == 0)
+            tasks_cuda += st->workers[w].tasks;
+    }
+    /* Several nodes: counts summed and per-node figures gathered on rank 0, which alone writes the file. */
+    if (dahlsim_nodes_merge_results(&st->nodes, st->per_codelet, st->nsymbols, &tasks_cpu, &tasks_cuda, st->workers,
+                                    (size_t)st->nworkers) != 0) {
+        dahlsim_error("train: cannot gather the nodes' results on rank 0");
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    if (st->nodes.rank != 0)
+        return DAHLSIM_EXIT_OK;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    /* heteroprio: the policy as scenarios name it, and the lists the scheduler ended with. */
+    static char lists[DAHL_NARCH][DAHL_HETEROPRIO_LIST_BYTES];
+    char scheduler[64];
+    struct dahl_heteroprio_conf hc = {0};
+    struct dahlsim_results_heteroprio hp = {.priorities = o->priorities, .lists = {lists[0], lists[1]}};
+    bool heteroprio = strcmp(o->sched, "heteroprio") == 0 && o->priorities != NULL;
+    bool autoprio = heteroprio && dahl_heteroprio_parse_auto(o->priorities, &hc);
+    snprintf(scheduler, sizeof(scheduler), "%s", o->sched);
+    if (heteroprio) {
+        hp.types = dahl_heteroprio_summary(&hp.recomputes, lists);
+        hp.buckets = hc.by_footprint ? "footprint" : "symbol";
+        hp.interval = autoprio ? (int)o->priority_interval : 0;
+        if (autoprio)
+            snprintf(scheduler, sizeof(scheduler), "heteroprio:auto-%s%s", dahl_autoprio_heuristic_name(hc.heuristic),
+                     hc.by_footprint ? "/footprint" : "");
+    }
+    struct dahlsim_results r = {
+        .mode = st->simulated ? "simulated" : "native",
+        .scenario = o->scenario,
+        .model = o->model,
+        .dataset = o->dataset,
+        .scheduler = scheduler,
+        .heteroprio = heteroprio ? &hp : NULL,
+        .batch = (int)o->batch,
+        .c = st->train.c,
+        .h = st->train.h,
+        .w = st->train.w,
+        .ncpu = dahl_engine_ncpu(),
+        .ncuda = dahl_engine_ngpu(),
+        .reduction = o->reduction == DAHL_REDUCTION_MANUAL ? "manual" : "redux",
+        .perfmodel = dahl_perfmodel_kind_name(o->perfmodel),
+        .epochs = (int)o->epochs,
+        .iterations = st->iterations,
+        .samples = st->train.n,
+        .makespan_s = st->makespan_s,
+        .iteration_times_s = st->iteration_s,
+        .niteration_times = (size_t)st->iterations,
+        .samples_per_s = st->makespan_s > 0 ? (double)(st->iterations * o->batch) / st->makespan_s : 0.0,
+        .epochs_detail = st->epochs,
+        .nepochs_detail = (size_t)o->epochs,
+        .per_codelet = st->per_codelet,
+        .ncodelets = st->nsymbols,
+        .tasks_cpu = tasks_cpu,
+        .tasks_cuda = tasks_cuda,
+        .workers = st->workers,
+        .nworkers = (size_t)st->nworkers,
+        .links = st->links,
+        .nlinks = (size_t)st->nlinks,
+        .memory = st->memory,
+        .nmemory = (size_t)st->nmemory,
+        .nodes = st->nodes.mpi ? st->nodes.size : 0,
+        .allreduce = dahl_allreduce_algo_name(DAHL_ALLREDUCE_TREE),
+        .network = st->nodes.network,
+        .nodes_detail = st->nodes.detail,
+        .allreduce_times_s = st->nodes.allreduce_s,
+        .nallreduce_times = st->nodes.nallreduce,
+        .submission = submission_figures(st),
+        .scheduling = scheduling_figures(st),
+        .seed = (uint64_t)o->seed,
+        .wall_s = dahlsim_mono_s() - wall_start_s,
+        .peak_rss_kib = ru.ru_maxrss,
+        .maps_first_step = st->maps.first,
+        .maps_peak = st->maps.peak,
+    };
+    char err[4200];
+    if (dahlsim_results_save(&r, o->out, err, sizeof(err)) != 0) {
+        dahlsim_error("--out: %s", err);
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "dahlsim %s: wrote %s/results.json\n", st->simulated ? "sim-train" : "train", o->out);
+    return DAHLSIM_EXIT_OK;
+}

@@ -1,0 +1,153 @@
+/* The training program's parts, private to sim/program (train.c holds the algorithm: build, step, report).
+ *
+ * `dahlsim train`: trains a CNN natively, every layer of every sample a StarPU task, and reports per-epoch
+ * loss and accuracy on stdout and, with --out DIR, DIR/results.json (the schema simulated runs share, see
+ * dahlsim_results.c). Models: LeNet-5-like, a deeper variant, or layers described in a JSON file.
+ * Native only: the SimGrid binary refuses it.
+ *
+ * `dahlsim-sim sim-train` (started by the native front end with STARPU_HOSTNAME and STARPU_PERF_MODEL_DIR
+ * set, the experiment in --point FILE): the same program, the same options and the same task graph, replayed
+ * by StarPU-SimGrid. No kernel runs and no pixel exists (shape-only data, folded tensors), so there is no
+ * loss, accuracy or evaluation: epochs report only their simulated time, and results.json says "simulated". */
+#ifndef DAHLSIM_PROGRAM_TRAIN_H
+#define DAHLSIM_PROGRAM_TRAIN_H
+
+#include "dahlsim_experiment.h"
+#include "dahlsim_nodes.h"
+#include "dahlsim_proc.h"
+#include "dahlsim_results.h"
+
+#include "dahl_codelets.h"
+#include "dahl_dataset.h"
+#include "dahl_engine.h"
+#include "dahl_network.h"
+#include "dahl_profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define NCLASSES 10
+#define DEEP_BLOCKS 3 /* --model deep */
+#define DEEP_WIDTH 8  /* filters of the first deep block, doubled at each block */
+
+/* ---- options (options.c) ------------------------------------------------------------------------------ */
+
+struct train_opts {
+    const char *dataset;
+    int syn_h, syn_w, syn_c; /* synthetic:HxWxC; 0 for fashion-mnist */
+    long epochs, samples, test_samples, batch, ncpu, ngpu, seed;
+    double lr, momentum;
+    const char *sched;
+    const char *priorities;  /* --sched heteroprio: FILE or auto:HEURISTIC (dahlsim_dag.h) */
+    long priority_interval;
+    const char *model;
+    enum dahl_reduction reduction;
+    enum dahl_perfmodel_kind perfmodel;
+    const char *out;
+    const char *scenario; /* the point's scenario, recorded in results.json; NULL: none */
+    bool quiet;
+    bool trace;                   /* --trace: OUT/trace (dahlsim_trace.h) */
+    long trace_first, trace_last; /* --trace-window, 0-based steps; -1: all */
+    bool trace_per_node;          /* a multi-node point's trace: OUT/trace/node-RANK, merged by dahlsim run */
+    /* The machine's measured runtime costs, which only a simulation charges (see dahl_engine_conf), from the
+     * point: the submitting thread's (0: StarPU-SimGrid's own), the policy's per push (0: none), the
+     * workers' per task (< 0: none). */
+    double submit_us_per_task, input_copy_bytes_per_s;
+    double sched_push_us;
+    double worker_us;
+    /* sim-train --point FILE: the experiment, which the strings above then point into (a train_opts is
+     * filled in place and never copied). */
+    const char *point;
+    struct dahlsim_experiment x;
+    char sched_policy[32], priorities_value[48];
+};
+
+/* Parses argv (train's options; sim-train also takes --point FILE, the experiment as the native front end
+ * wrote it) into o. Returns -1 to go on, or the exit code to return. */
+int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o);
+
+/* ---- the model (model.c) ------------------------------------------------------------------------------ */
+
+/* Builds the network description of --model for an input of c x h x w; false after printing an error. */
+bool train_model_desc(const char *model, int c, int h, int w, struct dahl_network_desc *d);
+
+/* ---- the run's state and its meter (meter.c) ---------------------------------------------------------- */
+
+/* The progress line on stderr: redrawn in place on a terminal, a plain line every few seconds otherwise. */
+struct progress {
+    bool enabled, tty;
+    double last_s;
+};
+
+void progress_show(struct progress *p, int epoch, int epochs, long done, long total, double elapsed_s);
+void progress_clear(struct progress *p);
+
+#define RESULTS_MAX_LINKS 64
+#define RESULTS_MAX_NODES 16
+
+#define RESULTS_MAX_LINKS 64
+#define RESULTS_MAX_NODES 16
+
+struct run_state {
+    const struct train_opts *o;
+    bool simulated; /* StarPU-SimGrid: no metrics, no evaluation, times are simulated */
+    struct dahl_dataset train, test;
+    struct dahl_network *net;
+    size_t nsymbols;
+    const char *const *symbols;
+    struct dahlsim_results_count *per_codelet;
+    struct dahl_worker_stats *workers, *epoch_workers;
+    int nworkers;
+    double *iteration_s;
+    long iterations;
+    struct dahlsim_results_epoch *epochs;
+    double makespan_s;
+    struct dahlsim_nodes nodes; /* several nodes: this one's shard of every batch (dahlsim_nodes.h) */
+    struct dahl_profile_link links[RESULTS_MAX_LINKS];
+    int nlinks;
+    struct dahl_profile_memnode memory[RESULTS_MAX_NODES];
+    int nmemory;
+    double *link_windows_us; /* per epoch: when the bus counters were reset and read (StarPU clock) */
+    struct dahlsim_results_submission submission; /* native: summed over the epochs */
+    /* The workers' task handling over the training phases (dahl_engine_sched_cost's cumulative figures,
+     * differenced per epoch): from popping a task to asking for the next, the pushes in it, the tasks. */
+    double handling_us, worker_push_us, busy_us;
+    long handled_tasks;
+    /* This process's memory mappings over the training steps, sampled on rank 0: under SMPI every rank's
+     * simulated threads live in it, and each holds two mappings (stack and guard page). */
+    struct dahlsim_proc_meter maps;
+};
+
+/* What one epoch's meter holds between its start and its end: the counters it differences. */
+struct epoch_meter {
+    size_t steps_before;          /* training steps done before the epoch */
+    struct dahl_sched_cost sched; /* the scheduler's cumulative costs at the start */
+    double start_us;              /* the runtime's clock when every node started the epoch */
+    double cpu_s;                 /* the submitting thread's CPU time at the start (native) */
+    long tasks;                   /* tasks submitted before the epoch */
+    size_t copied;                /* input bytes copied before the epoch, and the CPU time it took */
+    double copy_s;
+    /* at its end: */
+    double train_s;               /* the epoch's training time (the slowest node's) */
+    double loss_sum;              /* summed over every node */
+    long correct, samples;
+};
+
+/* Starts epoch e's meter: counters reset or read, then the nodes wait for each other (the epoch starts
+ * together everywhere). Returns 0 or a negative errno. */
+int meter_epoch_start(struct run_state *st, int e, struct epoch_meter *m);
+/* After each of epoch e's steps: the progress line and the memory mappings. */
+void meter_step(struct run_state *st, const struct epoch_meter *m, struct progress *p, int e, long steps);
+/* Ends epoch e's meter after its steps: the step times, the epoch's time, metrics and counters into st.
+ * Returns 0 or a negative errno. */
+int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter *m);
+
+/* ---- what the run leaves (results.c, trace.c) --------------------------------------------------------- */
+
+/* OUT/results.json from the run's state (rank 0 writes it; the others send their figures). Returns an exit
+ * code. */
+int train_results_write(struct run_state *st, double wall_start_s);
+/* OUT/trace after the engine stopped. Returns an exit code. */
+int train_trace_write(struct run_state *st, const struct dahl_network_desc *desc);
+
+#endif /* DAHLSIM_PROGRAM_TRAIN_H */
