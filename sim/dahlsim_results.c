@@ -208,6 +208,116 @@ nomem:
     return false;
 }
 
+/* "links": bytes and transfers per bus link. */
+static bool links_json(cJSON *root, const struct dahlsim_results *r)
+{
+    cJSON *links;
+    CHK(links = cJSON_AddArrayToObject(root, "links"));
+    for (size_t i = 0; i < r->nlinks; i++) {
+        cJSON *o = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(links, o));
+        CHK(cJSON_AddStringToObject(o, "src", r->links[i].src));
+        CHK(cJSON_AddStringToObject(o, "dst", r->links[i].dst));
+        CHK(cJSON_AddNumberToObject(o, "bytes", (double)r->links[i].bytes));
+        CHK(cJSON_AddNumberToObject(o, "transfers", (double)r->links[i].transfers));
+    }
+    return true;
+nomem:
+    return false;
+}
+
+/* "memory_nodes": each memory node's peak and capacity. */
+static bool memory_json(cJSON *root, const struct dahlsim_results *r)
+{
+    cJSON *mem;
+    CHK(mem = cJSON_AddArrayToObject(root, "memory_nodes"));
+    for (size_t i = 0; i < r->nmemory; i++) {
+        const struct dahl_profile_memnode *m = &r->memory[i];
+        cJSON *o = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(mem, o));
+        CHK(cJSON_AddNumberToObject(o, "id", m->id));
+        CHK(cJSON_AddStringToObject(o, "name", m->name));
+        CHK(cJSON_AddStringToObject(o, "kind", m->kind));
+        CHK(cJSON_AddNumberToObject(o, "peak_bytes",
+                                    (double)((m->starpu_peak_bytes > 0 ? m->starpu_peak_bytes : 0) + m->app_bytes)));
+        CHK(cJSON_AddNumberToObject(o, "starpu_peak_bytes", (double)m->starpu_peak_bytes));
+        CHK(cJSON_AddNumberToObject(o, "app_bytes", (double)m->app_bytes));
+        CHK(cJSON_AddNumberToObject(o, "capacity_bytes", (double)m->capacity_bytes));
+    }
+    return true;
+nomem:
+    return false;
+}
+
+/* "nodes", "nodes_detail" and "network" of a multi-node run. */
+static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
+{
+    CHK(cJSON_AddNumberToObject(root, "nodes", r->nodes));
+    cJSON *nd;
+    CHK(nd = cJSON_AddArrayToObject(root, "nodes_detail"));
+    double bytes = 0, comm = 0;
+    for (int i = 0; i < r->nodes; i++) {
+        const struct dahlsim_results_node *n = &r->nodes_detail[i];
+        cJSON *o = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(nd, o));
+        CHK(cJSON_AddNumberToObject(o, "rank", n->rank));
+        CHK(cJSON_AddNumberToObject(o, "bytes_sent", n->bytes_sent));
+        CHK(cJSON_AddNumberToObject(o, "bytes_received", n->bytes_received));
+        CHK(cJSON_AddNumberToObject(o, "messages_sent", (double)n->messages_sent));
+        CHK(cJSON_AddNumberToObject(o, "messages_received", (double)n->messages_received));
+        CHK(cJSON_AddNumberToObject(o, "comm_s", n->comm_s));
+        CHK(cJSON_AddNumberToObject(o, "allreduce_tasks", (double)n->allreduce_tasks));
+        CHK(cJSON_AddNumberToObject(o, "tasks", (double)n->tasks));
+        CHK(cJSON_AddNumberToObject(o, "busy_s", n->busy_s));
+        CHK(workers_json(o, "workers_detail", n->workers, n->nworkers));
+        bytes += n->bytes_sent;
+        comm += n->comm_s;
+    }
+    cJSON *net;
+    CHK(net = cJSON_AddObjectToObject(root, "network"));
+    CHK(cJSON_AddStringToObject(net, "allreduce", r->allreduce));
+    if (r->network != NULL)
+        CHK(cJSON_AddStringToObject(net, "description", r->network));
+    else
+        CHK(cJSON_AddNullToObject(net, "description"));
+    CHK(cJSON_AddNumberToObject(net, "bytes_sent", bytes));
+    CHK(cJSON_AddNumberToObject(net, "comm_s_mean", comm / r->nodes));
+    double sum = 0;
+    cJSON *per;
+    CHK(per = cJSON_AddArrayToObject(net, "allreduce_s_per_iteration"));
+    for (size_t i = 0; i < r->nallreduce_times; i++) {
+        CHK(cJSON_AddItemToArray(per, cJSON_CreateNumber(r->allreduce_times_s[i])));
+        sum += r->allreduce_times_s[i];
+    }
+    CHK(cJSON_AddNumberToObject(net, "allreduce_s_mean",
+                                r->nallreduce_times > 0 ? sum / (double)r->nallreduce_times : 0.0));
+    return true;
+nomem:
+    return false;
+}
+
+/* "versions": what made the file. */
+static bool versions_json(cJSON *root)
+{
+    cJSON *versions;
+    CHK(versions = cJSON_AddObjectToObject(root, "versions"));
+    CHK(cJSON_AddStringToObject(versions, "dahlsim", DAHLSIM_VERSION));
+    CHK(cJSON_AddStringToObject(versions, "starpu", dahl_engine_starpu_version()));
+    CHK(cJSON_AddStringToObject(versions, "starpu_build", DAHLSIM_STARPU_BUILD));
+    if (dahl_engine_simgrid_version() != NULL)
+        CHK(cJSON_AddStringToObject(versions, "simgrid", dahl_engine_simgrid_version()));
+#ifdef __VERSION__
+    CHK(cJSON_AddStringToObject(versions, "compiler", __VERSION__));
+#else
+    CHK(cJSON_AddStringToObject(versions, "compiler", "unknown"));
+#endif
+    CHK(cJSON_AddStringToObject(versions, "commit", DAHLSIM_COMMIT));
+    CHK(cJSON_AddStringToObject(versions, "openblas", dahl_kernels_blas_info()));
+    return true;
+nomem:
+    return false;
+}
+
 /* Builds the document; NULL when memory runs out. */
 static cJSON *results_json(const struct dahlsim_results *r)
 {
@@ -272,89 +382,14 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(cJSON_AddNumberToObject(per_arch, "cpu", (double)r->tasks_cpu));
     CHK(cJSON_AddNumberToObject(per_arch, "cuda", (double)r->tasks_cuda));
     CHK(workers_json(root, "workers_detail", r->workers, r->nworkers));
-    cJSON *links;
-    CHK(links = cJSON_AddArrayToObject(root, "links"));
-    for (size_t i = 0; i < r->nlinks; i++) {
-        cJSON *o = cJSON_CreateObject();
-        CHK(cJSON_AddItemToArray(links, o));
-        CHK(cJSON_AddStringToObject(o, "src", r->links[i].src));
-        CHK(cJSON_AddStringToObject(o, "dst", r->links[i].dst));
-        CHK(cJSON_AddNumberToObject(o, "bytes", (double)r->links[i].bytes));
-        CHK(cJSON_AddNumberToObject(o, "transfers", (double)r->links[i].transfers));
-    }
-    cJSON *mem;
-    CHK(mem = cJSON_AddArrayToObject(root, "memory_nodes"));
-    for (size_t i = 0; i < r->nmemory; i++) {
-        const struct dahl_profile_memnode *m = &r->memory[i];
-        cJSON *o = cJSON_CreateObject();
-        CHK(cJSON_AddItemToArray(mem, o));
-        CHK(cJSON_AddNumberToObject(o, "id", m->id));
-        CHK(cJSON_AddStringToObject(o, "name", m->name));
-        CHK(cJSON_AddStringToObject(o, "kind", m->kind));
-        CHK(cJSON_AddNumberToObject(o, "peak_bytes",
-                                    (double)((m->starpu_peak_bytes > 0 ? m->starpu_peak_bytes : 0) + m->app_bytes)));
-        CHK(cJSON_AddNumberToObject(o, "starpu_peak_bytes", (double)m->starpu_peak_bytes));
-        CHK(cJSON_AddNumberToObject(o, "app_bytes", (double)m->app_bytes));
-        CHK(cJSON_AddNumberToObject(o, "capacity_bytes", (double)m->capacity_bytes));
-    }
-    if (r->nodes > 0) {
-        CHK(cJSON_AddNumberToObject(root, "nodes", r->nodes));
-        cJSON *nd;
-        CHK(nd = cJSON_AddArrayToObject(root, "nodes_detail"));
-        double bytes = 0, comm = 0;
-        for (int i = 0; i < r->nodes; i++) {
-            const struct dahlsim_results_node *n = &r->nodes_detail[i];
-            cJSON *o = cJSON_CreateObject();
-            CHK(cJSON_AddItemToArray(nd, o));
-            CHK(cJSON_AddNumberToObject(o, "rank", n->rank));
-            CHK(cJSON_AddNumberToObject(o, "bytes_sent", n->bytes_sent));
-            CHK(cJSON_AddNumberToObject(o, "bytes_received", n->bytes_received));
-            CHK(cJSON_AddNumberToObject(o, "messages_sent", (double)n->messages_sent));
-            CHK(cJSON_AddNumberToObject(o, "messages_received", (double)n->messages_received));
-            CHK(cJSON_AddNumberToObject(o, "comm_s", n->comm_s));
-            CHK(cJSON_AddNumberToObject(o, "allreduce_tasks", (double)n->allreduce_tasks));
-            CHK(cJSON_AddNumberToObject(o, "tasks", (double)n->tasks));
-            CHK(cJSON_AddNumberToObject(o, "busy_s", n->busy_s));
-            CHK(workers_json(o, "workers_detail", n->workers, n->nworkers));
-            bytes += n->bytes_sent;
-            comm += n->comm_s;
-        }
-        cJSON *net;
-        CHK(net = cJSON_AddObjectToObject(root, "network"));
-        CHK(cJSON_AddStringToObject(net, "allreduce", r->allreduce));
-        if (r->network != NULL)
-            CHK(cJSON_AddStringToObject(net, "description", r->network));
-        else
-            CHK(cJSON_AddNullToObject(net, "description"));
-        CHK(cJSON_AddNumberToObject(net, "bytes_sent", bytes));
-        CHK(cJSON_AddNumberToObject(net, "comm_s_mean", comm / r->nodes));
-        double sum = 0;
-        cJSON *per;
-        CHK(per = cJSON_AddArrayToObject(net, "allreduce_s_per_iteration"));
-        for (size_t i = 0; i < r->nallreduce_times; i++) {
-            CHK(cJSON_AddItemToArray(per, cJSON_CreateNumber(r->allreduce_times_s[i])));
-            sum += r->allreduce_times_s[i];
-        }
-        CHK(cJSON_AddNumberToObject(net, "allreduce_s_mean",
-                                    r->nallreduce_times > 0 ? sum / (double)r->nallreduce_times : 0.0));
-    }
+    CHK(links_json(root, r));
+    CHK(memory_json(root, r));
+    if (r->nodes > 0)
+        CHK(nodes_json(root, r));
     CHK(submission_json(root, r));
     CHK(scheduling_json(root, r));
     CHK(cJSON_AddNumberToObject(root, "seed", (double)r->seed));
-    cJSON *versions;
-    CHK(versions = cJSON_AddObjectToObject(root, "versions"));
-    CHK(cJSON_AddStringToObject(versions, "dahlsim", DAHLSIM_VERSION));
-    CHK(cJSON_AddStringToObject(versions, "starpu", dahl_engine_starpu_version()));
-    CHK(cJSON_AddStringToObject(versions, "starpu_build", DAHLSIM_STARPU_BUILD));
-    if (dahl_engine_simgrid_version() != NULL)
-        CHK(cJSON_AddStringToObject(versions, "simgrid", dahl_engine_simgrid_version()));
-#ifdef __VERSION__
-    CHK(cJSON_AddStringToObject(versions, "compiler", __VERSION__));
-#else
-    CHK(cJSON_AddStringToObject(versions, "compiler", "unknown"));
-#endif
-    CHK(cJSON_AddStringToObject(versions, "commit", DAHLSIM_COMMIT));
-    CHK(cJSON_AddStringToObject(versions, "openblas", dahl_kernels_blas_info()));
+    CHK(versions_json(root));
     CHK(cJSON_AddNumberToObject(root, "wall_s", r->wall_s));
     CHK(cJSON_AddNumberToObject(root, "peak_rss_kib", (double)r->peak_rss_kib));
     CHK(cJSON_AddNumberToObject(root, "maps_first_step", (double)r->maps_first_step));

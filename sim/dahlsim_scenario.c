@@ -44,7 +44,6 @@
 #include "dahlsim_platform.h"
 
 #include "dahl_codelets.h"
-#include "dahl_engine.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -482,11 +481,22 @@ static bool machine_checks(const struct where *w, const cJSON *o, struct dahlsim
     return machine_sched_costs(manifest, manifest_path, x, &x->sched_push_us, &x->worker_us) == 0;
 }
 
-static bool experiment_from(const struct where *w, const char *scenario_dir, const cJSON *o,
-                            struct dahlsim_experiment *x)
+/* A string key whose value is one of choices (NULL-terminated; the first is the default) into buf. */
+static bool get_choice(const struct where *w, const cJSON *o, const char *key, char *buf, size_t size,
+                       const char *const *choices, const char *expected)
 {
-    memset(x, 0, sizeof(*x));
-    snprintf(x->point, sizeof(x->point), "%s", w->point);
+    if (!get_string(w, o, key, choices[0], buf, size, expected))
+        return false;
+    for (size_t i = 0; choices[i] != NULL; i++)
+        if (strcmp(buf, choices[i]) == 0)
+            return true;
+    field_error(w, key, cJSON_GetObjectItemCaseSensitive(o, key), expected);
+    return false;
+}
+
+/* The machine's name, the model, the dataset and the sizes. */
+static bool what_from(const struct where *w, const char *scenario_dir, const cJSON *o, struct dahlsim_experiment *x)
+{
     if (!get_string(w, o, "machine", NULL, x->machine, sizeof(x->machine), "a calibrated machine's name"))
         return false;
     if (!dahlsim_machine_name_valid(x->machine)) {
@@ -544,6 +554,12 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
         field_error(w, "batch", cJSON_GetObjectItemCaseSensitive(o, "batch"), expected);
         return false;
     }
+    return true;
+}
+
+/* How it trains: the scheduler, perf models, reduction, costs, prefetch, memory and the learning. */
+static bool how_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
     if (!get_string(w, o, "scheduler", "lws", x->scheduler, sizeof(x->scheduler), "a StarPU scheduling policy"))
         return false;
     char expected_sched[1400];
@@ -552,28 +568,14 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
         dahlsim_scheduler_hint(x->scheduler);
         return false;
     }
-    if (!get_string(w, o, "perfmodel", "history", x->perfmodel, sizeof(x->perfmodel),
-                    "history, regression or nl-regression"))
+    static const char *const perfmodels[] = {"history", "regression", "nl-regression", NULL};
+    static const char *const reductions[] = {"redux", "manual", NULL};
+    static const char *const costs[] = {"measured", "starpu", NULL};
+    if (!get_choice(w, o, "perfmodel", x->perfmodel, sizeof(x->perfmodel), perfmodels,
+                    "history, regression or nl-regression") ||
+        !get_choice(w, o, "reduction", x->reduction, sizeof(x->reduction), reductions, "redux or manual") ||
+        !get_choice(w, o, "runtime_costs", x->runtime_costs, sizeof(x->runtime_costs), costs, "measured or starpu"))
         return false;
-    enum dahl_perfmodel_kind kind;
-    if (dahl_perfmodel_kind_parse(x->perfmodel, &kind) != 0) {
-        field_error(w, "perfmodel", cJSON_GetObjectItemCaseSensitive(o, "perfmodel"),
-                    "history, regression or nl-regression");
-        return false;
-    }
-    if (!get_string(w, o, "reduction", "redux", x->reduction, sizeof(x->reduction), "redux or manual"))
-        return false;
-    if (strcmp(x->reduction, "redux") != 0 && strcmp(x->reduction, "manual") != 0) {
-        field_error(w, "reduction", cJSON_GetObjectItemCaseSensitive(o, "reduction"), "redux or manual");
-        return false;
-    }
-    if (!get_string(w, o, "runtime_costs", "measured", x->runtime_costs, sizeof(x->runtime_costs),
-                    "measured or starpu"))
-        return false;
-    if (strcmp(x->runtime_costs, "measured") != 0 && strcmp(x->runtime_costs, "starpu") != 0) {
-        field_error(w, "runtime_costs", cJSON_GetObjectItemCaseSensitive(o, "runtime_costs"), "measured or starpu");
-        return false;
-    }
     const cJSON *prefetch = cJSON_GetObjectItemCaseSensitive(o, "prefetch");
     if (prefetch != NULL && !cJSON_IsBool(prefetch)) {
         field_error(w, "prefetch", prefetch, "true or false");
@@ -586,7 +588,12 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     if (!get_int(w, o, "seed", 0, 9007199254740992L, 1, &x->seed) ||
         !get_number(w, o, "lr", 1e-12, 100, 0.01, &x->lr) || !get_number(w, o, "momentum", 0, 0.999999, 0.9, &x->momentum))
         return false;
+    return true;
+}
 
+/* "trace" and "trace_window". */
+static bool trace_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
     const cJSON *trace = cJSON_GetObjectItemCaseSensitive(o, "trace");
     if (trace != NULL && !cJSON_IsBool(trace)) {
         field_error(w, "trace", trace, "true or false");
@@ -612,8 +619,12 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
         x->trace_first = first;
         x->trace_last = last;
     }
+    return true;
+}
 
-    /* The machine: its platform bounds the worker counts, its manifest says which shapes it covers. */
+/* The machine's platform bounds the worker counts; every codelet's perf model must be in its calibration. */
+static bool workers_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
     char platform[PATH_MAX + 96];
     long ncpu, ngpu;
     if (!platform_counts(x->machine_dir, x->machine, &ncpu, &ngpu, platform, sizeof(platform))) {
@@ -663,6 +674,16 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
         field_error(w, "cpus", cJSON_GetObjectItemCaseSensitive(o, "cpus"), "at least one worker (cpus + gpus >= 1)");
         return false;
     }
+    return true;
+}
+
+static bool experiment_from(const struct where *w, const char *scenario_dir, const cJSON *o,
+                            struct dahlsim_experiment *x)
+{
+    memset(x, 0, sizeof(*x));
+    snprintf(x->point, sizeof(x->point), "%s", w->point);
+    if (!what_from(w, scenario_dir, o, x) || !how_from(w, o, x) || !trace_from(w, o, x) || !workers_from(w, o, x))
+        return false;
     /* The machine's manifest, read once for the coverage check and the measured costs. */
     char manifest_path[PATH_MAX + 32];
     snprintf(manifest_path, sizeof(manifest_path), "%s/manifest.json", x->machine_dir);
