@@ -94,12 +94,7 @@ Test(calibrate, the_simgrid_binary_refuses_to_calibrate)
 {
     char *sim_env[] = {"STARPU_PERF_MODEL_DIR=" DAHLSIM_SOURCE_DIR "/tests/data/probe-machine",
                        "STARPU_HOSTNAME=probe-2cpu", "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
-#if defined(__SANITIZE_ADDRESS__)
-    char *contexts = "--cfg=contexts/factory:thread";
-#else
-    char *contexts = "--cfg=contexts/factory:raw";
-#endif
-    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "calibrate", "--machine", "x", NULL};
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "calibrate", "--machine", "x", NULL};
     dahl_test_run(&run, argv, sim_env);
     cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "calibrate: measuring needs the native build") != NULL, "%s", run.err);
@@ -117,12 +112,7 @@ static double simulate(const char *dir, const char *out)
     char models[256];
     snprintf(models, sizeof(models), "STARPU_PERF_MODEL_DIR=%s/test-local/sampling", dir);
     char *sim_env[] = {models, "STARPU_HOSTNAME=test-local", "ASAN_OPTIONS=detect_leaks=0", NULL};
-#if defined(__SANITIZE_ADDRESS__)
-    char *contexts = "--cfg=contexts/factory:thread";
-#else
-    char *contexts = "--cfg=contexts/factory:raw";
-#endif
-    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "sim-train", "--dataset",
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "sim-train", "--dataset",
                     "synthetic:12x12x1", "--samples", "64", "--batch", "8", "--epochs", "2", "--quiet", "--out",
                     (char *)out, NULL};
     dahl_test_run(&run, argv, sim_env);

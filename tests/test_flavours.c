@@ -16,17 +16,8 @@
  * (src/datawizard/datawizard.c: starpu_sleep(0.000001) under STARPU_SIMGRID). */
 #define SIM_TASK_OVERHEAD_US 1.0
 
-/* Sanitizer builds: see dahlsim_spawn_sim() in sim/dahlsim_spawn.h. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SIM_CONTEXTS "--cfg=contexts/factory:thread"
-#define SIM_ASAN "ASAN_OPTIONS=detect_leaks=0"
-#else
-#define SIM_CONTEXTS "--cfg=contexts/factory:raw" /* SimGrid's default on x86-64 */
-#define SIM_ASAN "DAHL_TEST_UNSANITIZED=1"
-#endif
 
 static char *const sim_env[] = {
-    SIM_ASAN,
     "STARPU_PERF_MODEL_DIR=" DAHLSIM_SOURCE_DIR "/tests/data/probe-machine",
     "STARPU_HOSTNAME=probe-2cpu",
     "STARPU_SIMGRID_TASK_SUBMIT_COST=0",
@@ -40,7 +31,7 @@ static struct dahl_test_run run;
 
 static void simulate(const char *sched, const char *ncpu, const char *tasks, const char *duration_us)
 {
-    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", SIM_CONTEXTS, "engine-probe", "--sched", (char *)sched,
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "engine-probe", "--sched", (char *)sched,
                     "--ncpu", (char *)ncpu, "--tasks", (char *)tasks, "--duration-us", (char *)duration_us,
                     NULL};
     dahl_test_run(&run, argv, sim_env);
@@ -113,7 +104,7 @@ Test(flavours, simulated_shape_without_a_model_fails)
  * input-fetching costs off, the 1 us of polling), spread over the workers. */
 static void simulate_empty(const char *ncpu, const char *tasks)
 {
-    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", SIM_CONTEXTS, "engine-probe", "--empty", "--sched",
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "engine-probe", "--empty", "--sched",
                     "eager", "--ncpu", (char *)ncpu, "--tasks", (char *)tasks, NULL};
     dahl_test_run(&run, argv, sim_env);
     cr_assert(strstr(run.out, "\"empty\": true") != NULL, "%s", run.out);

@@ -24,18 +24,13 @@
 
 /* StarPU-SimGrid 1.3.10's polling microsecond per task (see test_flavours.c). */
 #define SIM_TASK_OVERHEAD_US 1.0
-/* The simulated runs: 2 steps of batch 8 (small: simulation under AddressSanitizer runs ~300 tasks/s). */
+/* The simulated runs: 2 steps of batch 8. */
 #define SIM_STEPS 2
 #define SIM_BATCH 8
 #define SIM_SAMPLES "16" /* SIM_STEPS * SIM_BATCH */
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SIM_CONTEXTS "--cfg=contexts/factory:thread"
-#else
-#define SIM_CONTEXTS "--cfg=contexts/factory:raw"
-#endif
 
 static struct dahl_test_run run;
 static char dir[64];
@@ -251,7 +246,7 @@ Test(machine, the_simgrid_binary_refuses)
 {
     char *env[] = {"STARPU_PERF_MODEL_DIR=" DAHLSIM_SOURCE_DIR "/tests/data/probe-machine",
                    "STARPU_HOSTNAME=probe-2cpu", "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
-    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", SIM_CONTEXTS, "machine", "synth", "x.json",
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "machine", "synth", "x.json",
                     "--machine", "x", NULL};
     dahl_test_run(&run, argv, env);
     cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
@@ -351,7 +346,7 @@ static void simulate(const char *name, const char *out, const char *ngpu, const 
     snprintf(outdir, sizeof(outdir), "%s/%s", dir, out);
     char *env[] = {models, host, "STARPU_SIMGRID_TASK_SUBMIT_COST=0", "STARPU_SIMGRID_FETCHING_INPUT_COST=0",
                    "ASAN_OPTIONS=detect_leaks=0", NULL};
-    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", SIM_CONTEXTS, "sim-train", "--dataset",
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "sim-train", "--dataset",
                     "synthetic:12x12x1", "--samples", SIM_SAMPLES, "--batch", STR(SIM_BATCH), "--ncpu", "1",
                     "--ngpu", (char *)ngpu,
                     "--sched", (char *)sched, "--reduction", (char *)reduction, "--quiet", "--out", outdir, NULL};

@@ -151,15 +151,10 @@ Test(train, model_files_are_parsed_strictly)
 
 Test(train, the_simgrid_binary_refuses_to_train)
 {
-    /* as test_flavours.c runs it: the probe machine, and thread contexts under AddressSanitizer */
+    /* as test_flavours.c runs it: on the probe machine */
     char *sim_env[] = {"STARPU_PERF_MODEL_DIR=" DAHLSIM_SOURCE_DIR "/tests/data/probe-machine",
                        "STARPU_HOSTNAME=probe-2cpu", "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
-#if defined(__SANITIZE_ADDRESS__)
-    char *contexts = "--cfg=contexts/factory:thread";
-#else
-    char *contexts = "--cfg=contexts/factory:raw";
-#endif
-    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "train", "--dataset", "synthetic:12x12x1",
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "train", "--dataset", "synthetic:12x12x1",
                     NULL};
     dahl_test_run(&run, argv, sim_env);
     cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
@@ -170,18 +165,13 @@ Test(train, only_sim_train_reads_a_point_and_then_no_experiment_option)
 {
     char *sim_env[] = {"STARPU_PERF_MODEL_DIR=" DAHLSIM_SOURCE_DIR "/tests/data/probe-machine",
                        "STARPU_HOSTNAME=probe-2cpu", "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
-#if defined(__SANITIZE_ADDRESS__)
-    char *contexts = "--cfg=contexts/factory:thread";
-#else
-    char *contexts = "--cfg=contexts/factory:raw";
-#endif
-    char *both[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "sim-train", "--batch", "4", "--point",
+    char *both[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "sim-train", "--batch", "4", "--point",
                     "/nonexistent/point.json", NULL};
     dahl_test_run(&run, both, sim_env);
     cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "dahlsim: error: --batch: the experiment comes from --point /nonexistent/point.json")
                   != NULL, "%s", run.err);
-    char *missing[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", contexts, "sim-train", "--point",
+    char *missing[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "sim-train", "--point",
                        "/nonexistent/point.json", NULL};
     dahl_test_run(&run, missing, sim_env);
     cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);

@@ -144,12 +144,6 @@ int dahlsim_spawn_err(char *const argv[], const struct dahlsim_env_var *vars, si
     return WEXITSTATUS(status);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#else
-#define SANITIZED 0
-#endif
-
 int dahlsim_spawn_sim(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
                       size_t out_size)
 {
@@ -191,11 +185,8 @@ int dahlsim_spawn_sim_err(char *const args[], const struct dahlsim_env_var *vars
     char exe[PATH_MAX];
     if (dahlsim_sibling_path("dahlsim-sim", exe, sizeof(exe)) != 0)
         return -1;
-    const char *prefix[] = {exe, "--log=root.thres:warning", SANITIZED ? "--cfg=contexts/factory:thread" : NULL,
-                            NULL};
-    const struct dahlsim_env_var asan = {"ASAN_OPTIONS", "detect_leaks=0"};
-    int status = dahlsim_spawn_prefixed(prefix, args, vars, nvars, &asan, SANITIZED ? 1 : 0, out, out_size,
-                                        stderr_path);
+    const char *prefix[] = {exe, "--log=root.thres:warning", NULL};
+    int status = dahlsim_spawn_prefixed(prefix, args, vars, nvars, NULL, 0, out, out_size, stderr_path);
     if (status > 0)
         dahlsim_simfail_report(status, stderr_path);
     return status;

@@ -35,9 +35,8 @@ int dahlsim_spawn_prefixed(const char *const prefix[], char *const args[], const
                            size_t out_size, const char *stderr_path);
 
 /* Runs build/dahlsim-sim with args (NULL-terminated, without argv[0]) and the vars overrides, as
- * dahlsim_spawn does. Adds SimGrid's own options first: quiet logs, and in sanitizer builds thread
- * contexts (ASan cannot follow SimGrid's stack switching) with leak detection off (StarPU-SimGrid 1.3.10
- * leaks at exit; the native runs of the same sources keep it on). */
+ * dahlsim_spawn does, with SimGrid's logs quiet. (The simulators are never sanitized: see the top of
+ * CMakeLists.txt.) */
 int dahlsim_spawn_sim(char *const args[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
                       size_t out_size);
 /* dahlsim_spawn_sim with stderr to a file, as dahlsim_spawn_err. */
