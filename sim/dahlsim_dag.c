@@ -1305,7 +1305,7 @@ bool dahlsim_scheduler_value(const char *value, char *policy, size_t policy_size
             snprintf(priorities, priorities_size, "auto:%s%s", dahl_autoprio_heuristic_name(hc.heuristic),
                      hc.by_footprint ? "/footprint" : "");
     } else {
-        ok = strcmp(value, "heteroprio") != 0 && dahl_engine_sched_known(value);
+        ok = strcmp(value, "heteroprio") != 0 && dahl_sched_policy_known(value);
         if (ok && policy != NULL)
             snprintf(policy, policy_size, "%s", value);
         if (ok && priorities != NULL && priorities_size > 0)
@@ -1354,7 +1354,7 @@ void dahlsim_scheduler_hint(const char *value)
     }
     char list[1024], best[48] = "";
     size_t best_d = SIZE_MAX;
-    dahl_engine_sched_list(list, sizeof(list));
+    dahl_sched_policy_list(list, sizeof(list));
     char *save = NULL;
     for (char *name = strtok_r(list, ", ", &save); name != NULL; name = strtok_r(NULL, ", ", &save)) {
         size_t d = edit_distance(value, name);

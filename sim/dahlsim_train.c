@@ -109,7 +109,7 @@ static void help(void)
            "\nStarPU's own environment (STARPU_HOME, STARPU_SILENT, ...) is respected.\n",
            DAHL_FASHION_MNIST_DIR, DEEP_BLOCKS);
     char list[1024];
-    dahl_engine_sched_list(list, sizeof(list));
+    dahl_sched_policy_list(list, sizeof(list));
     printf("\nscheduling policies (--sched, and a scenario's \"scheduler\"): %s\n", list);
 }
 
@@ -263,7 +263,7 @@ static int parse_options(int argc, char **argv, struct train_opts *o)
             break;
         case O_SCHED:
             o->sched = optarg;
-            if (!dahl_engine_sched_known(optarg)) {
+            if (!dahl_sched_policy_known(optarg)) {
                 dahlsim_error("--sched: expected a StarPU scheduling policy (lws, dmda, eager, ...), got \"%s\"",
                               optarg);
                 dahlsim_scheduler_hint(optarg);
