@@ -1,9 +1,10 @@
 /* dahl's perf-model names (see dahl_perfnames.h): one table of symbols, in the order of the models of
- * runtime/codelets/registry.c, and one of kinds. */
+ * runtime/codelets/registry.c, and one of kinds, indexed by kind. */
 #include "dahl_perfnames.h"
 
+#include "dahl_names.h"
+
 #include <errno.h>
-#include <string.h>
 
 static const char *const symbols[] = {
     "dahl_conv2d_forward",
@@ -22,34 +23,25 @@ static const char *const symbols[] = {
     "dahl_zero",
 };
 
-static const struct {
-    const char *name;
-    enum dahl_perfmodel_kind kind;
-} kinds[] = {
-    {"history", DAHL_PERFMODEL_HISTORY},
-    {"regression", DAHL_PERFMODEL_REGRESSION},
-    {"nl-regression", DAHL_PERFMODEL_NL_REGRESSION},
+static const char *const kind_names[] = {
+    [DAHL_PERFMODEL_HISTORY] = "history",
+    [DAHL_PERFMODEL_REGRESSION] = "regression",
+    [DAHL_PERFMODEL_NL_REGRESSION] = "nl-regression",
 };
+#define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
 
 int dahl_perfmodel_kind_parse(const char *name, enum dahl_perfmodel_kind *out)
 {
-    if (name == NULL)
+    int k = dahl_names_find(kind_names, NKINDS, name);
+    if (k < 0)
         return -EINVAL;
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        if (strcmp(name, kinds[i].name) == 0) {
-            *out = kinds[i].kind;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    *out = (enum dahl_perfmodel_kind)k;
+    return 0;
 }
 
 const char *dahl_perfmodel_kind_name(enum dahl_perfmodel_kind kind)
 {
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-        if (kinds[i].kind == kind)
-            return kinds[i].name;
-    return NULL;
+    return (unsigned)kind < NKINDS ? kind_names[kind] : NULL;
 }
 
 const char *const *dahl_codelet_symbols(size_t *n)

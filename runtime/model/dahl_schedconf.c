@@ -2,6 +2,8 @@
  * (src/core/sched_policy.c), by policy_name, in its order. */
 #include "dahl_schedconf.h"
 
+#include "dahl_names.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -22,23 +24,12 @@ const char *const *dahl_sched_policies(size_t *n)
 
 bool dahl_sched_policy_known(const char *name)
 {
-    for (size_t i = 0; name != NULL && i < sizeof(policies) / sizeof(policies[0]); i++)
-        if (strcmp(policies[i], name) == 0)
-            return true;
-    return false;
+    return dahl_names_find(policies, sizeof(policies) / sizeof(policies[0]), name) >= 0;
 }
 
 void dahl_sched_policy_list(char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size > 0)
-        buf[0] = '\0';
-    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]) && used < size; i++) {
-        int n = snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "", policies[i]);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
+    dahl_names_join(policies, sizeof(policies) / sizeof(policies[0]), buf, size);
 }
 
 bool dahl_heteroprio_parse_auto(const char *text, struct dahl_heteroprio_conf *conf)
