@@ -5,7 +5,7 @@
 #include "dahlsim_run.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_fs.h"
-#include "dahlsim_dag.h"
+#include "dahlsim_schedconf.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_smpi.h"
 #include "dahlsim_spawn.h"

@@ -37,7 +37,7 @@
  *   sweep           {key: [values...]}   -                        a grid over any keys above but comment/sweep
  */
 #include "dahlsim_scenario.h"
-#include "dahlsim_dag.h"
+#include "dahlsim_schedconf.h"
 #include "dahlsim_manifest.h"
 #include "dahlsim_util.h"
 #include "dahlsim_fs.h"

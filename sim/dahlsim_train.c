@@ -8,7 +8,7 @@
  * StarPU-SimGrid. No kernel runs and no pixel exists (shape-only data, folded tensors), so there is no
  * loss, accuracy or evaluation: epochs report only their simulated time, and results.json says "simulated". */
 #include "dahlsim_cli.h"
-#include "dahlsim_dag.h"
+#include "dahlsim_schedconf.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_nodes.h"
 #include "dahlsim_proc.h"
@@ -21,6 +21,7 @@
 #include "dahl_kernels.h"
 #include "dahl_network.h"
 #include "dahl_profile.h"
+#include "dahl_sched.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
 # modules of sim/ include each other's headers in a circle (a module: dahlsim_X.c with dahlsim_X.h). Prints
 # every offending include as FILE:LINE and exits 1; exit 0 when the tree keeps the rules.
 # --selftest: runs the check on copies of kernels/, sim/, runtime/records/ and runtime/model/ with a StarPU
-# include (in sim/core, sim/trace, runtime/model), a header from above (in sim/core, sim/trace,
+# include (in sim/core, sim/trace, runtime/model), a header from above (in sim/core, sim/trace, sim/lab,
 # runtime/records) and a circle put in, and fails unless each is refused (so the check itself can fail).
 # usage: check_layers.sh [--selftest] SOURCE_DIR
 set -euo pipefail
@@ -47,9 +47,12 @@ if [ "${1:-}" = --selftest ]; then
     sed -i '0,/^#include/s//#include <starpu_hash.h>\n#include/' "$work/tree/runtime/model/dahl_footprint.c"
     refused "starpu_hash.h in runtime/model" "dahl_footprint.c:.*includes no StarPU"
     fresh
+    sed -i '0,/^#include/s//#include "dahl_engine.h"\n#include/' "$work/tree/sim/lab/emulate.c"
+    refused "a runtime header in sim/lab" "emulate.c:.*not a header of sim/lab or of sim/core runtime/model kernels"
+    fresh
     sed -i '0,/^#include/s//#include "dahlsim_run.h"\n#include/' "$work/tree/sim/dahlsim_scenario.h"
     refused "a circle run -> scenario -> run" "in a circle"
-    echo "check_layers: selftest: all seven refused"
+    echo "check_layers: selftest: all eight refused"
     exit 0
 fi
 src=${1:?usage: check_layers.sh [--selftest] SOURCE_DIR}
@@ -63,6 +66,7 @@ rules=(
     "runtime/model kernels"
     "sim/core"
     "sim/trace sim/core runtime/records"
+    "sim/lab sim/core runtime/model kernels"
 )
 
 forbidden_system='^#include[[:space:]]*<(starpu|simgrid|smpi|mpi|xbt)[^>]*>'
