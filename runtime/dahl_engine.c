@@ -208,25 +208,6 @@ bool dahl_engine_has_cuda(void)
 #endif
 }
 
-bool dahl_engine_sched_known(const char *name)
-{
-    return dahl_sched_predefined(name) != NULL;
-}
-
-void dahl_engine_sched_list(char *buf, size_t size)
-{
-    struct starpu_sched_policy **policies = starpu_sched_get_predefined_policies();
-    size_t used = 0;
-    if (size > 0)
-        buf[0] = '\0';
-    for (size_t i = 0; policies[i] != NULL && used < size; i++) {
-        int n = snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "", policies[i]->policy_name);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-}
-
 int dahl_engine_worker_count(void)
 {
     return engine_started ? (int)starpu_worker_get_count() : 0;

@@ -13,7 +13,8 @@ struct dahl_heteroprio_conf;
 struct dahl_engine_conf {
     int ncpu;          /* CPU workers; -1 for StarPU's default (all cores, or the platform's CPU hosts) */
     int ngpu;          /* CUDA workers; -1 for StarPU's default, 0 for none */
-    const char *sched; /* scheduling policy name ("eager", "dmda", ...); NULL for StarPU's default */
+    const char *sched; /* scheduling policy name ("eager", "dmda", ...: dahl_schedconf.h lists them); NULL
+                          for StarPU's default */
     bool profiling;    /* per-worker busy/idle accounting (dahl_engine_worker_stats); off by default */
     const struct dahl_heteroprio_conf *heteroprio; /* sched "heteroprio": buckets and lists (dahl_sched.h);
                                                       required with that policy, copied at start */
@@ -83,12 +84,6 @@ int dahl_engine_ngpu(void);
 /* True when this build's StarPU can drive CUDA devices (--ngpu > 0 makes sense): a native StarPU built with
  * CUDA, or any SimGrid build (simulated GPUs, as many as the machine's platform file has). */
 bool dahl_engine_has_cuda(void);
-
-/* True when name is one of StarPU's predefined scheduling policies ("eager", "lws", "dmda", ...). Can be
- * called before the engine starts. */
-bool dahl_engine_sched_known(const char *name);
-/* Writes the predefined policy names, comma-separated, into buf (for error messages). */
-void dahl_engine_sched_list(char *buf, size_t size);
 
 /* Number of workers of the running engine. */
 int dahl_engine_worker_count(void);

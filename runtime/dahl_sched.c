@@ -53,23 +53,6 @@ static struct {
     int final_order[DAHL_NARCH][MAX_TYPES];
 } hp;
 
-bool dahl_heteroprio_parse_auto(const char *text, struct dahl_heteroprio_conf *conf)
-{
-    if (text == NULL || strncmp(text, "auto:", 5) != 0)
-        return false;
-    memset(conf, 0, sizeof(*conf));
-    conf->autoprio = true;
-    conf->interval = 32;
-    char name[32];
-    const char *slash = strchr(text + 5, '/');
-    size_t len = slash != NULL ? (size_t)(slash - (text + 5)) : strlen(text + 5);
-    if (len >= sizeof(name) || (slash != NULL && strcmp(slash, "/footprint") != 0))
-        return false;
-    conf->by_footprint = slash != NULL;
-    snprintf(name, sizeof(name), "%.*s", (int)len, text + 5);
-    return dahl_autoprio_heuristic_parse(name, &conf->heuristic);
-}
-
 static int arch_of_worker(int workerid)
 {
     return starpu_worker_get_type(workerid) == STARPU_CUDA_WORKER ? DAHL_ARCH_GPU : DAHL_ARCH_CPU;

@@ -14,7 +14,7 @@
  * calibration leaves the previous one intact. */
 #include "dahlsim_manifest.h"
 #include "dahlsim_cli.h"
-#include "dahlsim_dag.h"
+#include "dahlsim_schedconf.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_spawn.h"

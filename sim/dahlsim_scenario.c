@@ -11,7 +11,7 @@
  *   batch           integer >= 1         32                       samples per step (<= samples)
  *   epochs          integer >= 1         1
  *   scheduler       string               "lws"                    any StarPU 1.3.10 policy name, or
- *                                                                 heteroprio:auto-HEURISTIC (dahlsim_dag.h)
+ *                                                                 heteroprio:auto-HEURISTIC (dahlsim_schedconf.h)
  *   cpus            integer >= 0         all CPUs of the platform
  *   gpus            integer >= 0         all GPUs of the platform
  *   gpu_memory_mib  integer >= 1 | null  null (no limit)          STARPU_LIMIT_CUDA_MEM
@@ -37,7 +37,7 @@
  *   sweep           {key: [values...]}   -                        a grid over any keys above but comment/sweep
  */
 #include "dahlsim_scenario.h"
-#include "dahlsim_dag.h"
+#include "dahlsim_schedconf.h"
 #include "dahlsim_manifest.h"
 #include "dahlsim_util.h"
 #include "dahlsim_fs.h"

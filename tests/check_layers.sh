@@ -3,9 +3,9 @@
 # neither StarPU, SimGrid nor MPI, and of dahl's own headers only those of the parts below it; and no two
 # modules of sim/ include each other's headers in a circle (a module: dahlsim_X.c with dahlsim_X.h). Prints
 # every offending include as FILE:LINE and exits 1; exit 0 when the tree keeps the rules.
-# --selftest: runs the check on copies of kernels/, sim/ and runtime/records/ with a StarPU include, a header
-# from above (in sim/core, sim/trace, runtime/records) and a circle put in, and fails unless each is refused
-# (so the check itself can fail).
+# --selftest: runs the check on copies of kernels/, sim/, runtime/records/ and runtime/model/ with a StarPU
+# include (in sim/core, sim/trace, runtime/model), a header from above (in sim/core, sim/trace, sim/lab,
+# runtime/records) and a circle put in, and fails unless each is refused (so the check itself can fail).
 # usage: check_layers.sh [--selftest] SOURCE_DIR
 set -euo pipefail
 if [ "${1:-}" = --selftest ]; then
@@ -25,7 +25,7 @@ if [ "${1:-}" = --selftest ]; then
         rm -rf "$work/tree"
         mkdir -p "$work/tree/runtime"
         cp -r "$src/kernels" "$src/sim" "$work/tree/"
-        cp -r "$src/runtime/records" "$work/tree/runtime/"
+        cp -r "$src/runtime/records" "$src/runtime/model" "$work/tree/runtime/"
     }
     fresh
     "$self" "$work/tree" || { echo "check_layers: selftest: the tree as it is does not pass" >&2; exit 1; }
@@ -44,9 +44,15 @@ if [ "${1:-}" = --selftest ]; then
     sed -i '0,/^#include/s//#include "dahlsim_trace.h"\n#include/' "$work/tree/runtime/records/dahl_records.h"
     refused "a header from above in runtime/records" "dahl_records.h:.*not a header of runtime/records"
     fresh
+    sed -i '0,/^#include/s//#include <starpu_hash.h>\n#include/' "$work/tree/runtime/model/dahl_footprint.c"
+    refused "starpu_hash.h in runtime/model" "dahl_footprint.c:.*includes no StarPU"
+    fresh
+    sed -i '0,/^#include/s//#include "dahl_engine.h"\n#include/' "$work/tree/sim/lab/emulate.c"
+    refused "a runtime header in sim/lab" "emulate.c:.*not a header of sim/lab or of sim/core runtime/model kernels"
+    fresh
     sed -i '0,/^#include/s//#include "dahlsim_run.h"\n#include/' "$work/tree/sim/dahlsim_scenario.h"
     refused "a circle run -> scenario -> run" "in a circle"
-    echo "check_layers: selftest: all six refused"
+    echo "check_layers: selftest: all eight refused"
     exit 0
 fi
 src=${1:?usage: check_layers.sh [--selftest] SOURCE_DIR}
@@ -57,8 +63,10 @@ status=0
 rules=(
     "kernels"
     "runtime/records"
+    "runtime/model kernels"
     "sim/core"
     "sim/trace sim/core runtime/records"
+    "sim/lab sim/core runtime/model kernels"
 )
 
 forbidden_system='^#include[[:space:]]*<(starpu|simgrid|smpi|mpi|xbt)[^>]*>'

@@ -17,11 +17,6 @@ static struct dahl_conv2d_shape conv2d_task_shape(struct starpu_task *task)
     return args.shape;
 }
 
-uint32_t dahl_conv2d_footprint_of(const struct dahl_conv2d_shape *s)
-{
-    return starpu_hash_crc32c_be_n(s, sizeof(*s), 0);
-}
-
 static uint32_t conv2d_footprint(struct starpu_task *task)
 {
     struct dahl_conv2d_shape s = conv2d_task_shape(task);

@@ -24,6 +24,9 @@ extern struct starpu_perfmodel dahl_sgd_update_model;
 extern struct starpu_perfmodel dahl_accumulate_model;
 extern struct starpu_perfmodel dahl_zero_model;
 
+/* The models above, in the order of dahl_codelet_symbols() (*n entries), for tests/test_model.c. */
+struct starpu_perfmodel *const *dahl_codelets_models(size_t *n);
+
 /* Called by every dahl_insert_*() before submitting: from then on the perf-model kind is fixed. */
 void dahl_codelets_note_submit(void);
 

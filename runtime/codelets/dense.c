@@ -16,11 +16,6 @@ static struct dense_args dense_task_args(struct starpu_task *task)
     return args;
 }
 
-uint32_t dahl_dense_footprint_of(int n_in, int n_out)
-{
-    return starpu_hash_crc32c_be((uint32_t)n_out, starpu_hash_crc32c_be((uint32_t)n_in, 0));
-}
-
 static uint32_t dense_footprint(struct starpu_task *task)
 {
     struct dense_args a = dense_task_args(task);

@@ -16,11 +16,6 @@ static struct dahl_maxpool_shape maxpool_task_shape(struct starpu_task *task)
     return args.shape;
 }
 
-uint32_t dahl_maxpool_footprint_of(const struct dahl_maxpool_shape *s)
-{
-    return starpu_hash_crc32c_be_n(s, sizeof(*s), 0);
-}
-
 static uint32_t maxpool_footprint(struct starpu_task *task)
 {
     struct dahl_maxpool_shape s = maxpool_task_shape(task);

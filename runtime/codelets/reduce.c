@@ -12,12 +12,6 @@ static size_t reduce_task_n(struct starpu_task *task)
     return starpu_vector_get_nx(STARPU_TASK_GET_HANDLE(task, 0));
 }
 
-uint32_t dahl_reduce_footprint_of(size_t n)
-{
-    const uint64_t n64 = n;
-    return starpu_hash_crc32c_be_n(&n64, sizeof(n64), 0);
-}
-
 static uint32_t reduce_footprint(struct starpu_task *task)
 {
     return dahl_reduce_footprint_of(reduce_task_n(task));

@@ -1,12 +1,11 @@
-/* The one table of dahl codelets' perf models: their symbols (what calibration measures and simulated
- * machines must provide) and the perf-model kind they are all built as, switchable until the first dahl task
- * is submitted (StarPU loads a model, and fixes its kind, when a task using it is submitted). */
+/* The one table of dahl codelets' perf models, in the order of their symbols (dahl_codelet_symbols(),
+ * runtime/model/dahl_perfnames.c; tests/test_model.c checks each model carries its symbol), and the
+ * perf-model kind they are all built as, switchable until the first dahl task is submitted (StarPU loads a
+ * model, and fixes its kind, when a task using it is submitted). */
 #include "dahl_codelets_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
-#include <string.h>
 
 #define DAHL_NMODELS 14
 
@@ -27,24 +26,14 @@ static struct starpu_perfmodel *const models[DAHL_NMODELS] = {
     &dahl_zero_model,
 };
 
-/* The symbols, read from models[] once (their one source is each model's .symbol). */
-static const char *symbols[DAHL_NMODELS];
-static pthread_once_t symbols_once = PTHREAD_ONCE_INIT;
-
-static void symbols_fill(void)
-{
-    for (size_t i = 0; i < DAHL_NMODELS; i++)
-        symbols[i] = models[i]->symbol;
-}
-
+/* StarPU's type for each kind. */
 static const struct {
-    const char *name;
     enum dahl_perfmodel_kind kind;
     enum starpu_perfmodel_type type;
 } kinds[] = {
-    {"history", DAHL_PERFMODEL_HISTORY, STARPU_HISTORY_BASED},
-    {"regression", DAHL_PERFMODEL_REGRESSION, STARPU_REGRESSION_BASED},
-    {"nl-regression", DAHL_PERFMODEL_NL_REGRESSION, STARPU_NL_REGRESSION_BASED},
+    {DAHL_PERFMODEL_HISTORY, STARPU_HISTORY_BASED},
+    {DAHL_PERFMODEL_REGRESSION, STARPU_REGRESSION_BASED},
+    {DAHL_PERFMODEL_NL_REGRESSION, STARPU_NL_REGRESSION_BASED},
 };
 
 static atomic_bool submitted;
@@ -53,27 +42,6 @@ static enum dahl_perfmodel_kind current_kind = DAHL_PERFMODEL_HISTORY;
 void dahl_codelets_note_submit(void)
 {
     atomic_store_explicit(&submitted, true, memory_order_relaxed);
-}
-
-int dahl_perfmodel_kind_parse(const char *name, enum dahl_perfmodel_kind *out)
-{
-    if (name == NULL)
-        return -EINVAL;
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-        if (strcmp(name, kinds[i].name) == 0) {
-            *out = kinds[i].kind;
-            return 0;
-        }
-    }
-    return -EINVAL;
-}
-
-const char *dahl_perfmodel_kind_name(enum dahl_perfmodel_kind kind)
-{
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-        if (kinds[i].kind == kind)
-            return kinds[i].name;
-    return NULL;
 }
 
 int dahl_codelets_set_perfmodel(enum dahl_perfmodel_kind kind)
@@ -109,9 +77,8 @@ void dahl_simulated_cuda_func(void *buffers[], void *cl_arg)
 }
 #endif
 
-const char *const *dahl_codelet_symbols(size_t *n)
+struct starpu_perfmodel *const *dahl_codelets_models(size_t *n)
 {
-    pthread_once(&symbols_once, symbols_fill);
     *n = DAHL_NMODELS;
-    return symbols;
+    return models;
 }

@@ -15,12 +15,6 @@ static size_t relu_task_n(struct starpu_task *task)
     return args.n;
 }
 
-uint32_t dahl_relu_footprint_of(size_t n)
-{
-    const uint64_t n64 = n;
-    return starpu_hash_crc32c_be_n(&n64, sizeof(n64), 0);
-}
-
 static uint32_t relu_footprint(struct starpu_task *task)
 {
     return dahl_relu_footprint_of(relu_task_n(task));

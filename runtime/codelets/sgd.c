@@ -18,12 +18,6 @@ static struct sgd_args sgd_task_args(struct starpu_task *task)
     return args;
 }
 
-uint32_t dahl_sgd_update_footprint_of(size_t n, bool with_momentum)
-{
-    const uint64_t n64 = n;
-    return starpu_hash_crc32c_be(with_momentum ? 1u : 0u, starpu_hash_crc32c_be_n(&n64, sizeof(n64), 0));
-}
-
 static uint32_t sgd_footprint(struct starpu_task *task)
 {
     struct sgd_args a = sgd_task_args(task);

@@ -16,11 +16,6 @@ static struct softmax_xent_args softmax_xent_task_args(struct starpu_task *task)
     return args;
 }
 
-uint32_t dahl_softmax_xent_footprint_of(int k)
-{
-    return starpu_hash_crc32c_be((uint32_t)k, 0);
-}
-
 static uint32_t softmax_xent_footprint(struct starpu_task *task)
 {
     return dahl_softmax_xent_footprint_of(softmax_xent_task_args(task).k);

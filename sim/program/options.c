@@ -1,6 +1,6 @@
 /* train's and sim-train's options, and sim-train's --point: see train.h. */
 #include "train.h"
-#include "dahlsim_dag.h"
+#include "dahlsim_schedconf.h"
 #include "dahlsim_trace.h"
 #include "dahlsim_util.h"
 
@@ -61,7 +61,7 @@ static void help(void)
            "\nStarPU's own environment (STARPU_HOME, STARPU_SILENT, ...) is respected.\n",
            DAHL_FASHION_MNIST_DIR, DEEP_BLOCKS);
     char list[1024];
-    dahl_engine_sched_list(list, sizeof(list));
+    dahl_sched_policy_list(list, sizeof(list));
     printf("\nscheduling policies (--sched, and a scenario's \"scheduler\"): %s\n", list);
 }
 
@@ -158,7 +158,7 @@ static const struct option options[] = {
 static bool parse_sched(const char *value, struct train_opts *o)
 {
     o->sched = value;
-    if (dahl_engine_sched_known(value))
+    if (dahl_sched_policy_known(value))
         return true;
     dahlsim_error("--sched: expected a StarPU scheduling policy (lws, dmda, eager, ...), got \"%s\"", value);
     dahlsim_scheduler_hint(value);

@@ -38,7 +38,7 @@ struct train_opts {
     long epochs, samples, test_samples, batch, ncpu, ngpu, seed;
     double lr, momentum;
     const char *sched;
-    const char *priorities;  /* --sched heteroprio: FILE or auto:HEURISTIC (dahlsim_dag.h) */
+    const char *priorities;  /* --sched heteroprio: FILE or auto:HEURISTIC (dahlsim_schedconf.h) */
     long priority_interval;
     const char *model;
     enum dahl_reduction reduction;

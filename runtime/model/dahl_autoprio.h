@@ -1,7 +1,7 @@
 /* Automatic Heteroprio priorities: the per-task-type metrics and the six heuristics of AutoHeteroprio
  * (Flint, Paillat & Bramas, "Automated prioritizing heuristics for parallel task graph scheduling in
  * heterogeneous computing", PeerJ Computer Science 8:e969, 2022), for two architectures (CPU, GPU).
- * Pure C, no StarPU: the live scheduler (dahl_sched.c) and the scheduler lab (sim/dahlsim_dag.c) feed the
+ * Pure C, no StarPU: the live scheduler (dahl_sched.c) and the scheduler lab (sim/lab/emulate.c) feed the
  * same tracker with what they observe, and read priority lists back.
  * Ownership: a tracker owns its type table; callers own the arrays they pass. */
 #ifndef DAHL_AUTOPRIO_H

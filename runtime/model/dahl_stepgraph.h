@@ -7,7 +7,7 @@
 #define DAHL_STEPGRAPH_H
 
 #include "dahl_catalogue.h"
-#include "dahl_network.h"
+#include "dahl_netdesc.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
 #ifndef DAHLSIM_PERFMODEL_H
 #define DAHLSIM_PERFMODEL_H
 
-#include "dahl_codelets.h"
+#include "dahl_perfnames.h"
 
 #include <stddef.h>
 #include <stdint.h>

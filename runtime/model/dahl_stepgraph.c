@@ -23,7 +23,7 @@
  * accessors of the chunks, or of the whole handle, depend on what those empty tasks depend on. */
 #include "dahl_stepgraph.h"
 
-#include "dahl_codelets.h"
+#include "dahl_footprint.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,13 +1,13 @@
-/* The scheduler lab (`dahlsim dag`): task graphs with per-type CPU/GPU costs, a deterministic
- * discrete-event emulation of Heteroprio on C CPU + G GPU workers (no StarPU, no data transfers: the model
- * of the AutoHeteroprio paper's emulator), the paper's random graph generator and its "control priorities"
- * search, and the table of heuristic slowdowns against the control. Graphs are JSON files.
+/* The scheduler lab (library dahlsim_lab, sim/lab/; its command is `dahlsim dag`, sim/cmd/dag.c): task
+ * graphs with per-type CPU/GPU costs (graph.c), a deterministic discrete-event emulation of Heteroprio on
+ * C CPU + G GPU workers (emulate.c; no StarPU, no data transfers: the model of the AutoHeteroprio paper's
+ * emulator), the paper's "control priorities" search (control.c), a lower bound (bound.c), its random graph
+ * generator (generate.c) and the graphs of dahl's training steps (export.c). Graphs are JSON files.
  * Ownership: a dahlsim_dag owns its arrays (dahlsim_dag_fini frees them). */
 #ifndef DAHLSIM_DAG_H
 #define DAHLSIM_DAG_H
 
 #include "dahl_autoprio.h"
-#include "dahl_sched.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -131,25 +131,5 @@ struct dahlsim_dag_export_conf {
 };
 int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsim_dag *g, char *err,
                        size_t err_size);
-
-/* For train and sim-train: the heteroprio configuration from --sched, --priorities (a file of
- * {"cpu": [...], "gpu": [...]} naming dahl perf-model symbols, or auto:<heuristic>) and --priority-interval.
- * --priorities is required with --sched heteroprio and refused with any other policy. Returns -1 to go on,
- * or an exit code after printing a one-line error. */
-int dahlsim_heteroprio_conf(const char *sched, const char *priorities, long interval,
-                            struct dahl_heteroprio_conf *out);
-
-/* Scenario "scheduler" values: a StarPU policy name, or "heteroprio:auto-HEURISTIC" (AutoHeteroprio).
- * Plain "heteroprio" is refused (it needs priorities). When value is valid, writes the policy to pass as
- * --sched and the --priorities argument ("auto:HEURISTIC", or "" for none) where the buffers are given,
- * and returns true; otherwise fills expected (a description of the valid values, for an error message). */
-bool dahlsim_scheduler_value(const char *value, char *policy, size_t policy_size, char *priorities,
-                             size_t priorities_size, char *expected, size_t expected_size);
-/* Prints the "hint: " line for a refused scheduler value on stderr: the nearest policy's name, or how
- * heteroprio is written. */
-void dahlsim_scheduler_hint(const char *value);
-
-/* `dahlsim dag ...` */
-int dahlsim_cmd_dag(int argc, char **argv);
 
 #endif /* DAHLSIM_DAG_H */

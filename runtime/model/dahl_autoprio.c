@@ -3,6 +3,8 @@
  * describes, checked against the hyperparameter names and defaults the paper gives (comments say which). */
 #include "dahl_autoprio.h"
 
+#include "dahl_names.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,26 +23,16 @@ const char *dahl_autoprio_heuristic_name(enum dahl_autoprio_heuristic h)
 
 bool dahl_autoprio_heuristic_parse(const char *name, enum dahl_autoprio_heuristic *out)
 {
-    for (int h = 0; name != NULL && h < DAHL_AUTOPRIO_NHEURISTICS; h++) {
-        if (strcmp(name, heuristic_names[h]) == 0) {
-            *out = (enum dahl_autoprio_heuristic)h;
-            return true;
-        }
-    }
-    return false;
+    int h = dahl_names_find(heuristic_names, DAHL_AUTOPRIO_NHEURISTICS, name);
+    if (h < 0)
+        return false;
+    *out = (enum dahl_autoprio_heuristic)h;
+    return true;
 }
 
 void dahl_autoprio_heuristic_list(char *buf, size_t size)
 {
-    size_t used = 0;
-    if (size > 0)
-        buf[0] = '\0';
-    for (int h = 0; h < DAHL_AUTOPRIO_NHEURISTICS && used < size; h++) {
-        int n = snprintf(buf + used, size - used, "%s%s", h > 0 ? ", " : "", heuristic_names[h]);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
+    dahl_names_join(heuristic_names, DAHL_AUTOPRIO_NHEURISTICS, buf, size);
 }
 
 struct dahl_autoprio_params dahl_autoprio_params_default(void)

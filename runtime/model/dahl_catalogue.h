@@ -7,7 +7,7 @@
 #ifndef DAHL_CATALOGUE_H
 #define DAHL_CATALOGUE_H
 
-#include "dahl_network.h"
+#include "dahl_netdesc.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
  * fails there. */
 #include "dahl_catalogue.h"
 
-#include "dahl_codelets.h"
+#include "dahl_footprint.h"
 #include "dahl_kernels.h"
 
 #include <errno.h>

@@ -1,0 +1,200 @@
+/* Network descriptions (see dahl_netdesc.h): the two built-in models, the shapes every layer gets from its
+ * input (what dahl_network.c builds tensors from, and dahl_catalogue.c and dahl_stepgraph.c list tasks
+ * from), and the chunks of a split parameter update. */
+#include "dahl_netdesc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static struct dahl_layer_desc conv(int filters, int kernel, int stride, int pad)
+{
+    return (struct dahl_layer_desc){.kind = DAHL_LAYER_CONV, .filters = filters, .kernel = kernel,
+                                    .stride = stride, .pad = pad};
+}
+
+static struct dahl_layer_desc relu(void)
+{
+    return (struct dahl_layer_desc){.kind = DAHL_LAYER_RELU};
+}
+
+static struct dahl_layer_desc maxpool(int kernel, int stride)
+{
+    return (struct dahl_layer_desc){.kind = DAHL_LAYER_MAXPOOL, .kernel = kernel, .stride = stride};
+}
+
+static struct dahl_layer_desc dense(int units)
+{
+    return (struct dahl_layer_desc){.kind = DAHL_LAYER_DENSE, .units = units};
+}
+
+static int desc_init(int c, int h, int w, int nclasses, struct dahl_network_desc *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (c < 1 || h < 1 || w < 1 || nclasses < 2)
+        return -EINVAL;
+    out->c = c;
+    out->h = h;
+    out->w = w;
+    out->nclasses = nclasses;
+    return 0;
+}
+
+static void desc_add(struct dahl_network_desc *d, struct dahl_layer_desc l)
+{
+    if (d->nlayers < DAHL_NETWORK_MAX_LAYERS)
+        d->layers[d->nlayers++] = l;
+}
+
+int dahl_network_desc_lenet(int c, int h, int w, int nclasses, struct dahl_network_desc *out)
+{
+    if (desc_init(c, h, w, nclasses, out) != 0)
+        return -EINVAL;
+    int hh = h, ww = w;
+    desc_add(out, conv(6, 5, 1, 2));
+    desc_add(out, relu());
+    if (hh >= 2 && ww >= 2) {
+        desc_add(out, maxpool(2, 2));
+        hh /= 2;
+        ww /= 2;
+    }
+    if (hh < 5 || ww < 5)
+        return -EINVAL;
+    desc_add(out, conv(16, 5, 1, 0));
+    desc_add(out, relu());
+    hh -= 4;
+    ww -= 4;
+    if (hh >= 2 && ww >= 2)
+        desc_add(out, maxpool(2, 2));
+    desc_add(out, dense(120));
+    desc_add(out, relu());
+    desc_add(out, dense(nclasses));
+    return 0;
+}
+
+int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int width, struct dahl_network_desc *out)
+{
+    if (desc_init(c, h, w, nclasses, out) != 0 || blocks < 1 || width < 1 || 3 * blocks + 3 > DAHL_NETWORK_MAX_LAYERS)
+        return -EINVAL;
+    int hh = h, ww = w, f = width;
+    for (int i = 0; i < blocks; i++) {
+        desc_add(out, conv(f, 3, 1, 1));
+        desc_add(out, relu());
+        if (hh >= 4 && ww >= 4) {
+            desc_add(out, maxpool(2, 2));
+            hh /= 2;
+            ww /= 2;
+        }
+        f *= 2;
+    }
+    desc_add(out, dense(128));
+    desc_add(out, relu());
+    desc_add(out, dense(nclasses));
+    return 0;
+}
+
+int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
+                             size_t err_size)
+{
+    if (d->c < 1 || d->h < 1 || d->w < 1) {
+        snprintf(err, err_size, "input shape %dx%dx%d: every dimension must be positive", d->c, d->h, d->w);
+        return -EINVAL;
+    }
+    if (d->nlayers < 1 || d->nlayers > DAHL_NETWORK_MAX_LAYERS) {
+        snprintf(err, err_size, "%d layers: expected 1 to %d", d->nlayers, DAHL_NETWORK_MAX_LAYERS);
+        return -EINVAL;
+    }
+    int c = d->c, h = d->h, w = d->w;
+    for (int i = 0; i < d->nlayers; i++) {
+        struct dahl_layer_shape *l = &layers[i];
+        memset(l, 0, sizeof(*l));
+        l->desc = d->layers[i];
+        l->in_c = c;
+        l->in_h = h;
+        l->in_w = w;
+        switch (l->desc.kind) {
+        case DAHL_LAYER_CONV:
+            l->conv = (struct dahl_conv2d_shape){.c = c, .h = h, .w = w, .f = l->desc.filters, .kh = l->desc.kernel,
+                                                 .kw = l->desc.kernel, .stride = l->desc.stride, .pad = l->desc.pad};
+            if (!dahl_conv2d_shape_valid(&l->conv)) {
+                snprintf(err, err_size, "layer %d (conv %d filters %dx%d stride %d pad %d) does not fit its %dx%dx%d input",
+                         i, l->desc.filters, l->desc.kernel, l->desc.kernel, l->desc.stride, l->desc.pad, c, h, w);
+                return -EINVAL;
+            }
+            c = l->desc.filters;
+            h = dahl_conv2d_out_h(&l->conv);
+            w = dahl_conv2d_out_w(&l->conv);
+            l->nw = (size_t)l->conv.f * l->conv.c * l->conv.kh * l->conv.kw;
+            l->nb = (size_t)l->conv.f;
+            break;
+        case DAHL_LAYER_MAXPOOL:
+            l->pool = (struct dahl_maxpool_shape){.c = c, .h = h, .w = w, .k = l->desc.kernel, .stride = l->desc.stride};
+            if (!dahl_maxpool_shape_valid(&l->pool)) {
+                snprintf(err, err_size, "layer %d (maxpool %d stride %d) does not fit its %dx%dx%d input", i,
+                         l->desc.kernel, l->desc.stride, c, h, w);
+                return -EINVAL;
+            }
+            h = dahl_maxpool_out_h(&l->pool);
+            w = dahl_maxpool_out_w(&l->pool);
+            break;
+        case DAHL_LAYER_RELU:
+            break;
+        case DAHL_LAYER_DENSE:
+            if (l->desc.units < 1) {
+                snprintf(err, err_size, "layer %d (dense): units must be positive, got %d", i, l->desc.units);
+                return -EINVAL;
+            }
+            l->nw = (size_t)l->desc.units * c * h * w;
+            l->nb = (size_t)l->desc.units;
+            c = l->desc.units;
+            h = 1;
+            w = 1;
+            break;
+        default:
+            snprintf(err, err_size, "layer %d: unknown kind %d", i, (int)l->desc.kind);
+            return -EINVAL;
+        }
+        l->out_c = c;
+        l->out_h = h;
+        l->out_w = w;
+    }
+    if (c * h * w != d->nclasses) {
+        snprintf(err, err_size, "the last layer gives %d outputs, expected %d classes (end with dense %d)", c * h * w,
+                 d->nclasses, d->nclasses);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int dahl_network_desc_check(const struct dahl_network_desc *d, char *err, size_t err_size)
+{
+    struct dahl_layer_shape layers[DAHL_NETWORK_MAX_LAYERS];
+    return dahl_network_desc_shapes(d, layers, err, err_size);
+}
+
+size_t dahl_network_desc_params(const struct dahl_network_desc *d)
+{
+    struct dahl_layer_shape layers[DAHL_NETWORK_MAX_LAYERS];
+    char err[256];
+    if (dahl_network_desc_shapes(d, layers, err, sizeof(err)) != 0)
+        return 0;
+    size_t n = 0;
+    for (int i = 0; i < d->nlayers; i++)
+        n += layers[i].nw + layers[i].nb;
+    return n;
+}
+
+int dahl_update_chunks(size_t n, size_t max_elems)
+{
+    if (max_elems == 0)
+        max_elems = DAHL_UPDATE_CHUNK_DEFAULT;
+    if (n <= max_elems)
+        return 1;
+    size_t k = n / max_elems + (n % max_elems != 0);
+    return k > (size_t)0x7fffffff ? 0x7fffffff : (int)k;
+}
+
+size_t dahl_update_chunk_elems(size_t n, int k, int i)
+{
+    return n / (size_t)k + ((size_t)i < n % (size_t)k);
+}

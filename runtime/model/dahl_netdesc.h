@@ -1,0 +1,90 @@
+/* What a dahl network is made of, without StarPU: its description (layers), the shapes every layer gets
+ * from its input, and how large parameter updates are cut into chunks. The network (dahl_network.h) is
+ * built from these, and so are the task catalogue and the task graph of training steps, which no StarPU
+ * run needs. */
+#ifndef DAHL_NETDESC_H
+#define DAHL_NETDESC_H
+
+#include "dahl_kernels.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DAHL_NETWORK_MAX_LAYERS 32
+
+enum dahl_layer_kind {
+    DAHL_LAYER_CONV,    /* conv2d + bias: filters, kernel, stride, pad */
+    DAHL_LAYER_RELU,
+    DAHL_LAYER_MAXPOOL, /* kernel (window), stride */
+    DAHL_LAYER_DENSE,   /* units (outputs) */
+};
+
+struct dahl_layer_desc {
+    enum dahl_layer_kind kind;
+    int filters, kernel, stride, pad; /* conv: all; maxpool: kernel and stride */
+    int units;                        /* dense */
+};
+
+/* Layers from an input of c x h x w to nclasses logits (the softmax + cross-entropy is implied). */
+struct dahl_network_desc {
+    int c, h, w;
+    int nclasses;
+    int nlayers;
+    struct dahl_layer_desc layers[DAHL_NETWORK_MAX_LAYERS];
+};
+
+/* LeNet-5-like: conv 5x5 (6, pad 2) - relu - pool 2 - conv 5x5 (16) - relu - pool 2 - dense 120 - relu -
+ * dense nclasses. Pools are skipped where the image has become too small. Returns 0 or -EINVAL. */
+int dahl_network_desc_lenet(int c, int h, int w, int nclasses, struct dahl_network_desc *out);
+
+/* A deeper variant: `blocks` times (conv 3x3 pad 1 with `width` filters, doubling each block - relu -
+ * pool 2 while the image is >= 4 pixels), then dense 128 - relu - dense nclasses. Returns 0 or -EINVAL. */
+int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int width, struct dahl_network_desc *out);
+
+/* Checks every layer's shape against its input; on failure returns -EINVAL and writes the reason, naming
+ * the layer, into err. */
+int dahl_network_desc_check(const struct dahl_network_desc *d, char *err, size_t err_size);
+
+/* One layer as the network builds it: its description, input and output shapes, kernel shape and
+ * parameter counts. The network's tensors and tasks are built from these, and so is the task catalogue
+ * (dahl_catalogue.h) that perf models for unmeasured machines are written from. */
+struct dahl_layer_shape {
+    struct dahl_layer_desc desc;
+    int in_c, in_h, in_w, out_c, out_h, out_w;
+    struct dahl_conv2d_shape conv;  /* DAHL_LAYER_CONV */
+    struct dahl_maxpool_shape pool; /* DAHL_LAYER_MAXPOOL */
+    size_t nw, nb;                  /* weights and bias counts, 0 for layers without parameters */
+};
+
+/* Plans every layer's shapes into layers[0 .. d->nlayers - 1] (DAHL_NETWORK_MAX_LAYERS entries suffice).
+ * Returns 0, or -EINVAL with the reason, naming the layer, in err (what dahl_network_desc_check says). */
+int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
+                             size_t err_size);
+
+/* Number of trainable parameters. */
+size_t dahl_network_desc_params(const struct dahl_network_desc *d);
+
+enum dahl_reduction {
+    DAHL_REDUCTION_REDUX,  /* gradients accumulated through StarPU's STARPU_REDUX */
+    DAHL_REDUCTION_MANUAL, /* per-sample gradients, summed by a tree of accumulate tasks at batch end */
+};
+
+/* The SGD update of a large parameter tensor is split into chunks of at most this many elements, one task
+ * each, and so is the zeroing of its summed gradient: the tensor, its gradient and its velocity are cut
+ * into the same contiguous ranges (StarPU's asynchronous partitioning, see dahl_network.c), so the update
+ * of LeNet's dense1 at 512x512x3 (30 M weights) runs on every worker instead of keeping one worker busy
+ * while the others wait for the new weights. With 2^18 floats (1 MiB) per chunk, an SGD chunk still moves 3 to
+ * 5 MiB (hundreds of microseconds on one core), far above StarPU's few microseconds per task, and that
+ * update becomes 117 tasks; every tensor of a 28x28 LeNet (the largest has 48 000 weights) and every bias
+ * stays one task, so their task graphs do not change. */
+#define DAHL_UPDATE_CHUNK_DEFAULT ((size_t)1 << 18)
+
+/* How many chunks the update of an n-element tensor is split into, with at most max_elems elements per
+ * chunk (0: DAHL_UPDATE_CHUNK_DEFAULT): 1 when n <= max_elems, else ceil(n / max_elems). */
+int dahl_update_chunks(size_t n, size_t max_elems);
+/* Elements of chunk i (0 <= i < k) of an n-element tensor cut into k chunks, as StarPU's
+ * starpu_vector_filter_block cuts it: n / k each, the first n % k chunks one more. */
+size_t dahl_update_chunk_elems(size_t n, int k, int i);
+
+#endif /* DAHL_NETDESC_H */

@@ -1,0 +1,82 @@
+/* runtime/model/ against StarPU: the names and hashes dahl_model keeps without StarPU must be StarPU
+ * 1.3.10's own. The scheduling policies against starpu_sched_get_predefined_policies(), the footprint CRC
+ * against starpu_hash_crc32c_be*, every footprint function against the hash its codelet used to compute
+ * with StarPU's, and the perf-model symbols against the codelets' perf models. */
+#include <criterion/criterion.h>
+
+#include "codelets/dahl_codelets_internal.h"
+#include "dahl_footprint.h"
+#include "dahl_perfnames.h"
+#include "dahl_schedconf.h"
+
+#include <starpu.h>
+#include <starpu_hash.h>
+
+#include <stdint.h>
+#include <string.h>
+
+Test(model, policies_are_starpus_predefined_ones)
+{
+    struct starpu_sched_policy **starpu = starpu_sched_get_predefined_policies();
+    size_t n = 0, k = 0;
+    const char *const *names = dahl_sched_policies(&n);
+    for (; starpu[k] != NULL; k++) {
+        cr_assert_lt(k, n, "StarPU has more policies than dahl_model, next %s", starpu[k]->policy_name);
+        cr_assert_str_eq(names[k], starpu[k]->policy_name, "policy %zu", k);
+        cr_assert(dahl_sched_policy_known(starpu[k]->policy_name));
+    }
+    cr_assert_eq(k, n, "dahl_model has %zu policies, StarPU %zu", n, k);
+    cr_assert_not(dahl_sched_policy_known("lws2"));
+    cr_assert_not(dahl_sched_policy_known(NULL));
+    char list[1024];
+    dahl_sched_policy_list(list, sizeof(list));
+    cr_assert(strncmp(list, "modular-eager, modular-eager-prefetching, ", 42) == 0, "%s", list);
+}
+
+Test(model, crc32c_is_starpus)
+{
+    uint8_t bytes[97];
+    uint64_t state = 0x243f6a8885a308d3ull;
+    for (size_t i = 0; i < sizeof(bytes); i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        bytes[i] = (uint8_t)(state >> 56);
+    }
+    for (size_t n = 0; n <= sizeof(bytes); n += 8)
+        for (uint32_t crc = 0; crc < 3; crc++)
+            cr_assert_eq(dahl_crc32c_be_n(bytes, n, crc * 0x9e3779b9u), starpu_hash_crc32c_be_n(bytes, n, crc * 0x9e3779b9u),
+                         "%zu bytes", n);
+    const uint32_t words[] = {0, 1, 10, 120, 0x80000000u, 0xffffffffu};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        cr_assert_eq(dahl_crc32c_be(words[i], 7), starpu_hash_crc32c_be(words[i], 7), "word %u", words[i]);
+}
+
+Test(model, footprints_are_the_codelets)
+{
+    /* The formulas the codelets used with StarPU's hash before it moved here: calibration/ holds footprints
+     * made with them. */
+    const struct dahl_conv2d_shape conv = {.c = 1, .h = 28, .w = 28, .f = 6, .kh = 5, .kw = 5, .stride = 1, .pad = 2};
+    const struct dahl_maxpool_shape pool = {.c = 6, .h = 28, .w = 28, .k = 2, .stride = 2};
+    cr_assert_eq(dahl_conv2d_footprint_of(&conv), starpu_hash_crc32c_be_n(&conv, sizeof(conv), 0));
+    cr_assert_eq(dahl_maxpool_footprint_of(&pool), starpu_hash_crc32c_be_n(&pool, sizeof(pool), 0));
+    const size_t counts[] = {1, 4704, 48000, (size_t)1 << 18};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        const uint64_t n64 = counts[i];
+        uint32_t of_n = starpu_hash_crc32c_be_n(&n64, sizeof(n64), 0);
+        cr_assert_eq(dahl_relu_footprint_of(counts[i]), of_n);
+        cr_assert_eq(dahl_reduce_footprint_of(counts[i]), of_n);
+        cr_assert_eq(dahl_sgd_update_footprint_of(counts[i], false), starpu_hash_crc32c_be(0, of_n));
+        cr_assert_eq(dahl_sgd_update_footprint_of(counts[i], true), starpu_hash_crc32c_be(1, of_n));
+    }
+    cr_assert_eq(dahl_dense_footprint_of(400, 120), starpu_hash_crc32c_be(120, starpu_hash_crc32c_be(400, 0)));
+    cr_assert_eq(dahl_softmax_xent_footprint_of(10), starpu_hash_crc32c_be(10, 0));
+}
+
+Test(model, symbols_are_the_codelets_perf_models)
+{
+    size_t n = 0, nmodels = 0;
+    const char *const *symbols = dahl_codelet_symbols(&n);
+    struct starpu_perfmodel *const *models = dahl_codelets_models(&nmodels);
+    cr_assert_eq(n, nmodels);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_str_eq(models[i]->symbol, symbols[i], "model %zu", i);
+}
