@@ -84,3 +84,24 @@ double dahlsim_median(double *v, size_t n)
     qsort(v, n, sizeof(*v), compare_double);
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+int dahlsim_exit_of(int ret)
+{
+    switch (ret) {
+    case 0:
+        return DAHLSIM_EXIT_OK;
+    case -EINVAL:
+    case -ENOENT:
+    case -ENOTDIR:
+    case -EISDIR:
+    case -ENAMETOOLONG:
+    case -ERANGE:
+    case -EDOM:
+    case -E2BIG:
+        return DAHLSIM_EXIT_USAGE;
+    case -ENODEV:
+        return DAHLSIM_EXIT_SKIP;
+    default:
+        return DAHLSIM_EXIT_FAILURE;
+    }
+}

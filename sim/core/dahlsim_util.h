@@ -14,6 +14,13 @@ enum {
     DAHLSIM_EXIT_SKIP = 77,   /* nothing could run here (no worker, for example) */
 };
 
+/* The one error rule: a library function returns 0 or a negative errno (its message in the caller's err
+ * buffer, or printed by the parsing functions below); only a command function chooses an exit code, this
+ * way: 0 -> DAHLSIM_EXIT_OK; a bad input (-EINVAL, -ENOENT, -ENOTDIR, -EISDIR, -ENAMETOOLONG, -ERANGE,
+ * -EDOM, -E2BIG) -> DAHLSIM_EXIT_USAGE; -ENODEV (nothing to run on) -> DAHLSIM_EXIT_SKIP; anything else
+ * -> DAHLSIM_EXIT_FAILURE. */
+int dahlsim_exit_of(int ret);
+
 /* Prints "dahlsim: error: <message>" on stderr (printf-style). */
 void dahlsim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

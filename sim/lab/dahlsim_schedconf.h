@@ -12,8 +12,8 @@
 
 /* For train and sim-train: the heteroprio configuration from --sched, --priorities (a file of
  * {"cpu": [...], "gpu": [...]} naming dahl perf-model symbols, or auto:<heuristic>) and --priority-interval.
- * --priorities is required with --sched heteroprio and refused with any other policy. Returns -1 to go on,
- * or an exit code after printing a one-line error. */
+ * --priorities is required with --sched heteroprio and refused with any other policy. Returns 0, or -EINVAL
+ * after printing a one-line error. */
 int dahlsim_heteroprio_conf(const char *sched, const char *priorities, long interval,
                             struct dahl_heteroprio_conf *out);
 

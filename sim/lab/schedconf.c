@@ -9,6 +9,7 @@
 #include "dahlsim_util.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static int load_manual_lists(const char *path, struct dahl_heteroprio_conf *out)
                       "or auto:HEURISTIC)",
                       path);
         cJSON_Delete(doc);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     size_t nsym;
     const char *const *symbols = dahl_codelet_symbols(&nsym);
@@ -33,13 +34,13 @@ static int load_manual_lists(const char *path, struct dahl_heteroprio_conf *out)
         if (a < 0) {
             dahlsim_error("%s: unknown key \"%s\" (expected \"cpu\" and \"gpu\")", path, item->string);
             cJSON_Delete(doc);
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
         }
         const cJSON *v;
         if (!cJSON_IsArray(item)) {
             dahlsim_error("%s: \"%s\": expected an array of dahl perf-model symbols", path, keys[a]);
             cJSON_Delete(doc);
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
         }
         cJSON_ArrayForEach(v, item)
         {
@@ -51,13 +52,13 @@ static int load_manual_lists(const char *path, struct dahl_heteroprio_conf *out)
                               cJSON_IsString(v) ? "\"" : "", cJSON_IsString(v) ? v->valuestring : "a non-string",
                               cJSON_IsString(v) ? "\"" : "");
                 cJSON_Delete(doc);
-                return DAHLSIM_EXIT_USAGE;
+                return -EINVAL;
             }
             snprintf(out->names[a][out->n[a]++], sizeof(out->names[a][0]), "%s", v->valuestring);
         }
     }
     cJSON_Delete(doc);
-    return -1;
+    return 0;
 }
 
 int dahlsim_heteroprio_conf(const char *sched, const char *priorities, long interval,
@@ -68,25 +69,25 @@ int dahlsim_heteroprio_conf(const char *sched, const char *priorities, long inte
     if (!heteroprio) {
         if (priorities != NULL) {
             dahlsim_error("--priorities: only with --sched heteroprio (the policy is %s)", sched ? sched : "the default");
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
         }
-        return -1;
+        return 0;
     }
     char list[128];
     dahl_autoprio_heuristic_list(list, sizeof(list));
     if (priorities == NULL) {
         dahlsim_error("--sched heteroprio: expected --priorities FILE or --priorities auto:HEURISTIC (%s)", list);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     if (strncmp(priorities, "auto:", 5) == 0) {
         if (!dahl_heteroprio_parse_auto(priorities, out)) {
             dahlsim_error("--priorities: expected auto:HEURISTIC or auto:HEURISTIC/footprint with HEURISTIC one of %s, "
                           "got \"%s\"",
                           list, priorities);
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
         }
         out->interval = (int)interval;
-        return -1;
+        return 0;
     }
     return load_manual_lists(priorities, out);
 }

@@ -297,8 +297,8 @@ static bool set_point(const char *path, struct train_opts *o)
     return true;
 }
 
-/* What no single option can check: sizes against the dataset, the trace window against the run. Returns -1
- * to go on, or DAHLSIM_EXIT_USAGE. */
+/* What no single option can check: sizes against the dataset, the trace window against the run. Returns 0,
+ * or -EINVAL after printing the error. */
 static int check_options(struct train_opts *o)
 {
     bool synthetic = o->syn_h > 0;
@@ -308,27 +308,27 @@ static int check_options(struct train_opts *o)
         o->test_samples = synthetic ? 256 : 10000;
     if (!synthetic && o->samples > 60000) {
         dahlsim_error("--samples: fashion-mnist has 60000 training samples, got %ld", o->samples);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     if (!synthetic && o->test_samples > 10000) {
         dahlsim_error("--test-samples: fashion-mnist has 10000 test samples, got %ld", o->test_samples);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     if (o->trace && o->out == NULL) {
         dahlsim_error("--trace: traces go to DIR/trace: expected --out DIR too");
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     if (o->trace_last >= 0 && o->trace_last >= o->samples / o->batch * o->epochs) {
         dahlsim_error("--trace-window: expected a window within the run's %ld training steps, got %ld:%ld",
                       o->samples / o->batch * o->epochs, o->trace_first + 1, o->trace_last + 1);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     if (o->batch > o->samples) {
         dahlsim_error("--batch: expected at most the %ld training samples (one full batch), got %ld", o->samples,
                       o->batch);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
-    return -1;
+    return 0;
 }
 
 int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o)
@@ -355,35 +355,39 @@ int train_parse_options(int argc, char **argv, bool simulated, struct train_opts
             break;
         case O_HELP:
             help();
-            return DAHLSIM_EXIT_OK;
+            o->help = true;
+            return 0;
         case O_POINT:
             if (!simulated) {
                 dahlsim_error("--point: only sim-train (the simulated program) reads an experiment file");
-                return DAHLSIM_EXIT_USAGE;
+                return -EINVAL;
             }
             o->point = optarg;
             break;
         case ':':
         case '?':
-            return dahlsim_option_misuse(cmd, opt, argv, usage_line);
+            dahlsim_option_misuse(cmd, opt, argv, usage_line);
+            return -EINVAL;
         default:
             if (experiment_option == NULL)
                 experiment_option = options[index].name;
             ok = set_option(opt, optarg, o);
         }
         if (!ok)
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
     }
-    if (optind < argc)
-        return dahlsim_unexpected_argument(cmd, argv[optind], usage_line);
+    if (optind < argc) {
+        dahlsim_unexpected_argument(cmd, argv[optind], usage_line);
+        return -EINVAL;
+    }
     if (o->point != NULL) {
         if (experiment_option != NULL) {
             dahlsim_error("--%s: the experiment comes from --point %s: expected no other option of it", experiment_option,
                           o->point);
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
         }
         if (!set_point(o->point, o))
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
     }
     return check_options(o);
 }

@@ -6,6 +6,7 @@
 
 #include "dahl_sched.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,10 +63,10 @@ int train_results_write(struct run_state *st, double wall_start_s)
     if (dahlsim_nodes_merge_results(&st->nodes, st->per_codelet, st->nsymbols, &tasks_cpu, &tasks_cuda, st->workers,
                                     (size_t)st->nworkers) != 0) {
         dahlsim_error("train: cannot gather the nodes' results on rank 0");
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     if (st->nodes.rank != 0)
-        return DAHLSIM_EXIT_OK;
+        return 0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     /* heteroprio: the policy as scenarios name it, and the lists the scheduler ended with. */
@@ -135,9 +136,9 @@ int train_results_write(struct run_state *st, double wall_start_s)
     char err[4200];
     if (dahlsim_results_save(&r, o->out, err, sizeof(err)) != 0) {
         dahlsim_error("--out: %s", err);
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     if (!o->quiet)
         fprintf(stderr, "dahlsim %s: wrote %s/results.json\n", st->simulated ? "sim-train" : "train", o->out);
-    return DAHLSIM_EXIT_OK;
+    return 0;
 }

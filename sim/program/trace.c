@@ -5,6 +5,7 @@
 #include "dahlsim_trace.h"
 #include "dahlsim_util.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ int train_trace_write(struct run_state *st, const struct dahl_network_desc *desc
         int r = dahlsim_make_dirs(dir);
         if (r != 0) {
             dahlsim_error("--trace: cannot create %s: %s", dir, strerror(-r));
-            return DAHLSIM_EXIT_FAILURE;
+            return -EIO;
         }
     } else {
         snprintf(dir, sizeof(dir), "%s/trace", o->out);
@@ -107,7 +108,7 @@ int train_trace_write(struct run_state *st, const struct dahl_network_desc *desc
     free(transfers);
     if (written != 0) {
         dahlsim_error("--trace: %s", err);
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     double t2 = dahlsim_mono_s();
     if (!st->simulated && dahlsim_trace_render(dir, err, sizeof(err)) != 0)
@@ -118,5 +119,5 @@ int train_trace_write(struct run_state *st, const struct dahl_network_desc *desc
                 "traces and summary written in %.2f s%s)\n",
                 st->simulated ? "sim-train" : "train", ntasks, dir, t1 - t0, t2 - t1,
                 st->simulated ? "" : ", Gantt chart drawn");
-    return DAHLSIM_EXIT_OK;
+    return 0;
 }

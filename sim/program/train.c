@@ -96,7 +96,8 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
 }
 
 /* Loads the datasets: Fashion-MNIST's two splits, or one synthetic draw split into train and held-out
- * test samples (so both share the class prototypes). Returns an exit code, -1 to go on. */
+ * test samples (so both share the class prototypes). Returns 0, or -EINVAL or -ENOMEM after printing the
+ * error. */
 static int load_data(const struct train_opts *o, bool simulated, struct dahl_dataset *all,
                      struct dahl_dataset *train, struct dahl_dataset *test)
 {
@@ -108,7 +109,7 @@ static int load_data(const struct train_opts *o, bool simulated, struct dahl_dat
         if (ret != 0) {
             dahlsim_error("--dataset %s: cannot make %ld samples: %s", o->dataset, o->samples + o->test_samples,
                           strerror(-ret));
-            return ret == -ENOMEM ? DAHLSIM_EXIT_FAILURE : DAHLSIM_EXIT_USAGE;
+            return ret == -ENOMEM ? ret : -EINVAL;
         }
         size_t per = (size_t)all->c * all->h * all->w;
         *train = *all;
@@ -117,15 +118,15 @@ static int load_data(const struct train_opts *o, bool simulated, struct dahl_dat
         test->n = (int)o->test_samples;
         test->images = all->images != NULL ? all->images + (size_t)o->samples * per : NULL;
         test->labels = all->labels + o->samples;
-        return -1;
+        return 0;
     }
     char err[1024];
     if (dahl_dataset_load_fashion_mnist(NULL, 1, (int)o->samples, train, err, sizeof(err)) != 0 ||
         dahl_dataset_load_fashion_mnist(NULL, 0, (int)o->test_samples, test, err, sizeof(err)) != 0) {
         dahlsim_error("%s", err);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
-    return -1;
+    return 0;
 }
 
 static void run_state_fini(struct run_state *st)
@@ -140,14 +141,15 @@ static void run_state_fini(struct run_state *st)
     free(st->link_windows_us);
 }
 
-/* Everything after the engine started; returns an exit code. */
+/* Everything after the engine started. Returns 0, or a negative errno after printing the error (-EINVAL:
+ * the nodes' setup refused the options). */
 static int train_run(struct run_state *st, const struct dahl_network_desc *desc, double wall_start_s)
 {
     const struct train_opts *o = st->o;
     char err[512];
     if (dahlsim_nodes_init(&st->nodes, o->batch, err, sizeof(err)) != 0) {
         dahlsim_error("%s", err);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     struct dahl_train_conf conf = {.batch = st->nodes.local_batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
                                    .reduction = o->reduction, .seed = (uint64_t)o->seed,
@@ -155,7 +157,7 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
     st->net = dahl_network_create(desc, &conf, err, sizeof(err));
     if (st->net == NULL) {
         dahlsim_error("train: %s", err);
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     st->symbols = dahl_codelet_symbols(&st->nsymbols);
     st->nworkers = dahl_engine_worker_count();
@@ -169,13 +171,13 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
     if (st->per_codelet == NULL || st->workers == NULL || st->epoch_workers == NULL || st->iteration_s == NULL ||
         st->epochs == NULL || st->link_windows_us == NULL) {
         dahlsim_error("train: out of memory");
-        return DAHLSIM_EXIT_FAILURE;
+        return -ENOMEM;
     }
     for (size_t k = 0; k < st->nsymbols; k++)
         st->per_codelet[k].name = st->symbols[k];
     if (dahl_engine_worker_stats(st->workers, st->nworkers) < 0) {
         dahlsim_error("train: StarPU profiling is not enabled");
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     for (int w = 0; w < st->nworkers; w++) { /* keep the names, start the counts from zero */
         st->workers[w].tasks = 0;
@@ -195,106 +197,126 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
         if (ret != 0) {
             progress_clear(&progress);
             dahlsim_error("train: epoch %d: task submission failed: %s", e + 1, strerror(-ret));
-            return DAHLSIM_EXIT_FAILURE;
+            return -EIO;
         }
     }
     dahlsim_proc_meter_tick(&st->maps, true);
-    int code = o->out != NULL ? train_results_write(st, wall_start_s) : DAHLSIM_EXIT_OK;
+    int ret = o->out != NULL ? train_results_write(st, wall_start_s) : 0;
     dahlsim_nodes_stop(&st->nodes); /* before the network and StarPU go */
-    return code;
+    return ret;
 }
 
-/* train and sim-train: the same program in either flavour. */
-static int train_main(int argc, char **argv, bool simulated)
+/* Checks what a user can get wrong before the data is loaded and StarPU starts: the model for the dataset's
+ * image shape, the output directory. Returns 0, or -EINVAL after printing the error. */
+static int train_check(const struct train_opts *o, struct dahl_network_desc *desc)
 {
-    double wall_start_s = dahlsim_mono_s();
-    struct train_opts o;
-    int code = train_parse_options(argc, argv, simulated, &o);
-    if (code >= 0)
-        return code;
-
-    /* Everything a user can get wrong is checked before the data is loaded and StarPU starts. */
-    int c = o.syn_h > 0 ? o.syn_c : 1, h = o.syn_h > 0 ? o.syn_h : 28, w = o.syn_h > 0 ? o.syn_w : 28;
-    struct dahl_network_desc desc;
-    if (!train_model_desc(o.model, c, h, w, &desc))
-        return DAHLSIM_EXIT_USAGE;
-    if (o.out != NULL) {
-        int ret = dahlsim_make_dirs(o.out);
+    int c = o->syn_h > 0 ? o->syn_c : 1, h = o->syn_h > 0 ? o->syn_h : 28, w = o->syn_h > 0 ? o->syn_w : 28;
+    if (!train_model_desc(o->model, c, h, w, desc))
+        return -EINVAL;
+    if (o->out != NULL) {
+        int ret = dahlsim_make_dirs(o->out);
         if (ret != 0) {
-            dahlsim_error("--out: cannot create %s: %s", o.out, strerror(-ret));
-            return DAHLSIM_EXIT_USAGE;
+            dahlsim_error("--out: cannot create %s: %s", o->out, strerror(-ret));
+            return -EINVAL;
         }
     }
-    struct run_state st = {.o = &o, .simulated = simulated};
-    struct dahl_dataset all = {0};
-    code = load_data(&o, simulated, &all, &st.train, &st.test);
-    if (code >= 0)
-        return code;
-    if (st.train.c != c || st.train.h != h || st.train.w != w) {
-        dahlsim_error("--dataset %s: images are %dx%dx%d, expected %dx%dx%d", o.dataset, st.train.h, st.train.w,
-                      st.train.c, h, w, c);
-        code = DAHLSIM_EXIT_USAGE;
-        goto out_data;
-    }
+    return 0;
+}
 
-    char fxt_dir[PATH_MAX];
-    if (o.trace && !o.trace_per_node) {
-        /* A fresh OUT/trace: files of an earlier traced run must not pass for this one's. */
+/* A fresh OUT/trace (files of an earlier traced run must not pass for this one's) with StarPU's FxT trace
+ * going to its starpu/ (fxt_dir), and dahl's task records on. Returns 0, or -EINVAL after printing the error. */
+static int trace_setup(const struct train_opts *o, char *fxt_dir, size_t size)
+{
+    bool fxt = o->trace && !o->trace_per_node;
+    if (fxt) {
         char trace_dir[PATH_MAX];
-        snprintf(trace_dir, sizeof(trace_dir), "%s/trace", o.out);
-        snprintf(fxt_dir, sizeof(fxt_dir), "%s/trace/starpu", o.out);
+        snprintf(trace_dir, sizeof(trace_dir), "%s/trace", o->out);
+        snprintf(fxt_dir, size, "%s/trace/starpu", o->out);
         int r = dahlsim_remove_tree(trace_dir);
         if (r == 0)
             r = dahlsim_make_dirs(fxt_dir);
         if (r != 0) {
             dahlsim_error("--trace: cannot create %s: %s", fxt_dir, strerror(-r));
-            code = DAHLSIM_EXIT_USAGE;
-            goto out_data;
+            return -EINVAL;
         }
     }
-    struct dahl_profile_conf profile = {.record_tasks = o.trace, .first_step = o.trace_first,
-                                        .last_step = o.trace_last,
-                                        .fxt_dir = o.trace && !o.trace_per_node ? fxt_dir : NULL};
+    struct dahl_profile_conf profile = {.record_tasks = o->trace, .first_step = o->trace_first,
+                                        .last_step = o->trace_last, .fxt_dir = fxt ? fxt_dir : NULL};
     dahl_profile_setup(&profile);
+    return 0;
+}
 
+/* The kernels, the perf-model kind and StarPU with the options' workers, scheduler and charged costs. Returns
+ * 0, or a negative errno after printing the error (-ENODEV: no worker to run on). */
+static int engine_start(const struct train_opts *o)
+{
     dahl_kernels_init();
-    int ret = dahl_codelets_set_perfmodel(o.perfmodel);
+    int ret = dahl_codelets_set_perfmodel(o->perfmodel);
     if (ret != 0) {
-        dahlsim_error("--perfmodel: cannot switch to %s: %s", dahl_perfmodel_kind_name(o.perfmodel), strerror(-ret));
-        code = DAHLSIM_EXIT_FAILURE;
-        goto out_data;
+        dahlsim_error("--perfmodel: cannot switch to %s: %s", dahl_perfmodel_kind_name(o->perfmodel), strerror(-ret));
+        return -EIO;
     }
+    static struct dahl_heteroprio_conf heteroprio; /* StarPU reads it until it stops */
+    ret = dahlsim_heteroprio_conf(o->sched, o->priorities, o->priority_interval, &heteroprio);
+    if (ret != 0)
+        return ret;
     struct dahl_engine_conf conf = dahl_engine_conf_default();
-    conf.ncpu = (int)o.ncpu;
-    conf.ngpu = (int)o.ngpu;
-    conf.sched = o.sched;
-    struct dahl_heteroprio_conf heteroprio;
-    code = dahlsim_heteroprio_conf(o.sched, o.priorities, o.priority_interval, &heteroprio);
-    if (code >= 0)
-        goto out_data;
+    conf.ncpu = (int)o->ncpu;
+    conf.ngpu = (int)o->ngpu;
+    conf.sched = o->sched;
     conf.heteroprio = &heteroprio;
     conf.profiling = true;
-    conf.submit_us_per_task = o.submit_us_per_task;
-    conf.input_copy_bytes_per_s = o.input_copy_bytes_per_s;
-    conf.sched_push_us = o.sched_push_us;
-    conf.worker_us_per_task = o.worker_us;
+    conf.submit_us_per_task = o->submit_us_per_task;
+    conf.input_copy_bytes_per_s = o->input_copy_bytes_per_s;
+    conf.sched_push_us = o->sched_push_us;
+    conf.worker_us_per_task = o->worker_us;
     ret = dahl_engine_start(&conf);
     if (ret == -ENODEV) {
         dahlsim_error("train: StarPU found no worker to run on");
-        code = DAHLSIM_EXIT_SKIP;
-        goto out_data;
+        return ret;
     }
     if (ret != 0) {
         dahlsim_error("train: starpu_init failed: %s", strerror(-ret));
-        code = DAHLSIM_EXIT_FAILURE;
+        return -EIO;
+    }
+    return 0;
+}
+
+/* train and sim-train: the same program in either flavour. Returns 0 or a negative errno, the error printed. */
+static int train_main(int argc, char **argv, bool simulated)
+{
+    double wall_start_s = dahlsim_mono_s();
+    struct train_opts o;
+    struct dahl_network_desc desc;
+    int ret = train_parse_options(argc, argv, simulated, &o);
+    if (ret != 0 || o.help)
+        return ret;
+    ret = train_check(&o, &desc);
+    if (ret != 0)
+        return ret;
+    struct run_state st = {.o = &o, .simulated = simulated};
+    struct dahl_dataset all = {0};
+    ret = load_data(&o, simulated, &all, &st.train, &st.test);
+    if (ret != 0)
+        return ret;
+    if (st.train.c != desc.c || st.train.h != desc.h || st.train.w != desc.w) {
+        dahlsim_error("--dataset %s: images are %dx%dx%d, expected %dx%dx%d", o.dataset, st.train.h, st.train.w,
+                      st.train.c, desc.h, desc.w, desc.c);
+        ret = -EINVAL;
         goto out_data;
     }
-    code = train_run(&st, &desc, wall_start_s);
+    char fxt_dir[PATH_MAX];
+    ret = trace_setup(&o, fxt_dir, sizeof(fxt_dir));
+    if (ret == 0)
+        ret = engine_start(&o);
+    if (ret != 0)
+        goto out_data;
+    ret = train_run(&st, &desc, wall_start_s);
     dahl_network_destroy(st.net);
     st.net = NULL;
     dahl_engine_stop();
-    if (code == DAHLSIM_EXIT_OK && o.trace)
-        code = train_trace_write(&st, &desc);
+    if (ret == 0 && o.trace)
+        ret = train_trace_write(&st, &desc);
     run_state_fini(&st);
     dahl_profile_fini();
 out_data:
@@ -304,7 +326,7 @@ out_data:
         dahl_dataset_fini(&st.train);
         dahl_dataset_fini(&st.test);
     }
-    return code;
+    return ret;
 }
 
 int dahlsim_cmd_train(int argc, char **argv)
@@ -314,7 +336,7 @@ int dahlsim_cmd_train(int argc, char **argv)
                       "(simulate with `dahlsim run`)");
         return DAHLSIM_EXIT_USAGE;
     }
-    return train_main(argc, argv, false);
+    return dahlsim_exit_of(train_main(argc, argv, false));
 }
 
 int dahlsim_cmd_sim_train(int argc, char **argv)
@@ -324,5 +346,5 @@ int dahlsim_cmd_sim_train(int argc, char **argv)
                       "(build/dahlsim-sim); natively, use `dahlsim train`");
         return DAHLSIM_EXIT_USAGE;
     }
-    return train_main(argc, argv, true);
+    return dahlsim_exit_of(train_main(argc, argv, true));
 }

@@ -46,6 +46,7 @@ struct train_opts {
     const char *out;
     const char *scenario; /* the point's scenario, recorded in results.json; NULL: none */
     bool quiet;
+    bool help;                    /* --help: printed, nothing else to do */
     bool trace;                   /* --trace: OUT/trace (dahlsim_trace.h) */
     long trace_first, trace_last; /* --trace-window, 0-based steps; -1: all */
     bool trace_per_node;          /* a multi-node point's trace: OUT/trace/node-RANK, merged by dahlsim run */
@@ -63,7 +64,8 @@ struct train_opts {
 };
 
 /* Parses argv (train's options; sim-train also takes --point FILE, the experiment as the native front end
- * wrote it) into o. Returns -1 to go on, or the exit code to return. */
+ * wrote it) into o (o->help: --help was printed, nothing to run). Returns 0, or -EINVAL after printing the
+ * error. */
 int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o);
 
 /* ---- the model (model.c) ------------------------------------------------------------------------------ */
@@ -144,10 +146,10 @@ int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter 
 
 /* ---- what the run leaves (results.c, trace.c) --------------------------------------------------------- */
 
-/* OUT/results.json from the run's state (rank 0 writes it; the others send their figures). Returns an exit
- * code. */
+/* OUT/results.json from the run's state (rank 0 writes it; the others send their figures). Returns 0, or
+ * a negative errno after printing the error. */
 int train_results_write(struct run_state *st, double wall_start_s);
-/* OUT/trace after the engine stopped. Returns an exit code. */
+/* OUT/trace after the engine stopped. Returns 0, or a negative errno after printing the error. */
 int train_trace_write(struct run_state *st, const struct dahl_network_desc *desc);
 
 #endif /* DAHLSIM_PROGRAM_TRAIN_H */
