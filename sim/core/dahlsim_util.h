@@ -17,6 +17,10 @@ enum {
 /* Prints "dahlsim: error: <message>" on stderr (printf-style). */
 void dahlsim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A usage error of subcommand: prints "dahlsim: error: <message>" (printf-style), then usage, on stderr and
+ * returns DAHLSIM_EXIT_USAGE. */
+int dahlsim_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* getopt_long (optstring ":") misuse by subcommand cmd: opt ':' is an option missing its value, anything
  * else an unknown option (argv[optind - 1] either way). Prints the error and usage on stderr and returns
  * DAHLSIM_EXIT_USAGE. */
