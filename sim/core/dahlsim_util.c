@@ -46,6 +46,13 @@ int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *us
     return dahlsim_usage_error(usage, "%s: unexpected argument \"%s\"", cmd, arg);
 }
 
+void dahlsim_command_line(int argc, char *const *argv, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "dahlsim");
+    for (int i = 0; i < argc && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, " %s", argv[i]);
+}
+
 bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out)
 {
     char *end;

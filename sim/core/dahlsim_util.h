@@ -29,6 +29,10 @@ int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const cha
 /* A positional argument cmd does not take: prints the error and usage on stderr, returns DAHLSIM_EXIT_USAGE. */
 int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage);
 
+/* The command line as typed, "dahlsim" followed by a subcommand's argv[0..argc-1] (call it before
+ * getopt_long reorders argv), into buf (truncated to size - 1). */
+void dahlsim_command_line(int argc, char *const *argv, char *buf, size_t size);
+
 /* Parses text as a base-10 integer in [min, max]; on failure prints an error naming option and returns
  * false. */
 bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out);
