@@ -174,9 +174,11 @@ static void print_summary(const struct dahlsim_synth_opts *o, const struct dahls
             spec->cpu.cores > 1 ? "s" : "", spec->gpu.count > 0 ? " + GPUs" : "");
     for (int i = 0; i < o->ncovers; i++) {
         fprintf(stderr, "  %s %s: one batch-%d step, tasks alone: %.3f ms on one core", o->covers[i].dataset,
-                o->covers[i].model, DAHLSIM_MACHINE_STEP_BATCH, dahlsim_machine_step_us(&o->covers[i], spec, DAHLSIM_ARCH_CPU) / 1e3);
+                o->covers[i].model, DAHLSIM_MACHINE_STEP_BATCH,
+                dahlsim_machine_step_us(&o->covers[i], spec, DAHLSIM_ARCH_CPU) / 1e3);
         if (spec->gpu.count > 0)
-            fprintf(stderr, ", %.3f ms on one GPU", dahlsim_machine_step_us(&o->covers[i], spec, DAHLSIM_ARCH_CUDA) / 1e3);
+            fprintf(stderr, ", %.3f ms on one GPU",
+                    dahlsim_machine_step_us(&o->covers[i], spec, DAHLSIM_ARCH_CUDA) / 1e3);
         fputc('\n', stderr);
     }
 }

@@ -103,8 +103,8 @@ double dahlsim_machine_step_us(const struct dahlsim_machine_cover *c, const stru
 {
     struct dahl_catalogue cat;
     dahl_catalogue_init(&cat);
-    struct dahl_catalogue_conf conf = {.batch = DAHLSIM_MACHINE_STEP_BATCH, .reduction = DAHL_REDUCTION_REDUX, .momentum = true,
-                                       .redux_copies = 1};
+    struct dahl_catalogue_conf conf = {
+        .batch = DAHLSIM_MACHINE_STEP_BATCH, .reduction = DAHL_REDUCTION_REDUX, .momentum = true, .redux_copies = 1};
     char err[256];
     double us = 0;
     if (dahl_catalogue_add_step(&cat, &c->desc, &conf, err, sizeof(err)) == 0)

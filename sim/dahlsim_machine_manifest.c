@@ -31,7 +31,8 @@
     } while (0)
 
 /* Efficiencies per symbol, each with where it came from: "default", "spec" or "fit". */
-static cJSON *efficiency_json(const struct dahlsim_spec *spec, enum dahlsim_arch arch, const struct dahlsim_machine_fit *fit)
+static cJSON *efficiency_json(const struct dahlsim_spec *spec, enum dahlsim_arch arch,
+                              const struct dahlsim_machine_fit *fit)
 {
     size_t nsymbols;
     const char *const *symbols = dahl_codelet_symbols(&nsymbols);

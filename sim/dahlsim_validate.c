@@ -292,8 +292,8 @@ static void fidelity_end(struct fidelity *fy, long repeats)
     double med_err = dahlsim_median(fy->errs, fy->nerr), max_err = fy->errs[fy->nerr - 1];
     printf("median |error| %.1f %%, max |error| %.1f %% over %zu setups\n", 100 * med_err, 100 * max_err, fy->nerr);
     if (fy->used < sizeof(fy->md))
-        snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used, "\nMedian |error| %.1f %%, max |error| %.1f %% over %zu setups, %ld native "
-                 "repeats each.\n\n"
+        snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
+                 "\nMedian |error| %.1f %%, max |error| %.1f %% over %zu setups, %ld native repeats each.\n\n"
                  "busy native/sim: time the workers spent executing tasks (summed over workers; native median over\n"
                  "the repeats) over the simulated one. Above 1, tasks ran longer natively than their perf models\n"
                  "say: cores shared with the thread submitting tasks, cache and memory contention between workers.\n"
