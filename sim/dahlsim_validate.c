@@ -1,29 +1,24 @@
-/* `dahlsim validate`: the fidelity report. On the machine it runs on, trains a fixed set of small setups
+/* The fidelity report (dahlsim_validate.h). On the machine it runs on, trains a fixed set of small setups
  * natively (`dahlsim train`, several repeats: median and spread of the training makespan) and simulates the
  * same setups with that machine's calibration (`dahlsim-sim sim-train`, once: simulations are
  * deterministic), then prints per setup the native and simulated makespans and the relative error
  * (simulated - native median) / native median, with the median and maximum absolute error. Writes
  * DIR/fidelity.json and DIR/fidelity.md. */
-#include "dahlsim_manifest.h"
-#include "dahlsim_cli.h"
+#include "dahlsim_validate.h"
+
 #include "dahlsim_fs.h"
 #include "dahlsim_run.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_spawn.h"
+#include "dahlsim_util.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#define MAX_REPEATS 20
 
 /* One validation setup: what it varies is in its name. */
 struct setup {
@@ -49,28 +44,9 @@ static const struct setup setups[] = {
 };
 #define NSETUPS (sizeof(setups) / sizeof(setups[0]))
 
-struct validate_opts {
-    const char *machine, *out;
-    long repeats;
-    bool quiet;
-};
-
-static const char usage[] = "usage: dahlsim validate --machine NAME [--repeats N] [--out DIR] [--quiet]\n";
-
-static void help(void)
+size_t dahlsim_validate_nsetups(void)
 {
-    fputs(usage, stdout);
-    printf("\nThe fidelity report: %zu small training setups (image sizes, batch sizes, schedulers, 1 and 2 CPU\n"
-           "workers) run natively here N times (in N rounds over the setups; median) and simulated once with\n"
-           "calibration/NAME, which must be a measured calibration of this machine covering 28x28x1, 28x28x3\n"
-           "and 128x128x3 LeNet. Prints the table and writes DIR/fidelity.json and DIR/fidelity.md (default\n"
-           "DIR: results/validate-NAME).\n\n"
-           "options:\n"
-           "  --machine NAME   the calibration to validate (required)\n"
-           "  --repeats N      native runs per setup (default 5)\n"
-           "  --out DIR        where the report goes\n"
-           "  --quiet          no progress lines\n",
-           NSETUPS);
+    return NSETUPS;
 }
 
 /* What a run's results.json says: the makespan, and the busy time and task count summed over its workers
@@ -147,77 +123,12 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
     return dahlsim_spawn(argv, env, sizeof(env) / sizeof(env[0]), out, sizeof(out));
 }
 
-static int parse(int argc, char **argv, struct validate_opts *o)
+/* The scenario checks every setup goes through first (machine exists, shapes covered, CPU counts), from a
+ * scenario file written in out for each: its experiment into x[i]. Returns an exit code, -1 to go on. */
+static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsim_experiment *x)
 {
-    enum { O_MACHINE = 256, O_REPEATS, O_OUT, O_QUIET, O_HELP };
-    static const struct option options[] = {
-        {"machine", required_argument, NULL, O_MACHINE}, {"repeats", required_argument, NULL, O_REPEATS},
-        {"out", required_argument, NULL, O_OUT},         {"quiet", no_argument, NULL, O_QUIET},
-        {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
-    };
-    *o = (struct validate_opts){.repeats = 5};
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        switch (opt) {
-        case O_MACHINE:
-            o->machine = optarg;
-            break;
-        case O_REPEATS:
-            if (!dahlsim_parse_int("--repeats", optarg, 1, MAX_REPEATS, &o->repeats))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case O_OUT:
-            o->out = optarg;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        case O_HELP:
-            help();
-            return DAHLSIM_EXIT_OK;
-        default: /* ':' (no value) or an unknown option */
-            return dahlsim_option_misuse("validate", opt, argv, usage);
-        }
-    }
-    if (optind < argc)
-        return dahlsim_unexpected_argument("validate", argv[optind], usage);
-    if (o->machine == NULL) {
-        dahlsim_error("validate: --machine NAME is required (a measured calibration of this machine)");
-        fprintf(stderr, "hint: dahlsim calibrate --machine NAME first\n");
-        return DAHLSIM_EXIT_USAGE;
-    }
-    return -1;
-}
-
-int dahlsim_cmd_validate(int argc, char **argv)
-{
-    struct validate_opts o;
-    int code = parse(argc, argv, &o);
-    if (code >= 0)
-        return code;
-    char sampling_dir[PATH_MAX + 96];
-    snprintf(sampling_dir, sizeof(sampling_dir), "%s/%s/sampling", dahlsim_calibration_root(), o.machine);
-    if (!dahlsim_machine_name_valid(o.machine) || !dahlsim_is_dir(sampling_dir)) {
-        dahlsim_error("validate: --machine %s: no calibration at %s", o.machine, sampling_dir);
-        fprintf(stderr, "hint: dahlsim calibrate --machine %s measures this machine\n", o.machine);
-        return DAHLSIM_EXIT_USAGE;
-    }
-    char out[PATH_MAX];
-    if (o.out != NULL)
-        snprintf(out, sizeof(out), "%s", o.out);
-    else
-        snprintf(out, sizeof(out), "results/validate-%.64s", o.machine);
-    /* Every setup goes through the scenario checks first (machine exists, shapes covered, CPU counts). */
     char scen[PATH_MAX + 32];
-    snprintf(scen, sizeof(scen), "%s/.validate-scenario.json", out);
-    int ret = dahlsim_make_dirs(out);
-    if (ret != 0) {
-        dahlsim_error("validate: --out: cannot create %s: %s", out, strerror(-ret));
-        return DAHLSIM_EXIT_USAGE;
-    }
-    struct dahlsim_experiment x[NSETUPS];
+    snprintf(scen, sizeof(scen), "%s/.validate-scenario.json", o->out);
     for (size_t i = 0; i < NSETUPS; i++) {
         FILE *f = fopen(scen, "w");
         if (f == NULL) {
@@ -227,7 +138,7 @@ int dahlsim_cmd_validate(int argc, char **argv)
         fprintf(f,
                 "{\"machine\": \"%s\", \"dataset\": \"%s\", \"samples\": %ld, \"batch\": %ld, \"cpus\": %ld, "
                 "\"gpus\": 0, \"scheduler\": \"%s\"}\n",
-                o.machine, setups[i].dataset, setups[i].samples, setups[i].batch, setups[i].ncpu, setups[i].sched);
+                o->machine, setups[i].dataset, setups[i].samples, setups[i].batch, setups[i].ncpu, setups[i].sched);
         fclose(f);
         struct dahlsim_scenario *s = dahlsim_scenario_load(scen, NULL, 0);
         if (s == NULL) {
@@ -238,125 +149,151 @@ int dahlsim_cmd_validate(int argc, char **argv)
         dahlsim_scenario_destroy(s);
     }
     remove(scen);
+    return -1;
+}
 
-    char models[PATH_MAX + 32];
-    snprintf(models, sizeof(models), "%s/models", out);
-    char sampling[PATH_MAX + 16];
-    snprintf(sampling, sizeof(sampling), "%s/sampling", x[0].machine_dir);
-    if ((ret = dahlsim_remove_tree(models)) != 0 || (ret = dahlsim_copy_tree(sampling, models)) != 0) {
-        dahlsim_error("validate: cannot copy %s to %s: %s", sampling, models, strerror(-ret));
-        return DAHLSIM_EXIT_FAILURE;
-    }
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "machine", o.machine);
-    cJSON_AddNumberToObject(root, "repeats", (double)o.repeats);
-    cJSON *rows = cJSON_AddArrayToObject(root, "setups");
-    double errs[NSETUPS];
-    size_t nerr = 0;
-    char md[16384];
-    size_t used = (size_t)snprintf(md, sizeof(md),
-                                   "# Fidelity of calibration %s\n\n"
-                                   "| setup | native makespan, median (min–max) | simulated | error | busy native/sim | "
-                                   "unmodelled µs/task | step stalls native/sim (s) |\n"
-                                   "|---|---|---|---|---|---|---|\n",
-                                   o.machine);
-    printf("%-28s %12s %22s %12s %8s %8s %11s %15s\n", "setup", "native (s)", "native min-max (s)", "simulated (s)",
-           "error", "busy n/s", "unmod us/t", "stalls n/s (s)");
-    /* The native runs in rounds, every setup once per round: a spell of slow machine (measured on this 2-core
-     * VM: 28x28x3 at 2.0 s for a few consecutive runs, 1.35-1.4 s otherwise, with the same binary) then
-     * lands on one repeat of several setups rather than on every repeat of one, and the medians absorb it. */
-    static double times[NSETUPS][MAX_REPEATS], busies[NSETUPS][MAX_REPEATS], stalls[NSETUPS][MAX_REPEATS];
-    for (long r = 0; r < o.repeats; r++) {
+/* The native figures of every setup, [setup][repeat]. */
+struct native_figures {
+    double times[NSETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
+    double busies[NSETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
+    double stalls[NSETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
+};
+
+/* The native runs in rounds, every setup once per round: a spell of slow machine (measured on this 2-core VM:
+ * 28x28x3 at 2.0 s for a few consecutive runs, 1.35-1.4 s otherwise, with the same binary) then lands on one
+ * repeat of several setups rather than on every repeat of one, and the medians absorb it. Returns an exit
+ * code, -1 to go on. */
+static int run_native(const struct dahlsim_validate_opts *o, const char *models, struct native_figures *n)
+{
+    for (long r = 0; r < o->repeats; r++) {
         for (size_t i = 0; i < NSETUPS; i++) {
             const struct setup *s = &setups[i];
             char dir[PATH_MAX + 64];
-            snprintf(dir, sizeof(dir), "%s/native/%02zu-%ld", out, i, r);
-            if (!o.quiet)
-                fprintf(stderr, "[round %ld/%ld, %zu/%zu] %s: native run\n", r + 1, o.repeats, i + 1, NSETUPS,
+            snprintf(dir, sizeof(dir), "%s/native/%02zu-%ld", o->out, i, r);
+            if (!o->quiet)
+                fprintf(stderr, "[round %ld/%ld, %zu/%zu] %s: native run\n", r + 1, o->repeats, i + 1, NSETUPS,
                         s->name);
-            int st = native_run(s, dir, (int)r, models, o.machine);
+            int st = native_run(s, dir, (int)r, models, o->machine);
             struct figures f = st == 0 ? read_figures(dir) : (struct figures){NAN, 0, 0, 0};
-            times[i][r] = f.makespan_s;
-            busies[i][r] = f.busy_s;
-            stalls[i][r] = f.stall_s;
-            if (isnan(times[i][r])) {
+            n->times[i][r] = f.makespan_s;
+            n->busies[i][r] = f.busy_s;
+            n->stalls[i][r] = f.stall_s;
+            if (isnan(n->times[i][r])) {
                 dahlsim_error("validate: %s: the native run failed (exit %d)", s->name, st);
-                cJSON_Delete(root);
                 return DAHLSIM_EXIT_FAILURE;
             }
         }
     }
-    for (size_t i = 0; i < NSETUPS; i++) {
-        const struct setup *s = &setups[i];
-        double *t = times[i], *busy = busies[i];
-        double stall_med = dahlsim_median(stalls[i], (size_t)o.repeats);
-        char sdir[PATH_MAX + 64], serr[PATH_MAX + 80];
-        snprintf(sdir, sizeof(sdir), "%s/simulated/%02zu", out, i);
-        snprintf(serr, sizeof(serr), "%s/simulated-%02zu.log", out, i);
-        if (!o.quiet)
-            fprintf(stderr, "[%zu/%zu] %s: simulated run\n", i + 1, NSETUPS, s->name);
-        int st = dahlsim_run_experiment(&x[i], NULL, sdir, serr, true);
-        struct figures simf = st == 0 ? read_figures(sdir) : (struct figures){NAN, 0, 0, 0};
-        double sim = simf.makespan_s;
-        if (isnan(sim)) {
-            dahlsim_error("validate: %s: the simulation failed (exit %d); see %s", s->name, st, serr);
-            cJSON_Delete(root);
-            return DAHLSIM_EXIT_FAILURE;
-        }
-        double lo = t[0], hi = t[0];
-        for (long r = 1; r < o.repeats; r++) {
-            lo = t[r] < lo ? t[r] : lo;
-            hi = t[r] > hi ? t[r] : hi;
-        }
-        double med = dahlsim_median(t, (size_t)o.repeats);
-        double err = (sim - med) / med;
-        /* Where the error comes from: busy_ratio > 1 when tasks ran longer natively than their perf models say
-         * (cores shared with the submitting thread, cache and memory contention between workers); the
-         * unmodelled time is the native worker time outside tasks beyond the simulated one (runtime overhead and
-         * waiting the simulation leaves out), per task. */
-        double busy_med = dahlsim_median(busy, (size_t)o.repeats);
-        double busy_ratio = simf.busy_s > 0 ? busy_med / simf.busy_s : NAN;
-        double unmodelled_us = simf.tasks > 0 ? 1e6 *
-                                                    (((double)s->ncpu * med - busy_med) -
-                                                     ((double)s->ncpu * sim - simf.busy_s)) /
-                                                    (double)simf.tasks
-                                              : NAN;
-        errs[nerr++] = fabs(err);
-        char range[64];
-        snprintf(range, sizeof(range), "%.4f-%.4f", lo, hi);
-        printf("%-28s %12.4f %22s %12.4f %+7.1f%% %8.2f %11.1f %7.3f/%-7.3f\n", s->name, med, range, sim, 100 * err,
-               busy_ratio, unmodelled_us, stall_med, simf.stall_s);
-        fflush(stdout);
-        if (used < sizeof(md))
-            used += (size_t)snprintf(md + used, sizeof(md) - used,
-                                     "| %s | %.4f s (%.4f–%.4f) | %.4f s | %+.1f %% | %.2f | %.1f | %.3f / %.3f |\n",
-                                     s->name, med, lo, hi, sim, 100 * err, busy_ratio, unmodelled_us, stall_med,
-                                     simf.stall_s);
-        cJSON *row = cJSON_CreateObject();
-        cJSON_AddStringToObject(row, "setup", s->name);
-        cJSON_AddStringToObject(row, "dataset", s->dataset);
-        cJSON_AddNumberToObject(row, "samples", (double)s->samples);
-        cJSON_AddNumberToObject(row, "batch", (double)s->batch);
-        cJSON_AddNumberToObject(row, "cpus", (double)s->ncpu);
-        cJSON_AddStringToObject(row, "scheduler", s->sched);
-        cJSON_AddItemToObject(row, "native_makespans_s", cJSON_CreateDoubleArray(t, (int)o.repeats));
-        cJSON_AddNumberToObject(row, "native_median_s", med);
-        cJSON_AddNumberToObject(row, "simulated_s", sim);
-        cJSON_AddNumberToObject(row, "relative_error", err);
-        cJSON_AddNumberToObject(row, "native_busy_median_s", busy_med);
-        cJSON_AddNumberToObject(row, "simulated_busy_s", simf.busy_s);
-        cJSON_AddNumberToObject(row, "busy_ratio", busy_ratio);
-        cJSON_AddNumberToObject(row, "tasks", (double)simf.tasks);
-        cJSON_AddNumberToObject(row, "unmodelled_us_per_task", unmodelled_us);
-        cJSON_AddNumberToObject(row, "native_step_stalls_median_s", stall_med);
-        cJSON_AddNumberToObject(row, "simulated_step_stalls_s", simf.stall_s);
-        cJSON_AddItemToArray(rows, row);
+    return -1;
+}
+
+/* One setup's native repeats against its simulation. */
+struct comparison {
+    double med, lo, hi;     /* native makespan: median and range */
+    double sim, err;        /* simulated makespan, relative error */
+    double busy_med, busy_ratio, unmodelled_us, stall_med;
+    struct figures simf;
+};
+
+/* Compares setup i's native figures (t, busy and stalls: its repeats, sorted here by the medians) with its
+ * simulation's simf. */
+static struct comparison compare(size_t i, long repeats, double *t, double *busy, double *stalls,
+                                 struct figures simf)
+{
+    struct comparison c = {.sim = simf.makespan_s, .simf = simf};
+    c.stall_med = dahlsim_median(stalls, (size_t)repeats);
+    c.lo = c.hi = t[0];
+    for (long r = 1; r < repeats; r++) {
+        c.lo = t[r] < c.lo ? t[r] : c.lo;
+        c.hi = t[r] > c.hi ? t[r] : c.hi;
     }
-    double med_err = dahlsim_median(errs, nerr), max_err = errs[nerr - 1];
-    printf("median |error| %.1f %%, max |error| %.1f %% over %zu setups\n", 100 * med_err, 100 * max_err, nerr);
-    if (used < sizeof(md))
-        snprintf(md + used, sizeof(md) - used, "\nMedian |error| %.1f %%, max |error| %.1f %% over %zu setups, %ld native "
-                 "repeats each.\n\n"
+    c.med = dahlsim_median(t, (size_t)repeats);
+    c.err = (c.sim - c.med) / c.med;
+    /* Where the error comes from: busy_ratio > 1 when tasks ran longer natively than their perf models say
+     * (cores shared with the submitting thread, cache and memory contention between workers); the
+     * unmodelled time is the native worker time outside tasks beyond the simulated one (runtime overhead and
+     * waiting the simulation leaves out), per task. */
+    c.busy_med = dahlsim_median(busy, (size_t)repeats);
+    c.busy_ratio = simf.busy_s > 0 ? c.busy_med / simf.busy_s : NAN;
+    double ncpu = (double)setups[i].ncpu;
+    c.unmodelled_us = simf.tasks > 0
+                          ? 1e6 * ((ncpu * c.med - c.busy_med) - (ncpu * c.sim - simf.busy_s)) / (double)simf.tasks
+                          : NAN;
+    return c;
+}
+
+/* The report as it is built: the JSON document and its rows, the Markdown text, the absolute errors. */
+struct fidelity {
+    cJSON *root, *rows;
+    char md[16384];
+    size_t used;
+    double errs[NSETUPS];
+    size_t nerr;
+};
+
+/* Starts the report: the JSON document, the Markdown table's head, the table's head on stdout. */
+static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_opts *o)
+{
+    fy->root = cJSON_CreateObject();
+    cJSON_AddStringToObject(fy->root, "machine", o->machine);
+    cJSON_AddNumberToObject(fy->root, "repeats", (double)o->repeats);
+    fy->rows = cJSON_AddArrayToObject(fy->root, "setups");
+    fy->nerr = 0;
+    fy->used = (size_t)snprintf(fy->md, sizeof(fy->md),
+                                "# Fidelity of calibration %s\n\n"
+                                "| setup | native makespan, median (min–max) | simulated | error | busy native/sim | "
+                                "unmodelled µs/task | step stalls native/sim (s) |\n"
+                                "|---|---|---|---|---|---|---|\n",
+                                o->machine);
+    printf("%-28s %12s %22s %12s %8s %8s %11s %15s\n", "setup", "native (s)", "native min-max (s)", "simulated (s)",
+           "error", "busy n/s", "unmod us/t", "stalls n/s (s)");
+}
+
+/* Setup s's line of the table (stdout and Markdown) and its row of the JSON document; t: its native
+ * makespans. */
+static void fidelity_add(struct fidelity *fy, const struct setup *s, const double *t, long repeats,
+                         const struct comparison *c)
+{
+    fy->errs[fy->nerr++] = fabs(c->err);
+    char range[64];
+    snprintf(range, sizeof(range), "%.4f-%.4f", c->lo, c->hi);
+    printf("%-28s %12.4f %22s %12.4f %+7.1f%% %8.2f %11.1f %7.3f/%-7.3f\n", s->name, c->med, range, c->sim,
+           100 * c->err, c->busy_ratio, c->unmodelled_us, c->stall_med, c->simf.stall_s);
+    fflush(stdout);
+    if (fy->used < sizeof(fy->md))
+        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
+                                     "| %s | %.4f s (%.4f–%.4f) | %.4f s | %+.1f %% | %.2f | %.1f | %.3f / %.3f |\n",
+                                     s->name, c->med, c->lo, c->hi, c->sim, 100 * c->err, c->busy_ratio,
+                                     c->unmodelled_us, c->stall_med, c->simf.stall_s);
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "setup", s->name);
+    cJSON_AddStringToObject(row, "dataset", s->dataset);
+    cJSON_AddNumberToObject(row, "samples", (double)s->samples);
+    cJSON_AddNumberToObject(row, "batch", (double)s->batch);
+    cJSON_AddNumberToObject(row, "cpus", (double)s->ncpu);
+    cJSON_AddStringToObject(row, "scheduler", s->sched);
+    cJSON_AddItemToObject(row, "native_makespans_s", cJSON_CreateDoubleArray(t, (int)repeats));
+    cJSON_AddNumberToObject(row, "native_median_s", c->med);
+    cJSON_AddNumberToObject(row, "simulated_s", c->sim);
+    cJSON_AddNumberToObject(row, "relative_error", c->err);
+    cJSON_AddNumberToObject(row, "native_busy_median_s", c->busy_med);
+    cJSON_AddNumberToObject(row, "simulated_busy_s", c->simf.busy_s);
+    cJSON_AddNumberToObject(row, "busy_ratio", c->busy_ratio);
+    cJSON_AddNumberToObject(row, "tasks", (double)c->simf.tasks);
+    cJSON_AddNumberToObject(row, "unmodelled_us_per_task", c->unmodelled_us);
+    cJSON_AddNumberToObject(row, "native_step_stalls_median_s", c->stall_med);
+    cJSON_AddNumberToObject(row, "simulated_step_stalls_s", c->simf.stall_s);
+    cJSON_AddItemToArray(fy->rows, row);
+}
+
+/* Ends the report: the median and maximum absolute error, on stdout and in both documents. */
+static void fidelity_end(struct fidelity *fy, long repeats)
+{
+    double med_err = dahlsim_median(fy->errs, fy->nerr), max_err = fy->errs[fy->nerr - 1];
+    printf("median |error| %.1f %%, max |error| %.1f %% over %zu setups\n", 100 * med_err, 100 * max_err, fy->nerr);
+    if (fy->used < sizeof(fy->md))
+        snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
+                 "\nMedian |error| %.1f %%, max |error| %.1f %% over %zu setups, %ld native repeats each.\n\n"
                  "busy native/sim: time the workers spent executing tasks (summed over workers; native median over\n"
                  "the repeats) over the simulated one. Above 1, tasks ran longer natively than their perf models\n"
                  "say: cores shared with the thread submitting tasks, cache and memory contention between workers.\n"
@@ -371,13 +308,19 @@ int dahlsim_cmd_validate(int argc, char **argv)
                  "median step took beyond the median, summed (native: median over the repeats): whole steps held up, as\n"
                  "when the operating system deschedules a thread for a timeslice, which the simulation does not\n"
                  "model. These say where an error comes from; none corrects it.\n",
-                 100 * med_err, 100 * max_err, nerr, o.repeats);
-    cJSON_AddNumberToObject(root, "median_abs_error", med_err);
-    cJSON_AddNumberToObject(root, "max_abs_error", max_err);
+                 100 * med_err, 100 * max_err, fy->nerr, repeats);
+    cJSON_AddNumberToObject(fy->root, "median_abs_error", med_err);
+    cJSON_AddNumberToObject(fy->root, "max_abs_error", max_err);
+}
+
+/* Writes out/fidelity.json and out/fidelity.md; deletes the JSON document. Returns an exit code. */
+static int fidelity_write(struct fidelity *fy, const char *out)
+{
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/fidelity.json", out);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
+    char *text = cJSON_Print(fy->root);
+    cJSON_Delete(fy->root);
+    fy->root = NULL;
     FILE *f = fopen(path, "w");
     if (f == NULL || text == NULL) {
         dahlsim_error("validate: %s: %s", path, strerror(errno));
@@ -395,9 +338,63 @@ int dahlsim_cmd_validate(int argc, char **argv)
         dahlsim_error("validate: %s: %s", path, strerror(errno));
         return DAHLSIM_EXIT_FAILURE;
     }
-    fputs(md, f);
+    fputs(fy->md, f);
     fclose(f);
-    if (!o.quiet)
-        fprintf(stderr, "dahlsim validate: wrote %s/fidelity.json and fidelity.md\n", out);
     return DAHLSIM_EXIT_OK;
+}
+
+/* Simulates every setup, compares it with its native figures n and adds it to the report. Returns an exit
+ * code, -1 to go on. */
+static int run_simulated(const struct dahlsim_validate_opts *o, const struct dahlsim_experiment *x,
+                         struct native_figures *n, struct fidelity *fy)
+{
+    for (size_t i = 0; i < NSETUPS; i++) {
+        const struct setup *s = &setups[i];
+        char sdir[PATH_MAX + 64], serr[PATH_MAX + 80];
+        snprintf(sdir, sizeof(sdir), "%s/simulated/%02zu", o->out, i);
+        snprintf(serr, sizeof(serr), "%s/simulated-%02zu.log", o->out, i);
+        if (!o->quiet)
+            fprintf(stderr, "[%zu/%zu] %s: simulated run\n", i + 1, NSETUPS, s->name);
+        int st = dahlsim_run_experiment(&x[i], NULL, sdir, serr, true);
+        struct figures simf = st == 0 ? read_figures(sdir) : (struct figures){NAN, 0, 0, 0};
+        if (isnan(simf.makespan_s)) {
+            dahlsim_error("validate: %s: the simulation failed (exit %d); see %s", s->name, st, serr);
+            return DAHLSIM_EXIT_FAILURE;
+        }
+        struct comparison c = compare(i, o->repeats, n->times[i], n->busies[i], n->stalls[i], simf);
+        fidelity_add(fy, s, n->times[i], o->repeats, &c);
+    }
+    return -1;
+}
+
+int dahlsim_validate_run(const struct dahlsim_validate_opts *o)
+{
+    struct dahlsim_experiment x[NSETUPS];
+    int code = load_experiments(o, x);
+    if (code >= 0)
+        return code;
+    char models[PATH_MAX + 32];
+    snprintf(models, sizeof(models), "%s/models", o->out);
+    char sampling[PATH_MAX + 16];
+    snprintf(sampling, sizeof(sampling), "%s/sampling", x[0].machine_dir);
+    int ret;
+    if ((ret = dahlsim_remove_tree(models)) != 0 || (ret = dahlsim_copy_tree(sampling, models)) != 0) {
+        dahlsim_error("validate: cannot copy %s to %s: %s", sampling, models, strerror(-ret));
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    static struct fidelity fy;
+    static struct native_figures n;
+    fidelity_start(&fy, o);
+    code = run_native(o, models, &n);
+    if (code < 0)
+        code = run_simulated(o, x, &n, &fy);
+    if (code >= 0) {
+        cJSON_Delete(fy.root);
+        return code;
+    }
+    fidelity_end(&fy, o->repeats);
+    code = fidelity_write(&fy, o->out);
+    if (code == DAHLSIM_EXIT_OK && !o->quiet)
+        fprintf(stderr, "dahlsim validate: wrote %s/fidelity.json and fidelity.md\n", o->out);
+    return code;
 }

@@ -1,6 +1,8 @@
 /* Calibrated machines' names and manifest keys: see dahlsim_manifest.h. */
 #include "dahlsim_manifest.h"
 
+#include "dahlsim_util.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +18,16 @@ bool dahlsim_machine_name_valid(const char *name)
             return false;
     }
     return true;
+}
+
+bool dahlsim_parse_machine_name(const char *option, const char *text)
+{
+    if (dahlsim_machine_name_valid(text))
+        return true;
+    dahlsim_error("%s: expected a name of 1 to 64 letters, digits, '.', '_' or '-' (not starting with '.' or '-'), "
+                  "got \"%s\"",
+                  option, text);
+    return false;
 }
 
 /* The key of a worker configuration in the manifest's "scheduling.push_us": "2cpu", "13cpu+1gpu". */

@@ -9,31 +9,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void verror(const char *fmt, va_list ap)
+{
+    fputs("dahlsim: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void dahlsim_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("dahlsim: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    verror(fmt, ap);
     va_end(ap);
+}
+
+int dahlsim_usage_error(const char *usage, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verror(fmt, ap);
+    va_end(ap);
+    fputs(usage, stderr);
+    return DAHLSIM_EXIT_USAGE;
 }
 
 int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const char *usage)
 {
     if (opt == ':')
-        dahlsim_error("%s: %s needs a value", cmd, argv[optind - 1]);
-    else
-        dahlsim_error("%s: unknown option \"%s\"", cmd, argv[optind - 1]);
-    fputs(usage, stderr);
-    return DAHLSIM_EXIT_USAGE;
+        return dahlsim_usage_error(usage, "%s: %s needs a value", cmd, argv[optind - 1]);
+    return dahlsim_usage_error(usage, "%s: unknown option \"%s\"", cmd, argv[optind - 1]);
 }
 
 int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage)
 {
-    dahlsim_error("%s: unexpected argument \"%s\"", cmd, arg);
-    fputs(usage, stderr);
-    return DAHLSIM_EXIT_USAGE;
+    return dahlsim_usage_error(usage, "%s: unexpected argument \"%s\"", cmd, arg);
+}
+
+void dahlsim_command_line(int argc, char *const *argv, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "dahlsim");
+    for (int i = 0; i < argc && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, " %s", argv[i]);
 }
 
 bool dahlsim_parse_int(const char *option, const char *text, long min, long max, long *out)

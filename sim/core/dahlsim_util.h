@@ -24,6 +24,10 @@ int dahlsim_exit_of(int ret);
 /* Prints "dahlsim: error: <message>" on stderr (printf-style). */
 void dahlsim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A usage error of subcommand: prints "dahlsim: error: <message>" (printf-style), then usage, on stderr and
+ * returns DAHLSIM_EXIT_USAGE. */
+int dahlsim_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* getopt_long (optstring ":") misuse by subcommand cmd: opt ':' is an option missing its value, anything
  * else an unknown option (argv[optind - 1] either way). Prints the error and usage on stderr and returns
  * DAHLSIM_EXIT_USAGE. */
@@ -31,6 +35,10 @@ int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const cha
 
 /* A positional argument cmd does not take: prints the error and usage on stderr, returns DAHLSIM_EXIT_USAGE. */
 int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage);
+
+/* The command line as typed, "dahlsim" followed by a subcommand's argv[0..argc-1] (call it before
+ * getopt_long reorders argv), into buf (truncated to size - 1). */
+void dahlsim_command_line(int argc, char *const *argv, char *buf, size_t size);
 
 /* Parses text as a base-10 integer in [min, max]; on failure prints an error naming option and returns
  * false. */

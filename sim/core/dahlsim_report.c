@@ -1,37 +1,22 @@
-/* `dahlsim report DIR`: one self-contained HTML page for a sweep directory (what `dahlsim sweep --out DIR`
- * wrote): the scenario's question, the sweep's plots inline (SVG), a table of every finished point (makespan,
- * samples/s, parallel efficiency from its trace summary, bytes moved and peak memory from its results.json)
- * with links to each traced point's Gantt chart, and per traced point its per-worker utilisation. Reads
- * DIR/results.jsonl, DIR/plots/NAME.svg, DIR/points/NNNN/results.json and DIR/points/NNNN/trace/summary.json;
- * writes DIR/report.html (or --out FILE). The only outside references are links to files in DIR. */
-#include "dahlsim_cli.h"
+/* The sweep report (dahlsim_report.h): the page is written from DIR/results.jsonl, DIR/plots/NAME.svg,
+ * DIR/points/NNNN/results.json and DIR/points/NNNN/trace/summary.json; its only outside references are links
+ * to files in DIR. */
+#include "dahlsim_report.h"
+
 #include "dahlsim_fs.h"
+#include "dahlsim_util.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define MAX_POINTS 100000
-
-static const char usage[] = "usage: dahlsim report DIR [--out FILE]\n";
-
-static void help(void)
-{
-    fputs(usage, stdout);
-    fputs("\nTurns a sweep directory (dahlsim sweep --out DIR) into one HTML page: the sweep's plots, a table of\n"
-          "its points (makespan, samples/s, parallel efficiency, bytes moved, peak memory) with links to each\n"
-          "traced point's Gantt chart, and each traced point's per-worker utilisation. Points are traced with\n"
-          "the scenario key \"trace\": true (or --set trace=true).\n\n"
-          "options:\n"
-          "  --out FILE   where to write the page (default DIR/report.html)\n",
-          stdout);
-}
 
 static void html(FILE *f, const char *s)
 {
@@ -309,57 +294,19 @@ static const char style[] =
     ".plot{display:inline-block;margin:0 1em 1em 0}.plot svg{max-width:900px;height:auto}"
     ".bar{display:inline-block;height:10px;background:#1f77b4}.note{color:#666}details{margin:0.5em 0}";
 
-int dahlsim_cmd_report(int argc, char **argv)
+static void free_points(struct point *pts, long n)
 {
-    enum { O_OUT = 256, O_HELP };
-    static const struct option options[] = {
-        {"out", required_argument, NULL, O_OUT},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out = NULL;
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        switch (opt) {
-        case O_OUT:
-            out = optarg;
-            break;
-        case O_HELP:
-            help();
-            return DAHLSIM_EXIT_OK;
-        default: /* ':' (no value) or an unknown option */
-            return dahlsim_option_misuse("report", opt, argv, usage);
-        }
+    for (long i = 0; i < n; i++) {
+        cJSON_Delete(pts[i].line);
+        cJSON_Delete(pts[i].results);
+        cJSON_Delete(pts[i].summary);
     }
-    if (optind != argc - 1) {
-        dahlsim_error("report: expected one sweep directory%s", optind < argc - 1 ? ", got several" : "");
-        fputs(usage, stderr);
-        return DAHLSIM_EXIT_USAGE;
-    }
-    const char *dir = argv[optind];
-    if (!dahlsim_is_dir(dir)) {
-        dahlsim_error("report: %s: expected a sweep directory (dahlsim sweep --out DIR)", dir);
-        return DAHLSIM_EXIT_USAGE;
-    }
-    struct point *pts = NULL;
-    long n = load_points(dir, &pts);
-    if (n < 0)
-        return DAHLSIM_EXIT_USAGE;
-    char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
-    if (out != NULL)
-        snprintf(path, sizeof(path), "%s", out);
-    else
-        snprintf(path, sizeof(path), "%s/report.html", dir);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int code = DAHLSIM_EXIT_OK;
-    if (f == NULL) {
-        dahlsim_error("report: --out: %s: %s", tmp, strerror(errno));
-        code = DAHLSIM_EXIT_USAGE;
-        goto out;
-    }
+    free(pts);
+}
+
+/* The page of the n points of sweep directory dir. */
+static void write_page(FILE *f, const char *dir, const struct point *pts, long n)
+{
     /* The scenario's question, from the file the first point's results.json names. */
     const char *scenario = n > 0 ? str(pts[0].results, "scenario") : NULL;
     cJSON *sc = scenario != NULL ? dahlsim_read_json(scenario) : NULL;
@@ -408,20 +355,29 @@ int dahlsim_cmd_report(int argc, char **argv)
     if (!any)
         fputs("<p class=\"note\">No point was traced (scenario key \"trace\": true).</p>\n", f);
     fputs("</body></html>\n", f);
+}
+
+int dahlsim_report_write(const char *dir, const char *path)
+{
+    struct point *pts = NULL;
+    long n = load_points(dir, &pts);
+    if (n < 0)
+        return DAHLSIM_EXIT_USAGE;
+    char tmp[PATH_MAX + 40];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        dahlsim_error("report: --out: %s: %s", tmp, strerror(errno));
+        free_points(pts, n);
+        return DAHLSIM_EXIT_USAGE;
+    }
+    write_page(f, dir, pts, n);
+    free_points(pts, n);
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
         dahlsim_error("report: %s: %s", path, strerror(errno));
         unlink(tmp);
-        code = DAHLSIM_EXIT_FAILURE;
-        goto out;
+        return DAHLSIM_EXIT_FAILURE;
     }
-    printf("%s\n", path);
-out:
-    for (long i = 0; i < n; i++) {
-        cJSON_Delete(pts[i].line);
-        cJSON_Delete(pts[i].results);
-        cJSON_Delete(pts[i].summary);
-    }
-    free(pts);
-    return code;
+    return DAHLSIM_EXIT_OK;
 }

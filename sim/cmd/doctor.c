@@ -1,17 +1,14 @@
 /* `dahlsim doctor`: checks an installation end to end with the probe task graph (independent tasks of a
  * known duration). Natively it reports how close this machine gets to perfect scheduling; under
  * StarPU-SimGrid, on the hand-written probe machine (tests/data/probe-machine: 2 CPUs, a "dahl_probe"
- * model of 5 ms), the simulated makespan must equal what the perf model predicts.
- * `dahlsim engine-probe` is the hidden half that runs inside either flavour's binary. */
+ * model of 5 ms), the simulated makespan must equal what the perf model predicts. Both runs are
+ * `dahlsim engine-probe` (dahlsim_engine_probe.h), the hidden half inside either flavour's binary. */
 #include "dahlsim_cli.h"
+#include "dahlsim_engine_probe.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_spawn.h"
 
-#include "dahl_engine.h"
-#include "dahl_probe.h"
-
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,95 +20,6 @@
 #define PROBE_MACHINE_DIR "tests/data/probe-machine"
 #define PROBE_MACHINE_NAME "probe-2cpu"
 #define PROBE_MACHINE_NCPU 2
-#define PROBE_DURATION_US 5000.0
-#define PROBE_TASKS 16
-
-static const char probe_usage[] =
-    "usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched POLICY] [--empty]\n";
-
-struct probe_request {
-    long tasks;
-    double duration_us;
-    long ncpu;
-    const char *sched;
-    bool empty; /* --empty: dahl_empty tasks on 64 small tensors (runtime cost per task) instead of probes */
-};
-
-int dahlsim_cmd_engine_probe(int argc, char **argv)
-{
-    struct probe_request req = {.tasks = PROBE_TASKS, .duration_us = PROBE_DURATION_US, .ncpu = -1,
-                                .sched = "eager"};
-    static const struct option options[] = {
-        {"tasks", required_argument, NULL, 't'},  {"duration-us", required_argument, NULL, 'd'},
-        {"ncpu", required_argument, NULL, 'c'},   {"sched", required_argument, NULL, 's'},
-        {"empty", no_argument, NULL, 'e'},        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    optind = 1;
-    int opt;
-    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        switch (opt) {
-        case 't':
-            if (!dahlsim_parse_int("--tasks", optarg, 1, 1000000, &req.tasks))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case 'd':
-            if (!dahlsim_parse_double("--duration-us", optarg, 0, 1e9, &req.duration_us))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case 'c':
-            if (!dahlsim_parse_int("--ncpu", optarg, 1, 128, &req.ncpu))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case 's':
-            req.sched = optarg;
-            break;
-        case 'e':
-            req.empty = true;
-            break;
-        case 'h':
-            fputs(probe_usage, stdout);
-            printf("Runs N independent probe tasks of D microseconds in this binary's StarPU flavour and\n"
-                   "prints one JSON line with the makespan. --empty: N empty tasks on two buffers instead\n"
-                   "(what the runtime costs per task; D is ignored).\n");
-            return DAHLSIM_EXIT_OK;
-        default:
-            fputs(probe_usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        }
-    }
-    if (optind < argc)
-        return dahlsim_unexpected_argument("engine-probe", argv[optind], probe_usage);
-
-    struct dahl_engine_conf conf = dahl_engine_conf_default();
-    conf.ncpu = (int)req.ncpu;
-    conf.ngpu = 0;
-    conf.sched = req.sched;
-    int ret = dahl_engine_start(&conf);
-    if (ret == -ENODEV) {
-        dahlsim_error("engine-probe: StarPU found no worker to run on");
-        return DAHLSIM_EXIT_SKIP;
-    }
-    if (ret != 0) {
-        dahlsim_error("engine-probe: starpu_init failed: %s", strerror(-ret));
-        return DAHLSIM_EXIT_FAILURE;
-    }
-    double makespan_us = 0;
-    ret = req.empty ? dahl_probe_empty_run((int)req.tasks, 64, &makespan_us)
-                    : dahl_probe_run((int)req.tasks, req.duration_us, &makespan_us);
-    int ncpu = dahl_engine_ncpu();
-    dahl_engine_stop();
-    if (ret != 0) {
-        dahlsim_error("engine-probe: task submission failed: %s", strerror(-ret));
-        return DAHLSIM_EXIT_FAILURE;
-    }
-    printf("{\"flavour\": \"%s\", \"sched\": \"%s\", \"ncpu\": %d, \"tasks\": %ld, \"empty\": %s, "
-           "\"duration_us\": %.3f, \"makespan_us\": %.3f, \"ideal_us\": %.3f}\n",
-           dahl_engine_flavour(), req.sched, ncpu, req.tasks, req.empty ? "true" : "false",
-           req.empty ? 0.0 : req.duration_us, makespan_us,
-           dahl_probe_ideal_us((int)req.tasks, req.empty ? 0.0 : req.duration_us, ncpu));
-    return DAHLSIM_EXIT_OK;
-}
 
 /* Reads "key": number out of one JSON line written by engine-probe. */
 static bool json_number(const char *line, const char *key, double *out)
@@ -150,7 +58,7 @@ static int doctor_native(void)
         return DAHLSIM_EXIT_FAILURE;
     }
     printf("native     %2.0f CPU  %2d tasks x %4.1f ms  makespan %8.3f ms  ideal %8.3f ms  efficiency %5.1f %%\n",
-           ncpu, PROBE_TASKS, PROBE_DURATION_US / 1e3, makespan / 1e3, ideal / 1e3, 100.0 * ideal / makespan);
+           ncpu, DAHLSIM_PROBE_TASKS, DAHLSIM_PROBE_DURATION_US / 1e3, makespan / 1e3, ideal / 1e3, 100.0 * ideal / makespan);
     /* Busy-waiting tasks on idle cores reach 95 % and more; less means the cores are not the run's alone. */
     if (ideal / makespan < 0.9)
         printf("           note: a native efficiency of %.0f %% (under 90 %%) means other work shares these cores (a\n"
@@ -189,7 +97,7 @@ static int doctor_simulated(void)
         return DAHLSIM_EXIT_FAILURE;
     }
     printf("simulated  %2d CPU  %2d tasks x %4.1f ms  makespan %8.3f ms  model  %8.3f ms  error      %5.2f %%\n",
-           PROBE_MACHINE_NCPU, PROBE_TASKS, PROBE_DURATION_US / 1e3, makespan / 1e3, ideal / 1e3,
+           PROBE_MACHINE_NCPU, DAHLSIM_PROBE_TASKS, DAHLSIM_PROBE_DURATION_US / 1e3, makespan / 1e3, ideal / 1e3,
            100.0 * fabs(makespan - ideal) / ideal);
     if (fabs(makespan - ideal) > 1e-3 * ideal) {
         dahlsim_error("doctor: the simulated makespan differs from the perf model's prediction");
@@ -198,20 +106,25 @@ static int doctor_simulated(void)
     return DAHLSIM_EXIT_OK;
 }
 
+static void doctor_print_help(void)
+{
+    printf("usage: dahlsim doctor\n\nChecks the installation: runs %d independent %.0f ms probe tasks\n"
+           "natively (this machine) and under StarPU-SimGrid (the hand-written %s machine in\n"
+           "%s), and checks that the simulated makespan is what the perf model predicts.\n",
+           DAHLSIM_PROBE_TASKS, DAHLSIM_PROBE_DURATION_US / 1e3, PROBE_MACHINE_NAME, PROBE_MACHINE_DIR);
+}
+
 int dahlsim_cmd_doctor(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: dahlsim doctor\n\nChecks the installation: runs %d independent %.0f ms probe tasks\n"
-                   "natively (this machine) and under StarPU-SimGrid (the hand-written %s machine in\n"
-                   "%s), and checks that the simulated makespan is what the perf model predicts.\n",
-                   PROBE_TASKS, PROBE_DURATION_US / 1e3, PROBE_MACHINE_NAME, PROBE_MACHINE_DIR);
+            doctor_print_help();
             return DAHLSIM_EXIT_OK;
         }
         return dahlsim_unexpected_argument("doctor", argv[i], "usage: dahlsim doctor\n");
     }
-    printf("dahlsim doctor: %d independent probe tasks of %.0f ms, scheduler eager\n", PROBE_TASKS,
-           PROBE_DURATION_US / 1e3);
+    printf("dahlsim doctor: %d independent probe tasks of %.0f ms, scheduler eager\n", DAHLSIM_PROBE_TASKS,
+           DAHLSIM_PROBE_DURATION_US / 1e3);
     int ret = doctor_native();
     if (ret != DAHLSIM_EXIT_OK)
         return ret;

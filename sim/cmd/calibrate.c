@@ -1,0 +1,224 @@
+/* `dahlsim calibrate --machine NAME`: measures this machine's perf models, bus and runtime costs into
+ * calibration/NAME/ (dahlsim_calibrate.h), or with --report prints the per-model report of an existing
+ * calibration. Native binary only. */
+#include "dahlsim_calibrate.h"
+#include "dahlsim_cli.h"
+#include "dahlsim_schedconf.h"
+#include "dahlsim_fs.h"
+#include "dahlsim_manifest.h"
+
+#include "dahl_engine.h"
+#include "dahl_kernels.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_BATCH 8
+#define DEFAULT_STEPS 16  /* training steps per round: >= 11 updates of every per-layer codelet */
+#define DEFAULT_ROUNDS 6
+#define DEFAULT_MAX_RSD 0.5
+#define DEFAULT_SCHEDULERS "eager,prio,random,ws,lws,dm,dmda,dmdar,dmdas"
+#define DEFAULT_SCHED_STEPS 32 /* of 32 samples, per run timing a policy */
+
+static const char usage_line[] =
+    "usage: dahlsim calibrate --machine NAME [--scenario FILE]... [--cover DATASET[,model=M][,perfmodel=K]]...\n"
+    "                         [--force]\n"
+    "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
+    "                         [--ngpu N] [--schedulers LIST] [--sched-steps N] [--dir DIR] [--report]\n"
+    "                         [--quiet]\n";
+
+static void calibrate_print_help(void)
+{
+    fputs(usage_line, stdout);
+    printf("\nMeasures StarPU perf models of every dahl codelet on this machine (native training with\n"
+           "STARPU_CALIBRATE=1) until a simulated run of each covered setup finds them all calibrated, then\n"
+           "stores them with StarPU's bus measurements, its platform file and a manifest.json under DIR/NAME/.\n"
+           "A re-run only measures the setups whose models are missing or not calibrated enough.\n\n"
+           "options:\n"
+           "  --machine NAME        the machine's name (letters, digits, '.', '_', '-'): DIR/NAME/, and the\n"
+           "                        STARPU_HOSTNAME simulations use\n"
+           "  --cover SETUP         a setup to calibrate for, repeatable: DATASET (fashion-mnist or\n"
+           "                        synthetic:HxWxC) with optional ,model=lenet|deep|deep:N|FILE and\n"
+           "                        ,perfmodel=history|regression|nl-regression. Default: fashion-mnist,\n"
+           "                        synthetic:28x28x3, synthetic:128x128x3 and synthetic:512x512x3, LeNet, history\n"
+           "  --scenario FILE       cover every setup (dataset, model, perf-model kind) the scenario file's\n"
+           "                        points use, sweeps included; repeatable, adds to --cover\n"
+           "  --force               measure everything again from scratch (bus included)\n"
+           "  --recalibrate-flagged drop the models of codelets with a flagged entry, then measure them again\n"
+           "  --max-rsd X           flag entries whose standard deviation exceeds X times their mean\n"
+           "                        (default %.2g)\n"
+           "  --rounds N            at most N training runs per setup (default %d)\n"
+           "  --steps N             training steps per run (default %d)\n"
+           "  --batch N             samples per step (default %d)\n"
+           "  --schedulers LIST     scheduling policies (scenario values, comma-separated, or none) whose\n"
+           "                        cost per push the simulations charge, timed in plain native runs\n"
+           "                        (default " DEFAULT_SCHEDULERS ")\n"
+           "  --sched-steps N       steps of 32 samples per run timing a policy (default %d)\n"
+           "  --ngpu N              CUDA workers next to the CPU ones (default 0; needs a CUDA build): the\n"
+           "                        runs then use the dmda scheduler, which sends tasks to whichever worker\n"
+           "                        kind still lacks measurements, so both get calibrated\n"
+           "  --dir DIR             calibration root (default: calibration/ of the dahlsim tree)\n"
+           "  --report              only print the per-model report of an existing calibration\n"
+           "  --quiet               no progress lines\n",
+           DEFAULT_MAX_RSD, DEFAULT_ROUNDS, DEFAULT_STEPS, DEFAULT_BATCH, DEFAULT_SCHED_STEPS);
+}
+
+/* --schedulers: "none", or scenario scheduler values separated by commas. */
+static bool parse_schedulers(const char *text, struct dahlsim_calibrate_opts *o)
+{
+    if (strcmp(text, "none") == 0) {
+        o->schedulers[0] = '\0';
+        return true;
+    }
+    if (strlen(text) >= sizeof(o->schedulers)) {
+        dahlsim_error("--schedulers: at most %zu characters", sizeof(o->schedulers) - 1);
+        return false;
+    }
+    char list[sizeof(o->schedulers)], *save = NULL;
+    snprintf(list, sizeof(list), "%s", text);
+    int n = 0;
+    for (char *v = strtok_r(list, ",", &save); v != NULL; v = strtok_r(NULL, ",", &save), n++) {
+        char expected[128];
+        if (!dahlsim_scheduler_value(v, NULL, 0, NULL, 0, expected, sizeof(expected))) {
+            dahlsim_error("--schedulers: \"%s\": expected %s", v, expected);
+            dahlsim_scheduler_hint(v);
+            return false;
+        }
+    }
+    if (n == 0 || text[0] == ',' || text[strlen(text) - 1] == ',' || strstr(text, ",,") != NULL) {
+        dahlsim_error("--schedulers: expected none or policies separated by single commas, got \"%s\"", text);
+        return false;
+    }
+    snprintf(o->schedulers, sizeof(o->schedulers), "%s", text);
+    return true;
+}
+
+/* --ngpu: CUDA workers, which this build's StarPU must have. */
+static bool parse_ngpu(const char *text, struct dahlsim_calibrate_opts *o)
+{
+    long n = 0;
+    bool ok = dahlsim_parse_int("--ngpu", text, 0, 8, &n);
+    o->ngpu = (int)n;
+    if (ok && n > 0 && !dahl_engine_has_cuda()) {
+        dahlsim_error("--ngpu %ld: this dahlsim's StarPU has no CUDA", n);
+        fprintf(stderr, "hint: scripts/setup-deps --flavours native-cuda, then build with cmake -DDAHLSIM_CUDA=ON\n");
+        ok = false;
+    }
+    return ok;
+}
+
+/* Parses argv into o; returns -1 to go on, or an exit code. */
+static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibrate_opts *o)
+{
+    enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
+           O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS };
+    static const struct option options[] = {
+        {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
+        {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
+        {"max-rsd", required_argument, NULL, O_MAX_RSD}, {"rounds", required_argument, NULL, O_ROUNDS},
+        {"steps", required_argument, NULL, O_STEPS},     {"batch", required_argument, NULL, O_BATCH},
+        {"dir", required_argument, NULL, O_DIR},         {"report", no_argument, NULL, O_REPORT},
+        {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
+        {"ngpu", required_argument, NULL, O_NGPU},       {"scenario", required_argument, NULL, O_SCENARIO},
+        {"schedulers", required_argument, NULL, O_SCHEDULERS},
+        {"sched-steps", required_argument, NULL, O_SCHED_STEPS},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (struct dahlsim_calibrate_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
+                                         .max_rsd = DEFAULT_MAX_RSD, .sched_steps = DEFAULT_SCHED_STEPS};
+    snprintf(o->schedulers, sizeof(o->schedulers), "%s", DEFAULT_SCHEDULERS);
+    dahlsim_command_line(argc, argv, o->command, sizeof(o->command)); /* before getopt_long reorders argv */
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+        bool ok = true;
+        switch (opt) {
+        case O_MACHINE:
+            o->machine = optarg;
+            ok = dahlsim_parse_machine_name("--machine", optarg);
+            break;
+        case O_COVER:
+            ok = dahlsim_calibrate_covers_add(o, optarg);
+            break;
+        case O_SCENARIO:
+            ok = dahlsim_calibrate_covers_from_scenario(optarg, o);
+            break;
+        case O_FORCE:
+            o->force = true;
+            break;
+        case O_RECAL:
+            o->recalibrate_flagged = true;
+            break;
+        case O_MAX_RSD:
+            ok = dahlsim_parse_double("--max-rsd", optarg, 0, 100, &o->max_rsd);
+            break;
+        case O_ROUNDS:
+            ok = dahlsim_parse_int("--rounds", optarg, 1, 1000, &o->rounds);
+            break;
+        case O_STEPS:
+            ok = dahlsim_parse_int("--steps", optarg, 1, 100000, &o->steps);
+            break;
+        case O_BATCH:
+            ok = dahlsim_parse_int("--batch", optarg, 1, 4096, &o->batch);
+            break;
+        case O_NGPU:
+            ok = parse_ngpu(optarg, o);
+            break;
+        case O_DIR:
+            o->dir = optarg;
+            ok = dahlsim_parse_dir("--dir", optarg);
+            break;
+        case O_SCHEDULERS:
+            ok = parse_schedulers(optarg, o);
+            break;
+        case O_SCHED_STEPS:
+            ok = dahlsim_parse_int("--sched-steps", optarg, 1, 100000, &o->sched_steps);
+            break;
+        case O_REPORT:
+            o->report_only = true;
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_HELP:
+            calibrate_print_help();
+            return DAHLSIM_EXIT_OK;
+        default: /* ':' (no value) or an unknown option */
+            return dahlsim_option_misuse("calibrate", opt, argv, usage_line);
+        }
+        if (!ok)
+            return DAHLSIM_EXIT_USAGE;
+    }
+    if (optind < argc)
+        return dahlsim_unexpected_argument("calibrate", argv[optind], usage_line);
+    if (o->machine == NULL)
+        return dahlsim_usage_error(usage_line, "calibrate: --machine NAME is required");
+    dahlsim_calibrate_covers_default(o);
+    if (o->dir == NULL)
+        o->dir = dahlsim_calibration_root();
+    return -1;
+}
+
+int dahlsim_cmd_calibrate(int argc, char **argv)
+{
+    if (dahl_engine_is_simulated()) {
+        dahlsim_error("calibrate: measuring needs the native build; this is the SimGrid binary (use "
+                      "build/dahlsim calibrate)");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    struct dahlsim_calibrate_opts o;
+    int code = calibrate_parse_options(argc, argv, &o);
+    if (code >= 0)
+        return code;
+    struct dahlsim_calibrate_paths p;
+    if (!dahlsim_calibrate_paths_init(&p, &o)) {
+        dahlsim_error("--dir: path too long");
+        return DAHLSIM_EXIT_USAGE;
+    }
+    dahl_kernels_init();
+    if (o.report_only)
+        return dahlsim_calibrate_report(&o, &p);
+    return dahlsim_calibrate(&o, &p);
+}

@@ -1,0 +1,129 @@
+/* The history entries of a calibration's perf-model files (dahlsim_modeltable.h). */
+#include "dahlsim_modeltable.h"
+
+#include "dahlsim_fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int table_add(struct dahlsim_model_table *t, const struct dahlsim_model_entry *e)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        struct dahlsim_model_entry *v = realloc(t->v, cap * sizeof(*v));
+        if (v == NULL)
+            return -ENOMEM;
+        t->v = v;
+        t->cap = cap;
+    }
+    t->v[t->n++] = *e;
+    return 0;
+}
+
+/* Reads the history entries of one perf-model file (format 45, as perfmodel_history.c writes it): the
+ * "# Model for <arch>" comment names the architecture, the lines after "# hash ..." are the entries. */
+static int load_model_file(const char *path, const char *symbol, struct dahlsim_model_table *t)
+{
+    char *text = dahlsim_read_text(path, SIZE_MAX);
+    if (text == NULL)
+        return -errno;
+    char arch[48] = "?";
+    bool in_entries = false;
+    int ret = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL && ret == 0; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "# Model for ", 12) == 0) {
+            sscanf(line + 12, "%47s", arch);
+            in_entries = false;
+        } else if (strncmp(line, "# hash", 6) == 0) {
+            in_entries = true;
+        } else if (in_entries) {
+            struct dahlsim_model_entry e = {0};
+            double sum, sum2;
+            if (sscanf(line, "%x %lu %le %le %le %le %le %u", &e.footprint, &e.size, &e.flops, &e.mean_us, &e.dev_us,
+                       &sum, &sum2, &e.nsample) != 8) {
+                in_entries = false;
+                continue;
+            }
+            snprintf(e.symbol, sizeof(e.symbol), "%s", symbol);
+            snprintf(e.arch, sizeof(e.arch), "%s", arch);
+            ret = table_add(t, &e);
+        }
+    }
+    free(text);
+    return ret;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const struct dahlsim_model_entry *x = a, *y = b;
+    int c = strcmp(x->symbol, y->symbol);
+    if (c == 0)
+        c = strcmp(x->arch, y->arch);
+    if (c == 0)
+        c = x->size < y->size ? -1 : x->size > y->size;
+    if (c == 0)
+        c = x->footprint < y->footprint ? -1 : x->footprint > y->footprint;
+    return c;
+}
+
+int dahlsim_model_table_load(const char *sampling, const char *machine, struct dahlsim_model_table *t)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/codelets/45", sampling);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return -errno;
+    size_t mlen = strlen(machine);
+    int ret = 0;
+    struct dirent *e;
+    while (ret == 0 && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len <= mlen + 1 || e->d_name[len - mlen - 1] != '.' || strcmp(e->d_name + len - mlen, machine) != 0)
+            continue;
+        char symbol[96], path[PATH_MAX + 512];
+        snprintf(symbol, sizeof(symbol), "%.*s", (int)(len - mlen - 1), e->d_name);
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        ret = load_model_file(path, symbol, t);
+    }
+    closedir(d);
+    if (ret == 0 && t->n > 0)
+        qsort(t->v, t->n, sizeof(*t->v), entry_cmp);
+    return ret;
+}
+
+double dahlsim_model_entry_rsd(const struct dahlsim_model_entry *e)
+{
+    return e->mean_us > 0 ? e->dev_us / e->mean_us : 0.0;
+}
+
+bool dahlsim_model_entry_flagged(const struct dahlsim_model_entry *e, double max_rsd)
+{
+    return dahlsim_model_entry_rsd(e) > max_rsd;
+}
+
+void dahlsim_model_table_fini(struct dahlsim_model_table *t)
+{
+    free(t->v);
+    *t = (struct dahlsim_model_table){0};
+}
+
+void dahlsim_model_table_print(const struct dahlsim_model_table *t, double max_rsd, FILE *f)
+{
+    fprintf(f, "%-32s %-12s %-8s %12s %8s %12s %12s %7s\n", "model", "arch", "footprint", "size", "samples",
+            "mean_us", "stddev_us", "rsd");
+    size_t flagged = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct dahlsim_model_entry *e = &t->v[i];
+        bool flag = dahlsim_model_entry_flagged(e, max_rsd);
+        flagged += flag;
+        fprintf(f, "%-32s %-12s %08x %12lu %8u %12.2f %12.2f %7.3f%s\n", e->symbol, e->arch, e->footprint, e->size,
+                e->nsample, e->mean_us, e->dev_us, dahlsim_model_entry_rsd(e), flag ? "  FLAGGED" : "");
+    }
+    fprintf(f, "%zu entries, %zu flagged (stddev > %.2g x mean)%s\n", t->n, flagged, max_rsd,
+            flagged ? "; `dahlsim calibrate --machine NAME --recalibrate-flagged` measures them again" : "");
+}

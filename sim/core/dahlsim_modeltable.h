@@ -1,0 +1,39 @@
+/* The history entries of a calibration's StarPU perf-model files (format 45, as StarPU 1.3.10's
+ * perfmodel_history.c writes them): every entry of every sampling/codelets/45/SYMBOL.MACHINE, how spread
+ * its samples are, and the per-model report `dahlsim calibrate` prints. StarPU-free: it reads files.
+ * Ownership: a table owns its entries (dahlsim_model_table_fini). */
+#ifndef DAHLSIM_MODELTABLE_H
+#define DAHLSIM_MODELTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* One history entry of a StarPU perf-model file. */
+struct dahlsim_model_entry {
+    char symbol[96];
+    char arch[48];
+    unsigned footprint;
+    unsigned long size;
+    double flops, mean_us, dev_us;
+    unsigned nsample;
+};
+
+struct dahlsim_model_table {
+    struct dahlsim_model_entry *v;
+    size_t n, cap;
+};
+
+/* Adds every entry of every "<symbol>.<machine>" file in sampling/codelets/45 to t (zeroed before the first
+ * call), sorted by symbol, architecture, size and footprint. Returns 0 or -errno. */
+int dahlsim_model_table_load(const char *sampling, const char *machine, struct dahlsim_model_table *t);
+void dahlsim_model_table_fini(struct dahlsim_model_table *t);
+
+/* An entry's relative standard deviation (0 for a zero mean), and whether it exceeds max_rsd. */
+double dahlsim_model_entry_rsd(const struct dahlsim_model_entry *e);
+bool dahlsim_model_entry_flagged(const struct dahlsim_model_entry *e, double max_rsd);
+
+/* One line per entry (FLAGGED above max_rsd) and a closing count, to f. */
+void dahlsim_model_table_print(const struct dahlsim_model_table *t, double max_rsd, FILE *f);
+
+#endif /* DAHLSIM_MODELTABLE_H */

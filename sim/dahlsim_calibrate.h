@@ -1,0 +1,158 @@
+/* Calibrating the machine dahlsim runs on (`dahlsim calibrate`, sim/cmd/calibrate.c): the StarPU perf models
+ * of every dahl codelet at every shape a set of training setups ("covers") needs, the runtime's own costs
+ * (the submitting thread's, the scheduling policies'), StarPU's bus measurements and platform, stored as
+ * calibration/NAME/ (sampling/ for STARPU_PERF_MODEL_DIR, STARPU_HOSTNAME=NAME) with a manifest.json. One
+ * header for the files of the calibration: dahlsim_calibrate.c (the steps), dahlsim_calibrate_covers.c
+ * (the setups), dahlsim_calibrate_runs.c (the native and simulated runs it makes),
+ * dahlsim_calibrate_costs.c (the runtime's costs) and dahlsim_calibrate_manifest.c; the perf-model files
+ * are read by sim/core/dahlsim_modeltable.h. */
+#ifndef DAHLSIM_CALIBRATE_H
+#define DAHLSIM_CALIBRATE_H
+
+#include "dahlsim_modeltable.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cJSON;
+
+#define DAHLSIM_CALIBRATE_MAX_COVERS 64
+#define DAHLSIM_CALIBRATE_MINIMUM "10"     /* STARPU_CALIBRATE_MINIMUM: StarPU's default, made explicit */
+#define DAHLSIM_HISTORY_MAX_ERROR "50"     /* STARPU_HISTORY_MAX_ERROR, percent: StarPU's default, made explicit */
+#define DAHLSIM_CALIBRATE_SCHED_BATCH 32   /* samples per step of the runs timing a scheduling policy */
+
+/* One training setup to calibrate for: its tasks' shapes depend on the dataset's image shape and the model
+ * (not on the batch size: every task is one sample or one layer), and the perf-model kind. */
+struct dahlsim_calibrate_cover {
+    char dataset[64];
+    char model[PATH_MAX];
+    char perfmodel[16];
+};
+
+/* What the command line asks; the strings are argv's. */
+struct dahlsim_calibrate_opts {
+    char command[4096]; /* the command line as typed, for the manifest */
+    const char *machine;
+    const char *dir; /* the calibration root, holding NAME/ */
+    struct dahlsim_calibrate_cover covers[DAHLSIM_CALIBRATE_MAX_COVERS];
+    int ncovers;
+    long batch, steps, rounds;
+    long sched_steps;     /* steps of DAHLSIM_CALIBRATE_SCHED_BATCH samples per scheduling run */
+    int ngpu;             /* CUDA workers in every run (0: CPU only) */
+    char schedulers[512]; /* comma-separated scenario scheduler values whose push cost is measured; "" none */
+    double max_rsd;
+    bool force, recalibrate_flagged, report_only, quiet;
+};
+
+/* Where a calibration is made: DIR/NAME (final), the temporary DIR/.NAME.tmp-PID it is made in (its sampling/,
+ * the stderr.log of the last run, run/ for the runs' results) and DIR/.NAME.old-PID for the swap. */
+struct dahlsim_calibrate_paths {
+    char final[PATH_MAX], tmp[PATH_MAX], old[PATH_MAX], sampling[PATH_MAX], errlog[PATH_MAX], run[PATH_MAX];
+};
+
+/* Per-setup outcome, for the manifest. */
+struct dahlsim_calibrate_status {
+    const char *status; /* "calibrated", "already calibrated"; NULL while pending */
+    int rounds;
+    double seconds;
+};
+
+/* ---- the steps (dahlsim_calibrate.c) ---------------------------------------------------------------------- */
+
+/* The paths of calibration o->machine under o->dir; false when one is too long. */
+bool dahlsim_calibrate_paths_init(struct dahlsim_calibrate_paths *p, const struct dahlsim_calibrate_opts *o);
+
+/* Measures until every setup of o (plus those the previous calibration covered, merged into o) is
+ * calibrated, then swaps the new calibration in; the previous one stays intact on failure. Returns an exit
+ * code after the error lines. */
+int dahlsim_calibrate(struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p);
+
+/* `--report`: the per-model report of the existing calibration on stdout. Returns an exit code. */
+int dahlsim_calibrate_report(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p);
+
+/* ---- the setups (dahlsim_calibrate_covers.c) -------------------------------------------------------------- */
+
+/* Parses "DATASET[,model=M][,perfmodel=K]"; false after an error line naming --cover. */
+bool dahlsim_calibrate_cover_parse(const char *text, struct dahlsim_calibrate_cover *c);
+
+/* --cover: adds the setup text names to o; false after an error line. */
+bool dahlsim_calibrate_covers_add(struct dahlsim_calibrate_opts *o, const char *text);
+
+/* The default setups (fashion-mnist, synthetic:28x28x3, 128x128x3 and 512x512x3; LeNet, history) when o
+ * has none. */
+void dahlsim_calibrate_covers_default(struct dahlsim_calibrate_opts *o);
+
+/* --scenario: adds the setups (dataset x model x perf-model kind) that every point of the scenario file
+ * needs, without validating the rest of it against a calibration (the one being made may not exist yet).
+ * Model files are relative to the scenario, as `dahlsim run` reads them. False after an error naming the
+ * file. */
+bool dahlsim_calibrate_covers_from_scenario(const char *path, struct dahlsim_calibrate_opts *o);
+
+/* Adds the setups an earlier calibration covered (its manifest's "covered", may be NULL) and o does not
+ * name, so they are checked again and stay covered, then orders all of them in the measuring order. */
+void dahlsim_calibrate_covers_merge(struct dahlsim_calibrate_opts *o, const struct cJSON *prev_covered);
+
+/* "DATASET model=M perfmodel=K", for progress and error lines. */
+void dahlsim_calibrate_cover_name(const struct dahlsim_calibrate_cover *c, char *buf, size_t size);
+
+/* ---- the runs (dahlsim_calibrate_runs.c) ------------------------------------------------------------------ */
+
+/* What the simulated check found missing. */
+struct dahlsim_calibrate_check {
+    int status;       /* the simulation's exit status */
+    int uncalibrated; /* "not calibrated" warnings */
+    char first[512];  /* the first such warning (or the last stderr line on failure) */
+};
+
+/* Runs a few simulated steps of setup c on the calibration in p->sampling and counts StarPU's "not
+ * calibrated" warnings in its stderr. 0, or -1 when the simulation could not start. */
+int dahlsim_calibrate_sim_check(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                                const struct dahlsim_calibrate_paths *p, struct dahlsim_calibrate_check *r);
+
+/* One native training run of setup c into p->run (results.json there): samples of batch, seed, with
+ * STARPU_CALIBRATE=1 when calibrating; extra: NULL or NULL-terminated arguments to add (at most 8). Returns
+ * its exit status (-1: not started); its stderr is in p->errlog. */
+int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                                   const struct dahlsim_calibrate_paths *p, int seed, bool calibrating,
+                                   long samples, long batch, const char *const *extra);
+
+/* One run of setup c with the calibration's batch and steps (round: the seed): with STARPU_CALIBRATE=1 when
+ * calibrating, else a plain run. */
+int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                                   const struct dahlsim_calibrate_paths *p, int round, bool calibrating);
+
+/* A simulated run of setup c with a policy (sched_args: NULL-terminated, at most 4), ncpu CPU workers, the
+ * policy's push cost charged and StarPU-SimGrid's per-input cost off (--worker-cost 0), into p->run: what
+ * the simulation still charges per task on its own (its driver loop's sleeps). Returns its exit status. */
+int dahlsim_calibrate_sim_rest(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                               const struct dahlsim_calibrate_paths *p, const char *const *sched_args, int ncpu,
+                               double push_us);
+
+/* The last non-empty line of a file ("" when there is none), for error messages. */
+void dahlsim_calibrate_last_line(const char *path, char *buf, size_t size);
+
+/* ---- the runtime's costs (dahlsim_calibrate_costs.c) ------------------------------------------------------ */
+
+/* The manifest's "submission": the submitting thread's cost per task and image copy rate per image shape,
+ * measured in plain native runs of the setups cs says were measured (a shape measured before keeps
+ * prev_submission's entry). JSON null when there is no shape; NULL after an error line. */
+struct cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o,
+                                           const struct dahlsim_calibrate_paths *p,
+                                           const struct dahlsim_calibrate_status *cs,
+                                           const struct cJSON *prev_submission);
+
+/* The manifest's "scheduling": each policy of o->schedulers' cost per push and the workers' cost per task,
+ * per worker configuration (prev's figures kept unless --force). NULL after an error line. */
+struct cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *o,
+                                           const struct dahlsim_calibrate_paths *p, const struct cJSON *prev);
+
+/* ---- manifest.json (dahlsim_calibrate_manifest.c) --------------------------------------------------------- */
+
+/* Writes path: the machine, versions, method, covered setups (with cs), submission and scheduling (taken
+ * over; JSON null or NULL leaves them out) and every perf-model entry of t. Returns 0 or -errno. */
+int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_status *cs,
+                                     const struct dahlsim_model_table *t, struct cJSON *submission,
+                                     struct cJSON *scheduling, const char *path);
+
+#endif /* DAHLSIM_CALIBRATE_H */

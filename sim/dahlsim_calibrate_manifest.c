@@ -1,0 +1,132 @@
+/* A measured calibration's manifest.json (dahlsim_calibrate.h): which machine, the versions, date and
+ * command that made it, how it was measured, the setups it covers, the runtime's costs and every perf-model
+ * entry with its spread. */
+#include "dahlsim_calibrate.h"
+
+#include "dahl_engine.h"
+#include "dahl_kernels.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dahlsim_commit.h" /* DAHLSIM_COMMIT, stamped by every build */
+#ifndef DAHLSIM_SIMGRID_VERSION
+#define DAHLSIM_SIMGRID_VERSION "unknown"
+#endif
+
+static void cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL)
+        return;
+    char line[512];
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *colon = strchr(line, ':');
+            if (colon != NULL) {
+                colon += 1 + (colon[1] == ' ');
+                colon[strcspn(colon, "\n")] = '\0';
+                snprintf(buf, size, "%s", colon);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_status *cs,
+                                     const struct dahlsim_model_table *t, cJSON *submission, cJSON *scheduling,
+                                     const char *path)
+{
+    cJSON *root = cJSON_CreateObject();
+    char cpu[256], date[32];
+    cpu_model(cpu, sizeof(cpu));
+    time_t now = time(NULL);
+    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    cJSON_AddStringToObject(root, "machine", o->machine);
+    cJSON_AddStringToObject(root, "source", "measured");
+    cJSON *node = cJSON_AddObjectToObject(root, "node");
+    cJSON_AddStringToObject(node, "cpu_model", cpu);
+    cJSON_AddNumberToObject(node, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
+    cJSON_AddNumberToObject(node, "gpus", o->ngpu);
+    cJSON_AddNumberToObject(node, "memory_bytes", (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE));
+    cJSON *v = cJSON_AddObjectToObject(root, "versions");
+    cJSON_AddStringToObject(v, "dahlsim", DAHLSIM_VERSION);
+    cJSON_AddStringToObject(v, "starpu", dahl_engine_starpu_version());
+#ifdef DAHLSIM_STARPU_BUILD
+    cJSON_AddStringToObject(v, "starpu_build", DAHLSIM_STARPU_BUILD); /* the native build that measured */
+#endif
+    cJSON_AddStringToObject(v, "simgrid", DAHLSIM_SIMGRID_VERSION);
+#ifdef __VERSION__
+    cJSON_AddStringToObject(v, "compiler", __VERSION__);
+#endif
+    cJSON_AddStringToObject(v, "openblas", dahl_kernels_blas_info());
+    cJSON_AddStringToObject(v, "commit", DAHLSIM_COMMIT);
+    cJSON_AddStringToObject(root, "date", date);
+    cJSON_AddStringToObject(root, "command", o->command);
+    cJSON *how = cJSON_AddObjectToObject(root, "method");
+    cJSON_AddNumberToObject(how, "steps_per_run", (double)o->steps);
+    cJSON_AddNumberToObject(how, "batch", (double)o->batch);
+    cJSON_AddNumberToObject(how, "max_runs", (double)o->rounds);
+    cJSON_AddStringToObject(how, "STARPU_CALIBRATE_MINIMUM", DAHLSIM_CALIBRATE_MINIMUM);
+    cJSON_AddStringToObject(how, "STARPU_HISTORY_MAX_ERROR", DAHLSIM_HISTORY_MAX_ERROR);
+    cJSON_AddNumberToObject(how, "max_rsd", o->max_rsd);
+    cJSON_AddStringToObject(how, "converged_when",
+                            "a simulated run of the setup prints no 'not calibrated' warning");
+    cJSON *covered = cJSON_AddArrayToObject(root, "covered");
+    for (int i = 0; i < o->ncovers; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "dataset", o->covers[i].dataset);
+        cJSON_AddStringToObject(c, "model", o->covers[i].model);
+        cJSON_AddStringToObject(c, "perfmodel", o->covers[i].perfmodel);
+        cJSON_AddStringToObject(c, "status", cs[i].status);
+        cJSON_AddNumberToObject(c, "runs", cs[i].rounds);
+        cJSON_AddItemToArray(covered, c);
+    }
+    if (submission != NULL && !cJSON_IsNull(submission))
+        cJSON_AddItemToObject(root, "submission", submission);
+    else
+        cJSON_Delete(submission);
+    if (scheduling != NULL && !cJSON_IsNull(scheduling))
+        cJSON_AddItemToObject(root, "scheduling", scheduling);
+    else
+        cJSON_Delete(scheduling);
+    cJSON *models = cJSON_AddArrayToObject(root, "models");
+    for (size_t i = 0; i < t->n; i++) {
+        const struct dahlsim_model_entry *e = &t->v[i];
+        cJSON *m = cJSON_CreateObject();
+        char fp[16];
+        snprintf(fp, sizeof(fp), "%08x", e->footprint);
+        cJSON_AddStringToObject(m, "symbol", e->symbol);
+        cJSON_AddStringToObject(m, "arch", e->arch);
+        cJSON_AddStringToObject(m, "footprint", fp);
+        cJSON_AddNumberToObject(m, "size", (double)e->size);
+        cJSON_AddNumberToObject(m, "flops", e->flops);
+        cJSON_AddNumberToObject(m, "samples", e->nsample);
+        cJSON_AddNumberToObject(m, "mean_us", e->mean_us);
+        cJSON_AddNumberToObject(m, "stddev_us", e->dev_us);
+        cJSON_AddBoolToObject(m, "flagged", dahlsim_model_entry_flagged(e, o->max_rsd));
+        cJSON_AddItemToArray(models, m);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (text == NULL)
+        return -ENOMEM;
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        int e = errno;
+        free(text);
+        return -e;
+    }
+    int ret = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0;
+    free(text);
+    if (fclose(f) != 0 && ret == 0)
+        ret = -errno;
+    return ret;
+}

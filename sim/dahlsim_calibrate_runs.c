@@ -1,0 +1,141 @@
+/* The runs a calibration makes (dahlsim_calibrate.h): native training runs of a setup (this binary's
+ * `train`, measuring with STARPU_CALIBRATE=1 or plain), and short simulated runs of it (build/dahlsim-sim
+ * sim-train) against the calibration being made, each with its stderr in the calibration's stderr.log. */
+#include "dahlsim_calibrate.h"
+
+#include "dahlsim_fs.h"
+#include "dahlsim_spawn.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK_STEPS 2 /* steps of the simulated check run */
+
+int dahlsim_calibrate_sim_check(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                                const struct dahlsim_calibrate_paths *p, struct dahlsim_calibrate_check *r)
+{
+    char samples[32], batch[32];
+    snprintf(samples, sizeof(samples), "%ld", CHECK_STEPS * o->batch);
+    snprintf(batch, sizeof(batch), "%ld", o->batch);
+    char ngpu[16];
+    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
+    char *args[] = {"sim-train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
+                    (char *)c->perfmodel, "--samples", samples, "--test-samples", batch, "--batch", batch,
+                    "--ngpu", ngpu, "--quiet", o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
+    const struct dahlsim_env_var env[] = {
+        {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
+        {"STARPU_SILENT", "0"},
+    };
+    char out[4096];
+    r->status = dahlsim_spawn_sim_err(args, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
+    r->uncalibrated = 0;
+    r->first[0] = '\0';
+    if (r->status < 0)
+        return -1;
+    char *text = dahlsim_read_text(p->errlog, SIZE_MAX);
+    if (text == NULL)
+        return 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        bool warn = strstr(line, "not calibrated") != NULL || strstr(line, "does not have a perfmodel") != NULL;
+        if (warn && r->uncalibrated++ == 0)
+            snprintf(r->first, sizeof(r->first), "%s", line);
+        if (!warn && r->status != 0 && r->uncalibrated == 0)
+            snprintf(r->first, sizeof(r->first), "%s", line);
+    }
+    free(text);
+    return 0;
+}
+
+/* Fills argv with the nfixed arguments of fixed, then those of extra (NULL, or NULL-terminated; at most
+ * max_extra), then NULL: argv has room for nfixed + max_extra + 1. */
+static void join_args(char **argv, const char *const *fixed, size_t nfixed, const char *const *extra,
+                      size_t max_extra)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nfixed; i++)
+        argv[n++] = (char *)fixed[i];
+    for (size_t i = 0; extra != NULL && extra[i] != NULL && i < max_extra; i++)
+        argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
+}
+
+int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                                   const struct dahlsim_calibrate_paths *p, int seed, bool calibrating, long samples,
+                                   long batch, const char *const *extra)
+{
+    char self[PATH_MAX];
+    if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
+        return -1;
+    char nsamples[32], nbatch[32], nseed[32];
+    snprintf(nsamples, sizeof(nsamples), "%ld", samples);
+    snprintf(nbatch, sizeof(nbatch), "%ld", batch);
+    snprintf(nseed, sizeof(nseed), "%d", seed);
+    /* regression is measured as nl-regression: see kind_rank in dahlsim_calibrate_covers.c */
+    const char *kind = strcmp(c->perfmodel, "regression") == 0 ? "nl-regression" : c->perfmodel;
+    char ngpu[16];
+    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
+    const char *fixed[] = {self, "train", "--dataset", c->dataset, "--model", c->model, "--perfmodel", kind,
+                           "--samples", nsamples, "--test-samples", nbatch, "--batch", nbatch, "--seed", nseed,
+                           "--ngpu", ngpu, "--quiet", "--out", p->run};
+    char *argv[sizeof(fixed) / sizeof(fixed[0]) + 9];
+    join_args(argv, fixed, sizeof(fixed) / sizeof(fixed[0]), extra, 8);
+    const struct dahlsim_env_var env[] = {
+        {"STARPU_PERF_MODEL_DIR", p->sampling},
+        {"STARPU_HOSTNAME", o->machine},
+        {"STARPU_CALIBRATE", calibrating ? "1" : "0"},
+        {"STARPU_CALIBRATE_MINIMUM", DAHLSIM_CALIBRATE_MINIMUM},
+        {"STARPU_HISTORY_MAX_ERROR", DAHLSIM_HISTORY_MAX_ERROR},
+        {"STARPU_SILENT", "1"},
+    };
+    char out[4096]; /* the per-epoch lines: not shown */
+    return dahlsim_spawn_err(argv, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
+}
+
+int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                                   const struct dahlsim_calibrate_paths *p, int round, bool calibrating)
+{
+    /* With GPUs, dmda: under STARPU_CALIBRATE=1 it sends each task to a worker kind whose model still lacks
+     * measurements, where lws would leave the GPU's models of rarely stolen tasks empty. */
+    const char *const dmda[] = {"--sched", "dmda", NULL};
+    return dahlsim_calibrate_native_train(o, c, p, round, calibrating, o->steps * o->batch, o->batch,
+                                          o->ngpu > 0 ? dmda : NULL);
+}
+
+int dahlsim_calibrate_sim_rest(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                               const struct dahlsim_calibrate_paths *p, const char *const *sched_args, int ncpu,
+                               double push_us)
+{
+    char samples[32], batch[32], ngpu[16], cpus[16], push[32];
+    snprintf(samples, sizeof(samples), "%ld", o->sched_steps * DAHLSIM_CALIBRATE_SCHED_BATCH);
+    snprintf(batch, sizeof(batch), "%d", DAHLSIM_CALIBRATE_SCHED_BATCH);
+    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
+    snprintf(cpus, sizeof(cpus), "%d", ncpu);
+    snprintf(push, sizeof(push), "%.17g", push_us);
+    const char *fixed[] = {"sim-train", "--dataset", c->dataset, "--model", c->model, "--perfmodel", c->perfmodel,
+                           "--samples", samples, "--test-samples", batch, "--batch", batch, "--ngpu", ngpu,
+                           "--ncpu", cpus, "--sched-cost", push, "--worker-cost", "0", "--quiet", "--out", p->run};
+    char *args[sizeof(fixed) / sizeof(fixed[0]) + 5];
+    join_args(args, fixed, sizeof(fixed) / sizeof(fixed[0]), sched_args, 4);
+    const struct dahlsim_env_var env[] = {
+        {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
+        {"STARPU_SILENT", "1"},
+    };
+    char out[4096];
+    return dahlsim_spawn_sim_err(args, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
+}
+
+void dahlsim_calibrate_last_line(const char *path, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    char *text = dahlsim_read_text(path, SIZE_MAX);
+    if (text == NULL)
+        return;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+        snprintf(buf, size, "%s", line);
+    free(text);
+}

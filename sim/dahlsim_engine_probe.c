@@ -1,0 +1,114 @@
+/* `dahlsim engine-probe`: the probe task graph in this binary's flavour (dahlsim_engine_probe.h). */
+#include "dahlsim_engine_probe.h"
+
+#include "dahlsim_cli.h"
+
+#include "dahl_engine.h"
+#include "dahl_probe.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char probe_usage[] =
+    "usage: dahlsim engine-probe [--tasks N] [--duration-us D] [--ncpu N] [--sched POLICY] [--empty]\n";
+
+struct probe_request {
+    long tasks;
+    double duration_us;
+    long ncpu;
+    const char *sched;
+    bool empty; /* --empty: dahl_empty tasks on 64 small tensors (runtime cost per task) instead of probes */
+};
+
+static void engine_probe_print_help(void)
+{
+    fputs(probe_usage, stdout);
+    printf("Runs N independent probe tasks of D microseconds in this binary's StarPU flavour and\n"
+           "prints one JSON line with the makespan. --empty: N empty tasks on two buffers instead\n"
+           "(what the runtime costs per task; D is ignored).\n");
+}
+
+/* Parses argv into req; returns -1 to go on, or an exit code. */
+static int engine_probe_parse_options(int argc, char **argv, struct probe_request *req)
+{
+    *req = (struct probe_request){.tasks = DAHLSIM_PROBE_TASKS, .duration_us = DAHLSIM_PROBE_DURATION_US,
+                                  .ncpu = -1, .sched = "eager"};
+    static const struct option options[] = {
+        {"tasks", required_argument, NULL, 't'},  {"duration-us", required_argument, NULL, 'd'},
+        {"ncpu", required_argument, NULL, 'c'},   {"sched", required_argument, NULL, 's'},
+        {"empty", no_argument, NULL, 'e'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (opt) {
+        case 't':
+            if (!dahlsim_parse_int("--tasks", optarg, 1, 1000000, &req->tasks))
+                return DAHLSIM_EXIT_USAGE;
+            break;
+        case 'd':
+            if (!dahlsim_parse_double("--duration-us", optarg, 0, 1e9, &req->duration_us))
+                return DAHLSIM_EXIT_USAGE;
+            break;
+        case 'c':
+            if (!dahlsim_parse_int("--ncpu", optarg, 1, 128, &req->ncpu))
+                return DAHLSIM_EXIT_USAGE;
+            break;
+        case 's':
+            req->sched = optarg;
+            break;
+        case 'e':
+            req->empty = true;
+            break;
+        case 'h':
+            engine_probe_print_help();
+            return DAHLSIM_EXIT_OK;
+        default:
+            fputs(probe_usage, stderr);
+            return DAHLSIM_EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return dahlsim_unexpected_argument("engine-probe", argv[optind], probe_usage);
+    return -1;
+}
+
+int dahlsim_cmd_engine_probe(int argc, char **argv)
+{
+    struct probe_request req;
+    int code = engine_probe_parse_options(argc, argv, &req);
+    if (code >= 0)
+        return code;
+    struct dahl_engine_conf conf = dahl_engine_conf_default();
+    conf.ncpu = (int)req.ncpu;
+    conf.ngpu = 0;
+    conf.sched = req.sched;
+    int ret = dahl_engine_start(&conf);
+    if (ret == -ENODEV) {
+        dahlsim_error("engine-probe: StarPU found no worker to run on");
+        return DAHLSIM_EXIT_SKIP;
+    }
+    if (ret != 0) {
+        dahlsim_error("engine-probe: starpu_init failed: %s", strerror(-ret));
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    double makespan_us = 0;
+    ret = req.empty ? dahl_probe_empty_run((int)req.tasks, 64, &makespan_us)
+                    : dahl_probe_run((int)req.tasks, req.duration_us, &makespan_us);
+    int ncpu = dahl_engine_ncpu();
+    dahl_engine_stop();
+    if (ret != 0) {
+        dahlsim_error("engine-probe: task submission failed: %s", strerror(-ret));
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    printf("{\"flavour\": \"%s\", \"sched\": \"%s\", \"ncpu\": %d, \"tasks\": %ld, \"empty\": %s, "
+           "\"duration_us\": %.3f, \"makespan_us\": %.3f, \"ideal_us\": %.3f}\n",
+           dahl_engine_flavour(), req.sched, ncpu, req.tasks, req.empty ? "true" : "false",
+           req.empty ? 0.0 : req.duration_us, makespan_us,
+           dahl_probe_ideal_us((int)req.tasks, req.empty ? 0.0 : req.duration_us, ncpu));
+    return DAHLSIM_EXIT_OK;
+}

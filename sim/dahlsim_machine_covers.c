@@ -1,0 +1,118 @@
+/* The training setups a synthesized machine covers (dahlsim_machine.h): `--cover DATASET[,model=M]` parsed
+ * into the network it builds, the tasks of its training steps, and the time of one step on one worker. */
+#include "dahlsim_machine.h"
+
+#include "dahlsim_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NCLASSES 10    /* as `dahlsim train`: every dataset has 10 classes */
+#define DEEP_BLOCKS 3  /* as `dahlsim train --model deep` */
+#define DEEP_WIDTH 8
+#define SIM_TASK_OVERHEAD_US 1.0 /* StarPU-SimGrid 1.3.10 adds 1 us of polling to every task (test_flavours.c) */
+
+static const char *const default_covers[] = {
+    "fashion-mnist", "synthetic:28x28x3", "synthetic:128x128x3", "synthetic:512x512x3",
+};
+
+bool dahlsim_machine_covers_default(struct dahlsim_synth_opts *o)
+{
+    for (size_t i = 0; o->ncovers == 0 && i < sizeof(default_covers) / sizeof(default_covers[0]); i++)
+        if (!dahlsim_machine_cover_parse(default_covers[i], &o->covers[i]))
+            return false;
+    if (o->ncovers == 0)
+        o->ncovers = (int)(sizeof(default_covers) / sizeof(default_covers[0]));
+    return true;
+}
+
+bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover *c)
+{
+    memset(c, 0, sizeof(*c));
+    snprintf(c->model, sizeof(c->model), "lenet");
+    char buf[256];
+    if (snprintf(buf, sizeof(buf), "%s", text) >= (int)sizeof(buf)) {
+        dahlsim_error("--cover: too long: \"%.40s...\"", text);
+        return false;
+    }
+    char *rest = buf, *item = strsep(&rest, ",");
+    int ch = 1, h = 28, w = 28;
+    long v[3];
+    char tail;
+    if (strcmp(item, "fashion-mnist") != 0 &&
+        (strncmp(item, "synthetic:", 10) != 0 || strspn(item + 10, "0123456789x") != strlen(item + 10) ||
+         sscanf(item, "synthetic:%ldx%ldx%ld%c", &v[0], &v[1], &v[2], &tail) != 3 || v[0] < 1 || v[0] > 4096 ||
+         v[1] < 1 || v[1] > 4096 || v[2] < 1 || v[2] > 64)) {
+        dahlsim_error("--cover: expected DATASET[,model=M] with DATASET fashion-mnist or synthetic:HxWxC (sizes in "
+                      "[1, 4096], C <= 64), got \"%s\"",
+                      text);
+        return false;
+    }
+    if (strcmp(item, "fashion-mnist") != 0) {
+        h = (int)v[0];
+        w = (int)v[1];
+        ch = (int)v[2];
+    }
+    snprintf(c->dataset, sizeof(c->dataset), "%s", item);
+    while ((item = strsep(&rest, ",")) != NULL) {
+        if (strncmp(item, "model=", 6) != 0 || strlen(item + 6) >= sizeof(c->model)) {
+            dahlsim_error("--cover %s: \"%s\": expected model=lenet|deep|deep:BLOCKS", text, item);
+            return false;
+        }
+        snprintf(c->model, sizeof(c->model), "%s", item + 6);
+    }
+    int ret;
+    if (strcmp(c->model, "lenet") == 0) {
+        ret = dahl_network_desc_lenet(ch, h, w, NCLASSES, &c->desc);
+    } else if (strcmp(c->model, "deep") == 0 || strncmp(c->model, "deep:", 5) == 0) {
+        long blocks = DEEP_BLOCKS;
+        if (c->model[4] == ':' && !dahlsim_parse_int("--cover model=deep:BLOCKS", c->model + 5, 1, 9, &blocks))
+            return false;
+        ret = dahl_network_desc_deep(ch, h, w, NCLASSES, (int)blocks, DEEP_WIDTH, &c->desc);
+    } else {
+        dahlsim_error("--cover %s: model \"%s\": expected lenet, deep or deep:BLOCKS", text, c->model);
+        fprintf(stderr, "hint: --cover takes the built-in models; JSON model files are not supported yet\n");
+        return false;
+    }
+    char err[512];
+    if (ret != 0 || dahl_network_desc_check(&c->desc, err, sizeof(err)) != 0) {
+        dahlsim_error("--cover %s: cannot build %s for a %dx%dx%d image", text, c->model, h, w, ch);
+        return false;
+    }
+    return true;
+}
+
+/* SGD's footprint depends on momentum: both are catalogued. */
+int dahlsim_machine_cover_catalogue(const struct dahlsim_machine_cover *c, struct dahl_catalogue *cat, char *err,
+                                    size_t err_size)
+{
+    struct dahl_catalogue_conf confs[] = {
+        {.batch = 2, .reduction = DAHL_REDUCTION_REDUX, .momentum = true, .redux_copies = 1},
+        {.batch = 2, .reduction = DAHL_REDUCTION_MANUAL, .momentum = false},
+    };
+    for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
+        int ret = dahl_catalogue_add_step(cat, &c->desc, &confs[i], err, err_size);
+        if (ret != 0)
+            return ret;
+    }
+    return 0;
+}
+
+double dahlsim_machine_step_us(const struct dahlsim_machine_cover *c, const struct dahlsim_spec *spec,
+                               enum dahlsim_arch arch)
+{
+    struct dahl_catalogue cat;
+    dahl_catalogue_init(&cat);
+    struct dahl_catalogue_conf conf = {
+        .batch = DAHLSIM_MACHINE_STEP_BATCH, .reduction = DAHL_REDUCTION_REDUX, .momentum = true, .redux_copies = 1};
+    char err[256];
+    double us = 0;
+    if (dahl_catalogue_add_step(&cat, &c->desc, &conf, err, sizeof(err)) == 0)
+        for (size_t i = 0; i < cat.n; i++)
+            us += (double)cat.entries[i].count *
+                  (dahlsim_roofline_us(spec, arch, dahlsim_symbol_index(cat.entries[i].symbol), cat.entries[i].flops,
+                                       cat.entries[i].bytes) +
+                   SIM_TASK_OVERHEAD_US);
+    dahl_catalogue_fini(&cat);
+    return us;
+}

@@ -1,0 +1,44 @@
+/* Sweeps (`dahlsim sweep FILE --out DIR`, sim/cmd/sweep.c): every point of a scenario's sweep grid simulated
+ * as its own dahlsim-sim process, its record appended to DIR/results.jsonl once it has finished, then
+ * DIR/results.csv and gnuplot plots rebuilt from that file; or a Slurm job array doing the same. */
+#ifndef DAHLSIM_SWEEP_H
+#define DAHLSIM_SWEEP_H
+
+#include "dahlsim_scenario.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define DAHLSIM_SWEEP_MAX_SETS 64
+#define DAHLSIM_SWEEP_MAX_JOBS 256
+
+/* What the command line asks of a sweep; the strings are argv's. */
+struct dahlsim_sweep_opts {
+    const char *file, *out;
+    const char *sets[DAHLSIM_SWEEP_MAX_SETS]; /* --set KEY=VALUE, applied to every point */
+    size_t nsets;
+    long jobs;  /* simulations at once */
+    long only;  /* the one point to run, or -1 */
+    bool emit_slurm, quiet;
+};
+
+/* Runs the points of s (loaded from o->file with o->sets) not yet in o->out/results.jsonl (o->out exists),
+ * up to o->jobs at once, appending each finished one's record with one write() and an fsync; on SIGINT or
+ * SIGTERM it stops launching and waits for the running ones. Then rebuilds results.csv and, unless o->only,
+ * the plots. Returns an exit code after the error lines. */
+int dahlsim_sweep_run(const struct dahlsim_sweep_opts *o, const struct dahlsim_scenario *s);
+
+/* Writes o->out/sweep.slurm, a job array of the npoints points (one per task, `--only I`), and prints its
+ * path. Returns an exit code. */
+int dahlsim_sweep_write_slurm(const struct dahlsim_sweep_opts *o, size_t npoints);
+
+/* dir/results.csv from dir/results.jsonl (rows in point order; a missing results.jsonl writes nothing).
+ * Returns 0 or a negative errno. */
+int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s);
+
+/* dir/plots/: makespan and samples/s against each numeric swept key, one line per scheduler (gnuplot, PNG
+ * and SVG), and the scaling plots of a node-count sweep (dahlsim_scaling.h). Returns 0, or 1 when gnuplot is
+ * missing or failed (the sweep's results stand; only plots are missing). */
+int dahlsim_sweep_write_plots(const char *dir, const struct dahlsim_scenario *s);
+
+#endif /* DAHLSIM_SWEEP_H */

@@ -1,0 +1,157 @@
+/* A sweep's results.csv and plots (dahlsim_sweep.h), rebuilt from results.jsonl after every run of the sweep:
+ * the CSV's columns are the points' parameters, then their figures; the plots read the CSV. */
+#include "dahlsim_sweep.h"
+
+#include "dahlsim_fs.h"
+#include "dahlsim_scaling.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
+{
+    char jsonl[PATH_MAX + 32], csv[PATH_MAX + 32], tmp[PATH_MAX + 40];
+    snprintf(jsonl, sizeof(jsonl), "%s/results.jsonl", dir);
+    snprintf(csv, sizeof(csv), "%s/results.csv", dir);
+    snprintf(tmp, sizeof(tmp), "%s/.results.csv.tmp", dir);
+    size_t n = dahlsim_scenario_points(s);
+    char **lines = calloc(n, sizeof(*lines));
+    FILE *in = fopen(jsonl, "r");
+    if (lines == NULL || in == NULL) {
+        free(lines);
+        if (in != NULL)
+            fclose(in);
+        return in == NULL ? 0 : -ENOMEM;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, in) > 0) {
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(o, "point");
+        if (cJSON_IsNumber(idx) && (size_t)idx->valuedouble < n) {
+            const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "params");
+            char buf[2048];
+            size_t used = (size_t)snprintf(buf, sizeof(buf), "%zu", (size_t)idx->valuedouble);
+            const char *cols[] = {"machine", "dataset", "model", "scheduler", "batch", "samples", "epochs",
+                                  "cpus", "gpus", "gpu_memory_mib", "prefetch", "perfmodel", "reduction", "seed"};
+            for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, cols[k]);
+                if (cJSON_IsString(v))
+                    used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%s", v->valuestring);
+                else if (cJSON_IsBool(v))
+                    used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%s", cJSON_IsTrue(v) ? "true" : "false");
+                else
+                    used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
+            }
+            const char *vals[] = {"makespan_s", "samples_per_s", "iterations", "params.nodes", "wall_s",
+                                  "allreduce_s_mean"};
+            for (size_t k = 0; k < 6 && used < sizeof(buf); k++) {
+                const cJSON *v = strncmp(vals[k], "params.", 7) == 0
+                                     ? cJSON_GetObjectItemCaseSensitive(p, vals[k] + 7)
+                                     : cJSON_GetObjectItemCaseSensitive(o, vals[k]);
+                used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
+            }
+            /* last, so that the plots' column numbers stay those of older sweeps */
+            const cJSON *costs = cJSON_GetObjectItemCaseSensitive(p, "runtime_costs");
+            if (used < sizeof(buf))
+                snprintf(buf + used, sizeof(buf) - used, ",%s", cJSON_IsString(costs) ? costs->valuestring : "measured");
+            free(lines[(size_t)idx->valuedouble]);
+            lines[(size_t)idx->valuedouble] = strdup(buf);
+        }
+        cJSON_Delete(o);
+    }
+    free(line);
+    fclose(in);
+    FILE *out = fopen(tmp, "w");
+    int ret = out == NULL ? -errno : 0;
+    if (out != NULL) {
+        fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
+              "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs\n",
+              out);
+        for (size_t i = 0; i < n; i++)
+            if (lines[i] != NULL)
+                fprintf(out, "%s\n", lines[i]);
+        if (fclose(out) != 0)
+            ret = -errno;
+        if (ret == 0 && rename(tmp, csv) != 0)
+            ret = -errno;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(lines[i]);
+    free(lines);
+    return ret;
+}
+
+/* CSV column (1-based) of a scenario key, or 0 when it is not a numeric column. */
+static int numeric_column(const char *key)
+{
+    const char *cols[] = {"batch", "samples", "epochs", "cpus", "gpus", "gpu_memory_mib", "seed"};
+    const int idx[] = {6, 7, 8, 9, 10, 11, 15};
+    for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+        if (strcmp(cols[k], key) == 0)
+            return idx[k];
+    if (strcmp(key, "iterations") == 0)
+        return 7; /* iterations are shown as samples */
+    if (strcmp(key, "nodes") == 0)
+        return 19;
+    return 0;
+}
+
+/* One gnuplot script per numeric swept key and metric, run for PNG and SVG. */
+int dahlsim_sweep_write_plots(const char *dir, const struct dahlsim_scenario *s)
+{
+    size_t nkeys;
+    const char *const *keys = dahlsim_scenario_sweep_keys(s, &nkeys);
+    char plots[PATH_MAX + 16];
+    snprintf(plots, sizeof(plots), "%s/plots", dir);
+    if (dahlsim_make_dirs(plots) != 0)
+        return 1;
+    int failures = 0;
+    for (size_t k = 0; k < nkeys; k++) {
+        int col = numeric_column(keys[k]);
+        if (col == 0)
+            continue;
+        const char *metrics[] = {"makespan_s", "samples_per_s"};
+        const int mcol[] = {16, 17};
+        for (int m = 0; m < 2; m++) {
+            char script[PATH_MAX + 64];
+            snprintf(script, sizeof(script), "%s/%s-vs-%s.gp", plots, metrics[m], keys[k]);
+            FILE *f = fopen(script, "w");
+            if (f == NULL)
+                return 1;
+            /* One line per scheduler: gnuplot filters rows by the scheduler column (5). */
+            fprintf(f,
+                    "# %s against %s, one line per scheduler (from ../results.csv)\n"
+                    "set datafile separator ','\n"
+                    "set key outside right\n"
+                    "set grid\n"
+                    "set xlabel '%s'\n"
+                    "set ylabel '%s'\n"
+                    "set title '%s'\n"
+                    "scheds = system(\"tail -n +2 '%s/results.csv' | cut -d, -f5 | sort -u | tr '\\\\n' ' '\")\n"
+                    "do for [fmt in 'pngcairo svg'] {\n"
+                    "  set terminal fmt size 900,540 noenhanced\n"
+                    "  set output sprintf('%s/%s-vs-%s.%%s', fmt eq 'svg' ? 'svg' : 'png')\n"
+                    "  plot for [sch in scheds] sprintf(\"< grep ',%%s,' '%s/results.csv' | sort -t, -k%d -g\", sch) "
+                    "using %d:%d with linespoints title sch\n"
+                    "}\n",
+                    metrics[m], keys[k], keys[k], metrics[m], dahlsim_scenario_comment(s), dir, plots, metrics[m],
+                    keys[k], dir, col, col, mcol[m]);
+            fclose(f);
+            char cmd[2 * PATH_MAX];
+            snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", script);
+            if (system(cmd) != 0)
+                failures++;
+        }
+    }
+    /* A node-count sweep: speedup, efficiency and the simulation's cost against nodes. */
+    for (size_t k = 0; k < nkeys; k++)
+        if (strcmp(keys[k], "nodes") == 0 && dahlsim_scaling_write(dir, s) != 0)
+            failures++;
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,27 @@
+/* The fidelity report (`dahlsim validate`, sim/cmd/validate.c): a fixed set of small training setups run
+ * natively on this machine, repeatedly, and simulated once with its calibration; per setup the makespans,
+ * the relative error and where it comes from, on stdout and in DIR/fidelity.json and DIR/fidelity.md. */
+#ifndef DAHLSIM_VALIDATE_H
+#define DAHLSIM_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define DAHLSIM_VALIDATE_MAX_REPEATS 20
+
+struct dahlsim_validate_opts {
+    const char *machine; /* a measured calibration of this machine */
+    const char *out;     /* the report's directory */
+    long repeats;        /* native runs per setup, 1 to DAHLSIM_VALIDATE_MAX_REPEATS */
+    bool quiet;          /* no progress lines */
+};
+
+/* How many setups a validation runs. */
+size_t dahlsim_validate_nsetups(void);
+
+/* Validates calibration o->machine into o->out (which exists): native runs under o->out/native/, simulations
+ * under o->out/simulated/, the perf models they use copied to o->out/models/. Returns an exit code after the
+ * error line. */
+int dahlsim_validate_run(const struct dahlsim_validate_opts *o);
+
+#endif /* DAHLSIM_VALIDATE_H */
