@@ -15,6 +15,7 @@
  * the transfers that are spelled out here directly. */
 #include "dahl_mpi.h"
 
+#include "dahl_array.h"
 #include "dahl_codelets_starpu.h"
 #include "dahl_mpi_starpu.h"
 #include "dahl_tensor_starpu.h"
@@ -47,7 +48,7 @@ struct dahl_allreduce {
     starpu_data_handle_t grads[TAG_GRADS]; /* the gradients seen, to wait for their timing callbacks */
     pthread_mutex_t lock;               /* guards everything below (StarPU callbacks write it) */
     double *start_us, *end_us;
-    size_t steps, capacity;
+    size_t steps, start_cap, end_cap;
     struct dahl_allreduce_stats stats;
 };
 
@@ -201,19 +202,15 @@ int dahl_allreduce_step_begin(struct dahl_allreduce *ar)
     if (ar == NULL || dahl_mpi_size() == 1)
         return 0;
     pthread_mutex_lock(&ar->lock);
-    if (ar->steps == ar->capacity) {
-        size_t cap = ar->capacity > 0 ? 2 * ar->capacity : 256;
-        double *s = realloc(ar->start_us, cap * sizeof(double));
-        if (s != NULL)
-            ar->start_us = s;
-        double *e = s != NULL ? realloc(ar->end_us, cap * sizeof(double)) : NULL;
-        if (e == NULL) {
-            pthread_mutex_unlock(&ar->lock);
-            return -ENOMEM;
-        }
-        ar->end_us = e;
-        ar->capacity = cap;
+    double *s = dahl_array_grow(ar->start_us, &ar->start_cap, ar->steps + 1, sizeof(double));
+    if (s != NULL)
+        ar->start_us = s;
+    double *e = s != NULL ? dahl_array_grow(ar->end_us, &ar->end_cap, ar->steps + 1, sizeof(double)) : NULL;
+    if (e == NULL) {
+        pthread_mutex_unlock(&ar->lock);
+        return -ENOMEM;
     }
+    ar->end_us = e;
     ar->start_us[ar->steps] = INFINITY;
     ar->end_us[ar->steps] = 0.0;
     ar->steps++;

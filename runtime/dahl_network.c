@@ -11,6 +11,7 @@
 #include "dahl_network.h"
 #include "dahl_engine.h"
 
+#include "dahl_array.h"
 #include "dahl_codelets_starpu.h"
 #include "dahl_mpi_starpu.h"
 #include "dahl_profile_starpu.h"
@@ -569,16 +570,12 @@ static int mark_step_end(struct dahl_network *net)
     if (n == 0)
         return 0;
     pthread_mutex_lock(&net->lock);
-    if (net->steps_submitted == net->steps_capacity) {
-        size_t cap = net->steps_capacity > 0 ? 2 * net->steps_capacity : 256;
-        double *grown = realloc(net->end_us, cap * sizeof(double));
-        if (grown == NULL) {
-            pthread_mutex_unlock(&net->lock);
-            return -ENOMEM;
-        }
-        net->end_us = grown;
-        net->steps_capacity = cap;
+    double *grown = dahl_array_grow(net->end_us, &net->steps_capacity, net->steps_submitted + 1, sizeof(double));
+    if (grown == NULL) {
+        pthread_mutex_unlock(&net->lock);
+        return -ENOMEM;
     }
+    net->end_us = grown;
     size_t index = net->steps_submitted++;
     net->end_us[index] = 0.0;
     pthread_mutex_unlock(&net->lock);

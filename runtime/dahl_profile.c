@@ -6,6 +6,7 @@
  * while the graph runs, go to the step in progress when they ran). */
 #include "dahl_profile_starpu.h"
 
+#include "dahl_array.h"
 #include "dahl_starpu.h"
 
 #include <errno.h>
@@ -165,16 +166,12 @@ void dahl_profile_step_begin(long step)
         pthread_mutex_unlock(&prof.lock);
         return;
     }
-    if (prof.nmarks == prof.marks_cap) {
-        size_t cap = prof.marks_cap > 0 ? 2 * prof.marks_cap : 256;
-        struct step_mark *grown = realloc(prof.marks, cap * sizeof(*grown));
-        if (grown == NULL) {
-            pthread_mutex_unlock(&prof.lock);
-            return; /* the step's tasks count as the previous step's */
-        }
-        prof.marks = grown;
-        prof.marks_cap = cap;
+    struct step_mark *marks = dahl_array_grow(prof.marks, &prof.marks_cap, prof.nmarks + 1, sizeof(*marks));
+    if (marks == NULL) {
+        pthread_mutex_unlock(&prof.lock);
+        return; /* the step's tasks count as the previous step's */
     }
+    prof.marks = marks;
     prof.marks[prof.nmarks++] = (struct step_mark){.first_job = id, .step = step};
     pthread_mutex_unlock(&prof.lock);
 }
@@ -256,16 +253,12 @@ void dahl_profile_task_done(void *arg)
         pthread_mutex_unlock(&prof.lock);
         return;
     }
-    if (prof.ntasks == prof.tasks_cap) {
-        size_t cap = prof.tasks_cap > 0 ? 2 * prof.tasks_cap : 4096;
-        struct dahl_profile_task *grown = realloc(prof.tasks, cap * sizeof(*grown));
-        if (grown == NULL) {
-            pthread_mutex_unlock(&prof.lock);
-            return;
-        }
-        prof.tasks = grown;
-        prof.tasks_cap = cap;
+    struct dahl_profile_task *tasks = dahl_array_grow(prof.tasks, &prof.tasks_cap, prof.ntasks + 1, sizeof(*tasks));
+    if (tasks == NULL) {
+        pthread_mutex_unlock(&prof.lock);
+        return;
     }
+    prof.tasks = tasks;
     const struct starpu_profiling_task_info *info = task->profiling_info;
     double fetch_start = ts_us(&info->acquire_data_start_time), fetch_end = ts_us(&info->acquire_data_end_time);
     double pop_start = ts_us(&info->pop_start_time), pop_end = ts_us(&info->pop_end_time);

@@ -3,9 +3,10 @@
 # neither StarPU, SimGrid nor MPI, and of dahl's own headers only those of the parts below it; and no two
 # modules of sim/ include each other's headers in a circle (a module: dahlsim_X.c with dahlsim_X.h). Prints
 # every offending include as FILE:LINE and exits 1; exit 0 when the tree keeps the rules.
-# --selftest: runs the check on copies of kernels/, sim/, runtime/records/ and runtime/model/ with a StarPU
-# include (in sim/core, sim/trace, runtime/model), a header from above (in sim/core, sim/trace, sim/lab,
-# runtime/records) and a circle put in, and fails unless each is refused (so the check itself can fail).
+# common/ is below every folder: any of them may include its headers; its own files include no other folder's.
+# --selftest: runs the check on copies of common/, kernels/, sim/, runtime/records/ and runtime/model/ with a
+# StarPU include (in sim/core, sim/trace, runtime/model), a header from above (in sim/core, sim/trace, sim/lab,
+# runtime/records, common) and a circle put in, and fails unless each is refused (so the check itself can fail).
 # usage: check_layers.sh [--selftest] SOURCE_DIR
 set -euo pipefail
 if [ "${1:-}" = --selftest ]; then
@@ -24,7 +25,7 @@ if [ "${1:-}" = --selftest ]; then
     fresh() {
         rm -rf "$work/tree"
         mkdir -p "$work/tree/runtime"
-        cp -r "$src/kernels" "$src/sim" "$work/tree/"
+        cp -r "$src/common" "$src/kernels" "$src/sim" "$work/tree/"
         cp -r "$src/runtime/records" "$src/runtime/model" "$work/tree/runtime/"
     }
     fresh
@@ -50,9 +51,12 @@ if [ "${1:-}" = --selftest ]; then
     sed -i '0,/^#include/s//#include "dahl_engine.h"\n#include/' "$work/tree/sim/lab/emulate.c"
     refused "a runtime header in sim/lab" "emulate.c:.*not a header of sim/lab or of sim/core runtime/model kernels"
     fresh
+    sed -i '0,/^#include/s//#include "dahl_kernels.h"\n#include/' "$work/tree/common/dahl_array.h"
+    refused "a kernels header in common" "dahl_array.h:.*not a header of common"
+    fresh
     sed -i '0,/^#include/s//#include "dahlsim_run.h"\n#include/' "$work/tree/sim/dahlsim_scenario.h"
     refused "a circle run -> scenario -> run" "in a circle"
-    echo "check_layers: selftest: all eight refused"
+    echo "check_layers: selftest: all nine refused"
     exit 0
 fi
 src=${1:?usage: check_layers.sh [--selftest] SOURCE_DIR}
@@ -61,12 +65,13 @@ cd "$src"
 status=0
 # One rule a line: the folder, then the folders whose headers its files may include (besides its own).
 rules=(
-    "kernels"
-    "runtime/records"
-    "runtime/model kernels"
-    "sim/core"
-    "sim/trace sim/core runtime/records"
-    "sim/lab sim/core runtime/model kernels"
+    "common"
+    "kernels common"
+    "runtime/records common"
+    "runtime/model kernels common"
+    "sim/core common"
+    "sim/trace sim/core runtime/records common"
+    "sim/lab sim/core runtime/model kernels common"
 )
 
 forbidden_system='^#include[[:space:]]*<(starpu|simgrid|smpi|mpi|xbt)[^>]*>'

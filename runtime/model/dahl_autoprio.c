@@ -3,6 +3,7 @@
  * describes, checked against the hyperparameter names and defaults the paper gives (comments say which). */
 #include "dahl_autoprio.h"
 
+#include "dahl_array.h"
 #include "dahl_names.h"
 
 #include <math.h>
@@ -217,7 +218,8 @@ struct dahl_autoprio {
     long pushes;
     double idle[DAHL_NARCH];
     struct tracked *types;
-    int n, cap;
+    int n;
+    size_t cap;
 };
 
 struct dahl_autoprio *dahl_autoprio_create(enum dahl_autoprio_heuristic h, const struct dahl_autoprio_params *p,
@@ -248,14 +250,10 @@ int dahl_autoprio_declare(struct dahl_autoprio *ap, int t, const bool runs_on[DA
     if (t < 0 || t > ap->n)
         return -1;
     if (t == ap->n) {
-        if (ap->n == ap->cap) {
-            int cap = ap->cap > 0 ? 2 * ap->cap : 16;
-            struct tracked *grown = realloc(ap->types, (size_t)cap * sizeof(*grown));
-            if (grown == NULL)
-                return -1;
-            ap->types = grown;
-            ap->cap = cap;
-        }
+        struct tracked *grown = dahl_array_grow(ap->types, &ap->cap, (size_t)ap->n + 1, sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        ap->types = grown;
         ap->types[ap->n++] = (struct tracked){0};
     }
     for (int a = 0; a < DAHL_NARCH; a++) {

@@ -5,6 +5,7 @@
  * fails there. */
 #include "dahl_catalogue.h"
 
+#include "dahl_array.h"
 #include "dahl_footprint.h"
 #include "dahl_kernels.h"
 
@@ -56,14 +57,10 @@ static int add(struct dahl_catalogue *c, const char *symbol, uint32_t footprint,
         e->starpu_count += by_starpu ? count : 0;
         return 0;
     }
-    if (c->n == c->cap) {
-        size_t cap = c->cap > 0 ? 2 * c->cap : 32;
-        struct dahl_catalogue_entry *grown = realloc(c->entries, cap * sizeof(*grown));
-        if (grown == NULL)
-            return -ENOMEM;
-        c->entries = grown;
-        c->cap = cap;
-    }
+    struct dahl_catalogue_entry *grown = dahl_array_grow(c->entries, &c->cap, c->n + 1, sizeof(*grown));
+    if (grown == NULL)
+        return -ENOMEM;
+    c->entries = grown;
     c->entries[c->n++] = (struct dahl_catalogue_entry){.symbol = symbol, .footprint = footprint, .size = size,
                                                        .flops = flops, .bytes = bytes, .count = count,
                                                        .starpu_count = by_starpu ? count : 0};

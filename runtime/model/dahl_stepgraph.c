@@ -23,9 +23,11 @@
  * accessors of the chunks, or of the whole handle, depend on what those empty tasks depend on. */
 #include "dahl_stepgraph.h"
 
+#include "dahl_array.h"
 #include "dahl_footprint.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +36,7 @@ enum mode { M_NONE, M_R, M_W, M_REDUX }; /* M_W: W or RW */
 
 struct list {
     int *v;
-    int n, cap;
+    int n, cap; /* ints, not size_t: every handle has two lists, and a graph up to 4M handles */
 };
 
 struct handle {
@@ -46,8 +48,7 @@ struct handle {
 
 struct builder {
     struct dahl_stepgraph *g;
-    int tcap;
-    long ecap;
+    size_t tcap, pcap, ecap; /* of g->tasks, g->pred_start, g->pred */
     struct handle *h;
     int nh;
     int L, batch;
@@ -60,14 +61,12 @@ struct builder {
 
 static int list_push(struct list *l, int x)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap > 0 ? 2 * l->cap : 8;
-        int *v = realloc(l->v, (size_t)cap * sizeof(int));
-        if (v == NULL)
-            return -ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    size_t cap = (size_t)l->cap;
+    int *v = dahl_array_grow(l->v, &cap, (size_t)l->n + 1, sizeof(int));
+    if (v == NULL)
+        return -ENOMEM;
+    l->v = v;
+    l->cap = cap < INT_MAX ? (int)cap : INT_MAX; /* fewer than it holds is safe */
     l->v[l->n++] = x;
     return 0;
 }
@@ -89,30 +88,20 @@ static int cmp_int(const void *a, const void *b)
 static int add_task(struct builder *b, const char *symbol, uint32_t footprint, int layer, bool by_starpu)
 {
     struct dahl_stepgraph *g = b->g;
-    if (g->ntasks + 1 >= b->tcap) {
-        int cap = b->tcap > 0 ? 2 * b->tcap : 1024;
-        struct dahl_stepgraph_task *t = realloc(g->tasks, (size_t)cap * sizeof(*t));
-        if (t == NULL)
-            return -ENOMEM;
-        g->tasks = t;
-        int *ps = realloc(g->pred_start, (size_t)(cap + 1) * sizeof(int));
-        if (ps == NULL)
-            return -ENOMEM;
-        g->pred_start = ps;
-        b->tcap = cap;
-    }
+    struct dahl_stepgraph_task *tasks = dahl_array_grow(g->tasks, &b->tcap, (size_t)g->ntasks + 1, sizeof(*tasks));
+    if (tasks == NULL)
+        return -ENOMEM;
+    g->tasks = tasks;
+    int *ps = dahl_array_grow(g->pred_start, &b->pcap, (size_t)g->ntasks + 2, sizeof(int));
+    if (ps == NULL)
+        return -ENOMEM;
+    g->pred_start = ps;
     if (b->deps.n > 1)
         qsort(b->deps.v, (size_t)b->deps.n, sizeof(int), cmp_int);
-    if (g->nedges + b->deps.n > b->ecap) {
-        long cap = b->ecap > 0 ? 2 * b->ecap : 4096;
-        while (cap < g->nedges + b->deps.n)
-            cap *= 2;
-        int *p = realloc(g->pred, (size_t)cap * sizeof(int));
-        if (p == NULL)
-            return -ENOMEM;
-        g->pred = p;
-        b->ecap = cap;
-    }
+    int *p = dahl_array_grow(g->pred, &b->ecap, (size_t)g->nedges + (size_t)b->deps.n, sizeof(int));
+    if (p == NULL)
+        return -ENOMEM;
+    g->pred = p;
     int t = g->ntasks++;
     g->pred_start[t] = (int)g->nedges;
     for (int i = 0; i < b->deps.n; i++)
@@ -449,6 +438,7 @@ int dahl_stepgraph_build(struct dahl_stepgraph *g, const struct dahl_network_des
     b.nh = b.chunk_base + nchunks;
     b.h = calloc((size_t)b.nh, sizeof(*b.h));
     g->pred_start = calloc(1, sizeof(int));
+    b.pcap = 1;
     ret = b.h != NULL && g->pred_start != NULL ? build(&b, d, ls, conf, steps) : -ENOMEM;
     for (int i = 0; b.h != NULL && i < b.nh; i++) {
         free(b.h[i].group.v);

@@ -1,6 +1,8 @@
 /* File-system and clock helpers shared by the dahlsim commands (see dahlsim_fs.h). */
 #include "dahlsim_fs.h"
 
+#include "dahl_array.h"
+
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -128,7 +130,7 @@ char *dahlsim_read_text(const char *path, size_t max_bytes)
         } else if (cap - 1 >= max_bytes) {
             error = EFBIG;
         } else {
-            char *grown = realloc(buf, cap *= 2);
+            char *grown = dahl_array_grow(buf, &cap, cap + 1, 1); /* doubles cap */
             if (grown == NULL)
                 error = ENOMEM;
             else

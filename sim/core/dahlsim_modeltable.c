@@ -3,6 +3,8 @@
 
 #include "dahlsim_fs.h"
 
+#include "dahl_array.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -12,14 +14,10 @@
 
 static int table_add(struct dahlsim_model_table *t, const struct dahlsim_model_entry *e)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        struct dahlsim_model_entry *v = realloc(t->v, cap * sizeof(*v));
-        if (v == NULL)
-            return -ENOMEM;
-        t->v = v;
-        t->cap = cap;
-    }
+    struct dahlsim_model_entry *v = dahl_array_grow(t->v, &t->cap, t->n + 1, sizeof(*v));
+    if (v == NULL)
+        return -ENOMEM;
+    t->v = v;
     t->v[t->n++] = *e;
     return 0;
 }

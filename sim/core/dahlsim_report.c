@@ -6,6 +6,8 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
+#include "dahl_array.h"
+
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -99,7 +101,8 @@ static long load_points(const char *dir, struct point **out)
         return -1;
     }
     struct point *pts = NULL;
-    long n = 0, cap = 0;
+    long n = 0;
+    size_t cap = 0;
     char *line = NULL;
     size_t lcap = 0;
     int lineno = 0;
@@ -126,16 +129,13 @@ static long load_points(const char *dir, struct point **out)
         if (i < n) {
             cJSON_Delete(pts[i].line);
         } else {
-            if (n == cap) {
-                cap = cap > 0 ? 2 * cap : 64;
-                struct point *grown = realloc(pts, (size_t)cap * sizeof(*pts));
-                if (grown == NULL) {
-                    dahlsim_error("report: out of memory");
-                    cJSON_Delete(o);
-                    break;
-                }
-                pts = grown;
+            struct point *grown = dahl_array_grow(pts, &cap, n + 1, sizeof(*pts));
+            if (grown == NULL) {
+                dahlsim_error("report: out of memory");
+                cJSON_Delete(o);
+                break;
             }
+            pts = grown;
             pts[n++] = (struct point){.index = index};
         }
         pts[i].line = o;

@@ -4,6 +4,8 @@
 #include "dahlsim_dag.h"
 #include "dahlsim_lab_internal.h"
 
+#include "dahl_array.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,8 +54,9 @@ int dahlsim_dag_generate(const struct dahlsim_dag_gen_conf *conf, struct dahlsim
             P[i][j] = rng_unit(&st) < 0.5 ? 2.5 * rng_unit(&st) : 0.0;
     int n = conf->ntasks;
     int *type = calloc((size_t)n, sizeof(int)), *pstart = calloc((size_t)n + 1, sizeof(int));
-    int cap = 4 * n + 16, nedges = 0;
-    int *pred = malloc((size_t)cap * sizeof(int));
+    size_t cap = 4 * (size_t)n + 16;
+    int nedges = 0;
+    int *pred = malloc(cap * sizeof(int));
     double *finish = calloc((size_t)n, sizeof(double));
     int *by_type = malloc((size_t)n * sizeof(int)), *by_type_n = calloc((size_t)nt, sizeof(int));
     int *by_type_base = calloc((size_t)nt + 1, sizeof(int));
@@ -100,17 +103,14 @@ int dahlsim_dag_generate(const struct dahlsim_dag_gen_conf *conf, struct dahlsim
             }
             for (int k = 0; k < want && nc > 0; k++) {
                 int pick = (int)rng_below(&st, (uint64_t)nc);
-                if (nedges == cap) {
-                    cap *= 2;
-                    int *grown = realloc(pred, (size_t)cap * sizeof(int));
-                    if (grown == NULL) {
-                        free(type), free(pstart), free(pred), free(finish), free(by_type), free(by_type_n),
-                            free(by_type_base), free(avail);
-                        snprintf(err, err_size, "out of memory");
-                        return -ENOMEM;
-                    }
-                    pred = grown;
+                int *grown = dahl_array_grow(pred, &cap, (size_t)nedges + 1, sizeof(int));
+                if (grown == NULL) {
+                    free(type), free(pstart), free(pred), free(finish), free(by_type), free(by_type_n),
+                        free(by_type_base), free(avail);
+                    snprintf(err, err_size, "out of memory");
+                    return -ENOMEM;
                 }
+                pred = grown;
                 pred[nedges++] = cand[pick];
                 cand[pick] = cand[--nc];
             }

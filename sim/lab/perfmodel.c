@@ -4,6 +4,7 @@
  * loader: a regression needs 10 samples over sizes that differ by more than 10 %. */
 #include "dahlsim_perfmodel.h"
 
+#include "dahl_array.h"
 #include "dahlsim_fs.h"
 
 #include <errno.h>
@@ -28,7 +29,7 @@ struct pm_arch {
 
 struct dahlsim_perfmodel {
     struct pm_arch *arch;
-    size_t narch;
+    size_t narch, cap;
 };
 
 void dahlsim_perfmodel_destroy(struct dahlsim_perfmodel *m)
@@ -43,14 +44,10 @@ void dahlsim_perfmodel_destroy(struct dahlsim_perfmodel *m)
 
 static int add_entry(struct pm_arch *a, uint32_t footprint, double mean_us)
 {
-    if (a->nentries == a->cap) {
-        size_t cap = a->cap > 0 ? 2 * a->cap : 16;
-        struct pm_entry *e = realloc(a->entries, cap * sizeof(*e));
-        if (e == NULL)
-            return -ENOMEM;
-        a->entries = e;
-        a->cap = cap;
-    }
+    struct pm_entry *e = dahl_array_grow(a->entries, &a->cap, a->nentries + 1, sizeof(*e));
+    if (e == NULL)
+        return -ENOMEM;
+    a->entries = e;
     a->entries[a->nentries++] = (struct pm_entry){.footprint = footprint, .mean_us = mean_us};
     return 0;
 }
@@ -69,7 +66,7 @@ struct dahlsim_perfmodel *dahlsim_perfmodel_load(const char *path, char *err, si
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line != NULL && !oom; line = strtok_r(NULL, "\n", &save)) {
         if (strncmp(line, "# Model for ", 12) == 0) {
-            struct pm_arch *grown = realloc(m->arch, (m->narch + 1) * sizeof(*grown));
+            struct pm_arch *grown = dahl_array_grow(m->arch, &m->cap, m->narch + 1, sizeof(*grown));
             if (grown == NULL) {
                 oom = true;
                 break;

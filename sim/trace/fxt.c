@@ -3,6 +3,8 @@
  * place StarPU 1.3.10 gives the time of each data transfer (dahlsim_trace_fxt_transfers). */
 #include "dahlsim_trace_internal.h"
 
+#include "dahl_array.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -62,16 +64,13 @@ static int fxt_tasks_read(const char *tasks_rec, struct fxt_task **out, size_t *
         bool eof = fgets(line, sizeof(line), f) == NULL;
         if (eof || line[0] == '\n') {
             if (has_job && has_start && has_end && cur.worker >= 0) {
-                if (n == cap) {
-                    cap *= 2;
-                    struct fxt_task *grown = realloc(ft, cap * sizeof(*ft));
-                    if (grown == NULL) {
-                        ret = -ENOMEM;
-                        snprintf(err, err_size, "%s: out of memory", tasks_rec);
-                        break;
-                    }
-                    ft = grown;
+                struct fxt_task *grown = dahl_array_grow(ft, &cap, n + 1, sizeof(*ft));
+                if (grown == NULL) {
+                    ret = -ENOMEM;
+                    snprintf(err, err_size, "%s: out of memory", tasks_rec);
+                    break;
                 }
+                ft = grown;
                 ft[n++] = cur;
             }
             cur = (struct fxt_task){.worker = -1};
@@ -229,7 +228,7 @@ static int link_half_cmp(const void *pa, const void *pb)
 }
 
 /* Reads the link starts (half[0]) and ends (half[1]) of data copies from f, a Paje file, in file order: the
- * fields of PajeStartLink and PajeEndLink come from the file's own %EventDef blocks. half[] grow by realloc
+ * fields of PajeStartLink and PajeEndLink come from the file's own %EventDef blocks. half[] grow as needed
  * (the caller frees them, also on error). Returns 0, or -ENOMEM with a message naming paje_trace in err. */
 static int link_halves_read(FILE *f, const char *paje_trace, struct link_half *half[2], size_t nhalf[2], char *err,
                             size_t err_size)
@@ -295,16 +294,13 @@ static int link_halves_read(FILE *f, const char *paje_trace, struct link_half *h
         if (kind == NULL || node < 0 || *end != '\0')
             continue;
         int side = d->start ? 0 : 1;
-        if (nhalf[side] == cap[side]) {
-            cap[side] = cap[side] > 0 ? 2 * cap[side] : 1024;
-            struct link_half *grown = realloc(half[side], cap[side] * sizeof(*grown));
-            if (grown == NULL) {
-                snprintf(err, err_size, "%s: out of memory", paje_trace);
-                ret = -ENOMEM;
-                break;
-            }
-            half[side] = grown;
+        struct link_half *grown = dahl_array_grow(half[side], &cap[side], nhalf[side] + 1, sizeof(*grown));
+        if (grown == NULL) {
+            snprintf(err, err_size, "%s: out of memory", paje_trace);
+            ret = -ENOMEM;
+            break;
         }
+        half[side] = grown;
         struct link_half *h = &half[side][nhalf[side]++];
         snprintf(h->key, sizeof(h->key), "%s", fl[d->key]);
         h->t_ms = strtod(fl[d->time], NULL);

@@ -3,6 +3,8 @@
  * trace of them all (dahlsim_trace_write): the file's one save/load pair lives here. */
 #include "dahlsim_trace_internal.h"
 
+#include "dahl_array.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -42,14 +44,10 @@ static const char *intern(struct interned *in, const char *text)
     for (size_t i = 0; i < in->n; i++)
         if (strcmp(in->s[i], text) == 0)
             return in->s[i];
-    if (in->n == in->cap) {
-        size_t cap = in->cap > 0 ? 2 * in->cap : 64;
-        char **grown = realloc(in->s, cap * sizeof(*grown));
-        if (grown == NULL)
-            return NULL;
-        in->s = grown;
-        in->cap = cap;
-    }
+    char **grown = dahl_array_grow(in->s, &in->cap, in->n + 1, sizeof(*grown));
+    if (grown == NULL)
+        return NULL;
+    in->s = grown;
     char *copy = strdup(text);
     if (copy != NULL)
         in->s[in->n++] = copy;
@@ -62,7 +60,7 @@ struct merge {
     struct interned names;
     struct dahl_worker_stats *workers;
     int *host;                              /* the node of each worker */
-    size_t nworkers, wcap;
+    size_t nworkers, wcap, hcap;
     struct dahl_profile_task *tasks;
     size_t ntasks, tcap;
     const char *layers[MERGE_MAX_LAYERS];   /* into names; every node trains the same network */
@@ -78,16 +76,14 @@ static int merge_worker(struct merge *m, int h, char *rest)
     if (name == NULL)
         return 0;
     *name++ = '\0';
-    if (m->nworkers == m->wcap) {
-        m->wcap = m->wcap > 0 ? 2 * m->wcap : 64;
-        struct dahl_worker_stats *gw = realloc(m->workers, m->wcap * sizeof(*gw));
-        int *gh = gw != NULL ? realloc(m->host, m->wcap * sizeof(*gh)) : NULL;
-        if (gw != NULL)
-            m->workers = gw;
-        if (gh == NULL)
-            return -ENOMEM;
-        m->host = gh;
-    }
+    struct dahl_worker_stats *gw = dahl_array_grow(m->workers, &m->wcap, m->nworkers + 1, sizeof(*gw));
+    if (gw == NULL)
+        return -ENOMEM;
+    m->workers = gw;
+    int *gh = dahl_array_grow(m->host, &m->hcap, m->nworkers + 1, sizeof(*gh));
+    if (gh == NULL)
+        return -ENOMEM;
+    m->host = gh;
     struct dahl_worker_stats *w = &m->workers[m->nworkers];
     *w = (struct dahl_worker_stats){.id = (int)m->nworkers};
     snprintf(w->name, sizeof(w->name), "node %d %s", h, name);
@@ -113,13 +109,10 @@ static int merge_task(struct merge *m, size_t base, const char *rest, const char
     if (x.codelet == NULL)
         return -ENOMEM;
     x.worker = x.worker >= 0 ? x.worker + (int)base : x.worker;
-    if (m->ntasks == m->tcap) {
-        m->tcap = m->tcap > 0 ? 2 * m->tcap : 4096;
-        struct dahl_profile_task *g = realloc(m->tasks, m->tcap * sizeof(*g));
-        if (g == NULL)
-            return -ENOMEM;
-        m->tasks = g;
-    }
+    struct dahl_profile_task *g = dahl_array_grow(m->tasks, &m->tcap, m->ntasks + 1, sizeof(*g));
+    if (g == NULL)
+        return -ENOMEM;
+    m->tasks = g;
     m->tasks[m->ntasks++] = x;
     return 0;
 }
