@@ -1,9 +1,10 @@
-/* The dahlsim command line: one user-facing command with subcommands. The same code is built into the
- * native binary (build/dahlsim, what users run) and the SimGrid binary (build/dahlsim-sim, started by
- * dahlsim itself with the simulated machine's environment set; users never call it). */
+/* The dahlsim command line: one user-facing command with subcommands, the native front end (build/dahlsim,
+ * what users run). Its commands live in sim/cmd/, one file each, linked into it alone; the program's
+ * commands (train, and the hidden sim-train and engine-probe) are the native program's (dahlsim_program.h). */
 #ifndef DAHLSIM_CLI_H
 #define DAHLSIM_CLI_H
 
+#include "dahlsim_program.h"
 #include "dahlsim_util.h"
 
 /* Runs the command line; returns the process exit code. */
@@ -11,17 +12,14 @@ int dahlsim_cli_main(int argc, char **argv);
 
 /* Subcommands implemented in their own files. */
 int dahlsim_cmd_doctor(int argc, char **argv);
-int dahlsim_cmd_train(int argc, char **argv);
 int dahlsim_cmd_calibrate(int argc, char **argv);
 int dahlsim_cmd_run(int argc, char **argv);
 int dahlsim_cmd_check(int argc, char **argv);
 int dahlsim_cmd_sweep(int argc, char **argv);
 int dahlsim_cmd_report(int argc, char **argv);
 int dahlsim_cmd_validate(int argc, char **argv);
-int dahlsim_cmd_sim_train(int argc, char **argv);
 int dahlsim_cmd_machine(int argc, char **argv);
 int dahlsim_cmd_platform(int argc, char **argv);
 int dahlsim_cmd_dag(int argc, char **argv);
-int dahlsim_cmd_engine_probe(int argc, char **argv);
 
 #endif /* DAHLSIM_CLI_H */

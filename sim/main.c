@@ -1,7 +1,5 @@
-/* Entry point of both dahlsim binaries: build/dahlsim (native StarPU) and build/dahlsim-sim (StarPU-SimGrid).
- * This file must include starpu.h: in SimGrid mode StarPU renames main and starts the simulation around it. */
-#include <starpu.h>
-
+/* Entry point of build/dahlsim, the native front end (dahlsim_cli.h). The simulators start in
+ * sim/program/main.c. */
 #include "dahlsim_cli.h"
 
 int main(int argc, char **argv)

@@ -203,11 +203,6 @@ static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibra
 
 int dahlsim_cmd_calibrate(int argc, char **argv)
 {
-    if (dahl_engine_is_simulated()) {
-        dahlsim_error("calibrate: measuring needs the native build; this is the SimGrid binary (use "
-                      "build/dahlsim calibrate)");
-        return DAHLSIM_EXIT_USAGE;
-    }
     struct dahlsim_calibrate_opts o;
     int code = calibrate_parse_options(argc, argv, &o);
     if (code >= 0)

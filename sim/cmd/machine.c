@@ -5,7 +5,6 @@
 #include "dahlsim_machine.h"
 #include "dahlsim_manifest.h"
 
-#include "dahl_engine.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -120,10 +119,6 @@ int dahlsim_cmd_machine(int argc, char **argv)
     if (strcmp(argv[1], "synth") != 0) {
         dahlsim_error("machine: unknown verb \"%s\" (expected synth)", argv[1]);
         machine_print_help(stderr);
-        return DAHLSIM_EXIT_USAGE;
-    }
-    if (dahl_engine_is_simulated()) {
-        dahlsim_error("machine synth: the SimGrid binary cannot write machines; run build/dahlsim machine synth");
         return DAHLSIM_EXIT_USAGE;
     }
     struct dahlsim_synth_opts *o = calloc(1, sizeof(*o));

@@ -1,6 +1,7 @@
 /* The training program, train natively and sim-train under StarPU-SimGrid (see train.h): read the options,
  * build the network, train it epoch by epoch (steps, then a report), write what the run leaves. */
 #include "train.h"
+#include "dahlsim_program.h"
 #include "dahlsim_schedconf.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"

@@ -1,7 +1,8 @@
 /* `dahlsim engine-probe`: the probe task graph in this binary's flavour (dahlsim_engine_probe.h). */
 #include "dahlsim_engine_probe.h"
 
-#include "dahlsim_cli.h"
+#include "dahlsim_program.h"
+#include "dahlsim_util.h"
 
 #include "dahl_engine.h"
 #include "dahl_probe.h"

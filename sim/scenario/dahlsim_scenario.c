@@ -43,12 +43,13 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_platform.h"
 
-#include "dahl_codelets.h"
+#include "dahl_perfnames.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

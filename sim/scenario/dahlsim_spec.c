@@ -4,7 +4,7 @@
 #include "dahlsim_spec.h"
 #include "dahlsim_fs.h"
 
-#include "dahl_codelets.h"
+#include "dahl_perfnames.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
