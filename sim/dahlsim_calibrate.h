@@ -122,11 +122,12 @@ int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const
 int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                    const struct dahlsim_calibrate_paths *p, int round, bool calibrating);
 
-/* A simulated run of setup c with a policy (sched_args: NULL-terminated, at most 4), ncpu CPU workers, the
- * policy's push cost charged and StarPU-SimGrid's per-input cost off (--worker-cost 0), into p->run: what
- * the simulation still charges per task on its own (its driver loop's sleeps). Returns its exit status. */
+/* A simulated run of setup c with a policy (a scenario "scheduler" value), ncpu CPU workers, the policy's
+ * push cost charged and StarPU-SimGrid's per-input cost off (the point's worker_us 0), into p->run (its
+ * point.json, then results.json): what the simulation still charges per task on its own (its driver loop's
+ * sleeps). Returns its exit status, -1 when it could not start. */
 int dahlsim_calibrate_sim_rest(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
-                               const struct dahlsim_calibrate_paths *p, const char *const *sched_args, int ncpu,
+                               const struct dahlsim_calibrate_paths *p, const char *scheduler, int ncpu,
                                double push_us);
 
 /* The last non-empty line of a file ("" when there is none), for error messages. */

@@ -200,8 +200,6 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
         extra[n++] = "--priorities";
         extra[n++] = priorities;
     }
-    const char *sched_args[8];
-    memcpy(sched_args, extra, sizeof(extra));
     if (ncpu > 0) {
         extra[n++] = "--ncpu";
         extra[n++] = cpus;
@@ -214,7 +212,7 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
             r < SCHED_RUNS
                 ? dahlsim_calibrate_native_train(o, c, p, r + 1, false, o->sched_steps * DAHLSIM_CALIBRATE_SCHED_BATCH,
                                                  DAHLSIM_CALIBRATE_SCHED_BATCH, extra)
-                : dahlsim_calibrate_sim_rest(o, c, p, sched_args, had, dahlsim_median(push_us, SCHED_RUNS));
+                : dahlsim_calibrate_sim_rest(o, c, p, value, had, dahlsim_median(push_us, SCHED_RUNS));
         bool ok = st == 0 && (r < SCHED_RUNS ? read_scheduling(p, &push_us[r], &task_us[r], &had)
                                              : read_scheduling(p, NULL, &rest_us, &had_sim));
         if (!ok) {

@@ -3,9 +3,12 @@
  * sim-train) against the calibration being made, each with its stderr in the calibration's stderr.log. */
 #include "dahlsim_calibrate.h"
 
+#include "dahlsim_experiment.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_spawn.h"
+#include "dahlsim_util.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -106,20 +109,33 @@ int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const
 }
 
 int dahlsim_calibrate_sim_rest(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
-                               const struct dahlsim_calibrate_paths *p, const char *const *sched_args, int ncpu,
+                               const struct dahlsim_calibrate_paths *p, const char *scheduler, int ncpu,
                                double push_us)
 {
-    char samples[32], batch[32], ngpu[16], cpus[16], push[32];
-    snprintf(samples, sizeof(samples), "%ld", o->sched_steps * DAHLSIM_CALIBRATE_SCHED_BATCH);
-    snprintf(batch, sizeof(batch), "%d", DAHLSIM_CALIBRATE_SCHED_BATCH);
-    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
-    snprintf(cpus, sizeof(cpus), "%d", ncpu);
-    snprintf(push, sizeof(push), "%.17g", push_us);
-    const char *fixed[] = {"sim-train", "--dataset", c->dataset, "--model", c->model, "--perfmodel", c->perfmodel,
-                           "--samples", samples, "--test-samples", batch, "--batch", batch, "--ngpu", ngpu,
-                           "--ncpu", cpus, "--sched-cost", push, "--worker-cost", "0", "--quiet", "--out", p->run};
-    char *args[sizeof(fixed) / sizeof(fixed[0]) + 5];
-    join_args(args, fixed, sizeof(fixed) / sizeof(fixed[0]), sched_args, 4);
+    struct dahlsim_experiment x = {.samples = o->sched_steps * DAHLSIM_CALIBRATE_SCHED_BATCH,
+                                   .batch = DAHLSIM_CALIBRATE_SCHED_BATCH, .epochs = 1, .cpus = ncpu,
+                                   .gpus = o->ngpu, .trace_first = -1, .trace_last = -1, .seed = 1, .lr = 0.01,
+                                   .momentum = 0.9, .sched_push_us = push_us, .worker_us = 0};
+    snprintf(x.machine, sizeof(x.machine), "%s", o->machine);
+    snprintf(x.machine_dir, sizeof(x.machine_dir), "%s", p->tmp);
+    snprintf(x.model, sizeof(x.model), "%s", c->model);
+    snprintf(x.dataset, sizeof(x.dataset), "%s", c->dataset);
+    snprintf(x.scheduler, sizeof(x.scheduler), "%s", scheduler);
+    snprintf(x.perfmodel, sizeof(x.perfmodel), "%s", c->perfmodel);
+    snprintf(x.reduction, sizeof(x.reduction), "redux");
+    snprintf(x.runtime_costs, sizeof(x.runtime_costs), "measured");
+    char point[PATH_MAX + 16], err[PATH_MAX + 256];
+    snprintf(point, sizeof(point), "%s/point.json", p->run);
+    int ret = dahlsim_make_dirs(p->run);
+    if (ret != 0)
+        snprintf(err, sizeof(err), "cannot create %s: %s", p->run, strerror(-ret));
+    else
+        ret = dahlsim_experiment_save(&x, point, err, sizeof(err));
+    if (ret != 0) {
+        dahlsim_error("calibrate: %s", err);
+        return -1;
+    }
+    char *args[] = {"sim-train", "--point", point, "--quiet", "--out", (char *)p->run, NULL};
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
         {"STARPU_SILENT", "1"},

@@ -114,25 +114,9 @@ static bool parse_positive_double(const char *option, const char *text, double m
     return true;
 }
 
-/* --sched-cost US (the policy's measured cost per push) and --worker-cost US (the workers' measured cost per
- * task; 0 turns StarPU-SimGrid's own per-input cost off without charging anything, which calibrate measures
- * the simulation's remaining cost with): figures of dahlsim calibrate that only a simulation charges. */
-static bool parse_sim_cost(const char *option, const char *text, double *out)
-{
-    if (!dahlsim_parse_double(option, text, 0, 1e6, out))
-        return false;
-    if (!dahl_engine_is_simulated()) {
-        dahlsim_error("%s: only a simulation charges the runtime's measured costs; a native run pays them", option);
-        return false;
-    }
-    return true;
-}
-
-
 enum {
     O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES,
     O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW,
-    O_SCHED_COST, O_WORKER_COST,
     /* options that do not describe the experiment, and so go with --point: */
     O_OUT, O_QUIET, O_HELP, O_POINT
 };
@@ -150,8 +134,6 @@ static const struct option options[] = {
     {"out", required_argument, NULL, O_OUT},             {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, O_HELP},                 {"point", required_argument, NULL, O_POINT},
     {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
-    {"sched-cost", required_argument, NULL, O_SCHED_COST},
-    {"worker-cost", required_argument, NULL, O_WORKER_COST},
     {NULL, 0, NULL, 0},
 };
 
@@ -248,10 +230,6 @@ static bool set_option(int opt, const char *arg, struct train_opts *o)
     case O_TRACE_WINDOW:
         o->trace = true;
         return dahlsim_trace_window_parse("--trace-window", arg, &o->trace_first, &o->trace_last);
-    case O_SCHED_COST: /* hidden: set by dahlsim calibrate for sim-train */
-        return parse_sim_cost("--sched-cost", arg, &o->sched_push_us);
-    case O_WORKER_COST: /* hidden: set by dahlsim calibrate for sim-train */
-        return parse_sim_cost("--worker-cost", arg, &o->worker_us);
     }
     return false;
 }
