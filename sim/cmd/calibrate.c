@@ -10,6 +10,7 @@
 #include "dahl_engine.h"
 #include "dahl_kernels.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,105 +109,99 @@ static bool parse_ngpu(const char *text, struct dahlsim_calibrate_opts *o)
     return ok;
 }
 
-/* Parses argv into o; returns -1 to go on, or an exit code. */
-static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibrate_opts *o)
+enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
+       O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS };
+static const struct option options[] = {
+    {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
+    {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
+    {"max-rsd", required_argument, NULL, O_MAX_RSD}, {"rounds", required_argument, NULL, O_ROUNDS},
+    {"steps", required_argument, NULL, O_STEPS},     {"batch", required_argument, NULL, O_BATCH},
+    {"dir", required_argument, NULL, O_DIR},         {"report", no_argument, NULL, O_REPORT},
+    {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
+    {"ngpu", required_argument, NULL, O_NGPU},       {"scenario", required_argument, NULL, O_SCENARIO},
+    {"schedulers", required_argument, NULL, O_SCHEDULERS},
+    {"sched-steps", required_argument, NULL, O_SCHED_STEPS},
+    {NULL, 0, NULL, 0},
+};
+
+static bool calibrate_set_option(int opt, const char *arg, void *ctx)
 {
-    enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
-           O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS };
-    static const struct option options[] = {
-        {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
-        {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
-        {"max-rsd", required_argument, NULL, O_MAX_RSD}, {"rounds", required_argument, NULL, O_ROUNDS},
-        {"steps", required_argument, NULL, O_STEPS},     {"batch", required_argument, NULL, O_BATCH},
-        {"dir", required_argument, NULL, O_DIR},         {"report", no_argument, NULL, O_REPORT},
-        {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
-        {"ngpu", required_argument, NULL, O_NGPU},       {"scenario", required_argument, NULL, O_SCENARIO},
-        {"schedulers", required_argument, NULL, O_SCHEDULERS},
-        {"sched-steps", required_argument, NULL, O_SCHED_STEPS},
-        {NULL, 0, NULL, 0},
-    };
+    struct dahlsim_calibrate_opts *o = ctx;
+    switch (opt) {
+    case O_MACHINE:
+        o->machine = arg;
+        return dahlsim_parse_machine_name("--machine", arg);
+    case O_COVER:
+        return dahlsim_calibrate_covers_add(o, arg);
+    case O_SCENARIO:
+        return dahlsim_calibrate_covers_from_scenario(arg, o);
+    case O_FORCE:
+        o->force = true;
+        return true;
+    case O_RECAL:
+        o->recalibrate_flagged = true;
+        return true;
+    case O_MAX_RSD:
+        return dahlsim_parse_double("--max-rsd", arg, 0, 100, &o->max_rsd);
+    case O_ROUNDS:
+        return dahlsim_parse_int("--rounds", arg, 1, 1000, &o->rounds);
+    case O_STEPS:
+        return dahlsim_parse_int("--steps", arg, 1, 100000, &o->steps);
+    case O_BATCH:
+        return dahlsim_parse_int("--batch", arg, 1, 4096, &o->batch);
+    case O_NGPU:
+        return parse_ngpu(arg, o);
+    case O_DIR:
+        o->dir = arg;
+        return dahlsim_parse_dir("--dir", arg);
+    case O_SCHEDULERS:
+        return parse_schedulers(arg, o);
+    case O_SCHED_STEPS:
+        return dahlsim_parse_int("--sched-steps", arg, 1, 100000, &o->sched_steps);
+    case O_REPORT:
+        o->report_only = true;
+        return true;
+    case O_QUIET:
+        o->quiet = true;
+        return true;
+    }
+    return false;
+}
+
+static const struct dahlsim_options calibrate_options = {"calibrate", usage_line, options, O_HELP,
+                                                          calibrate_print_help, calibrate_set_option};
+
+/* Parses argv into o (*help: --help was printed). Returns 0, or -EINVAL after printing the error. */
+static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibrate_opts *o, bool *help)
+{
     *o = (struct dahlsim_calibrate_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
                                          .max_rsd = DEFAULT_MAX_RSD, .sched_steps = DEFAULT_SCHED_STEPS};
     snprintf(o->schedulers, sizeof(o->schedulers), "%s", DEFAULT_SCHEDULERS);
     dahlsim_command_line(argc, argv, o->command, sizeof(o->command)); /* before getopt_long reorders argv */
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        bool ok = true;
-        switch (opt) {
-        case O_MACHINE:
-            o->machine = optarg;
-            ok = dahlsim_parse_machine_name("--machine", optarg);
-            break;
-        case O_COVER:
-            ok = dahlsim_calibrate_covers_add(o, optarg);
-            break;
-        case O_SCENARIO:
-            ok = dahlsim_calibrate_covers_from_scenario(optarg, o);
-            break;
-        case O_FORCE:
-            o->force = true;
-            break;
-        case O_RECAL:
-            o->recalibrate_flagged = true;
-            break;
-        case O_MAX_RSD:
-            ok = dahlsim_parse_double("--max-rsd", optarg, 0, 100, &o->max_rsd);
-            break;
-        case O_ROUNDS:
-            ok = dahlsim_parse_int("--rounds", optarg, 1, 1000, &o->rounds);
-            break;
-        case O_STEPS:
-            ok = dahlsim_parse_int("--steps", optarg, 1, 100000, &o->steps);
-            break;
-        case O_BATCH:
-            ok = dahlsim_parse_int("--batch", optarg, 1, 4096, &o->batch);
-            break;
-        case O_NGPU:
-            ok = parse_ngpu(optarg, o);
-            break;
-        case O_DIR:
-            o->dir = optarg;
-            ok = dahlsim_parse_dir("--dir", optarg);
-            break;
-        case O_SCHEDULERS:
-            ok = parse_schedulers(optarg, o);
-            break;
-        case O_SCHED_STEPS:
-            ok = dahlsim_parse_int("--sched-steps", optarg, 1, 100000, &o->sched_steps);
-            break;
-        case O_REPORT:
-            o->report_only = true;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        case O_HELP:
-            calibrate_print_help();
-            return DAHLSIM_EXIT_OK;
-        default: /* ':' (no value) or an unknown option */
-            return dahlsim_option_misuse("calibrate", opt, argv, usage_line);
-        }
-        if (!ok)
-            return DAHLSIM_EXIT_USAGE;
+    int ret = dahlsim_options_parse(&calibrate_options, argc, argv, o, help);
+    if (ret != 0 || *help)
+        return ret;
+    if (optind < argc) {
+        dahlsim_unexpected_argument("calibrate", argv[optind], usage_line);
+        return -EINVAL;
     }
-    if (optind < argc)
-        return dahlsim_unexpected_argument("calibrate", argv[optind], usage_line);
-    if (o->machine == NULL)
-        return dahlsim_usage_error(usage_line, "calibrate: --machine NAME is required");
+    if (o->machine == NULL) {
+        dahlsim_usage_error(usage_line, "calibrate: --machine NAME is required");
+        return -EINVAL;
+    }
     dahlsim_calibrate_covers_default(o);
     if (o->dir == NULL)
         o->dir = dahlsim_calibration_root();
-    return -1;
+    return 0;
 }
 
 int dahlsim_cmd_calibrate(int argc, char **argv)
 {
     struct dahlsim_calibrate_opts o;
-    int code = calibrate_parse_options(argc, argv, &o);
-    if (code >= 0)
-        return code;
+    bool help;
+    int code = calibrate_parse_options(argc, argv, &o, &help);
+    if (code != 0 || help)
+        return dahlsim_exit_of(code);
     struct dahlsim_calibrate_paths p;
     if (!dahlsim_calibrate_paths_init(&p, &o)) {
         dahlsim_error("--dir: path too long");

@@ -6,6 +6,7 @@
 #include "dahlsim_manifest.h"
 
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,64 +46,66 @@ static void machine_print_help(FILE *to)
                 "  synth   describe a machine from its spec (roofline perf models, platform, bus)\n");
 }
 
-/* Parses argv (argv[0] = "synth") into o (zeroed); returns -1 to go on, or an exit code. */
-static int machine_synth_parse_options(int argc, char **argv, struct dahlsim_synth_opts *o)
+enum { O_MACHINE = 256, O_OUT, O_COVER, O_FIT, O_QUIET, O_HELP };
+static const struct option options[] = {
+    {"machine", required_argument, NULL, O_MACHINE}, {"out", required_argument, NULL, O_OUT},
+    {"cover", required_argument, NULL, O_COVER},     {"fit", required_argument, NULL, O_FIT},
+    {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static bool machine_synth_set_option(int opt, const char *arg, void *ctx)
 {
-    enum { O_MACHINE = 256, O_OUT, O_COVER, O_FIT, O_QUIET, O_HELP };
-    static const struct option options[] = {
-        {"machine", required_argument, NULL, O_MACHINE}, {"out", required_argument, NULL, O_OUT},
-        {"cover", required_argument, NULL, O_COVER},     {"fit", required_argument, NULL, O_FIT},
-        {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    o->out = dahlsim_calibration_root();
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        switch (opt) {
-        case O_MACHINE:
-            o->machine = optarg;
-            if (!dahlsim_parse_machine_name("--machine", optarg))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case O_OUT:
-            o->out = optarg;
-            if (!dahlsim_parse_dir("--out", optarg))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case O_COVER:
-            if (o->ncovers == DAHLSIM_MACHINE_MAX_COVERS) {
-                dahlsim_error("--cover: at most %d setups", DAHLSIM_MACHINE_MAX_COVERS);
-                return DAHLSIM_EXIT_USAGE;
-            }
-            if (!dahlsim_machine_cover_parse(optarg, &o->covers[o->ncovers++]))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case O_FIT:
-            o->fit = optarg;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        case O_HELP:
-            machine_synth_print_help();
-            return DAHLSIM_EXIT_OK;
-        default: /* ':' (no value) or an unknown option */
-            return dahlsim_option_misuse("machine synth", opt, argv, usage_line);
+    struct dahlsim_synth_opts *o = ctx;
+    switch (opt) {
+    case O_MACHINE:
+        o->machine = arg;
+        return dahlsim_parse_machine_name("--machine", arg);
+    case O_OUT:
+        o->out = arg;
+        return dahlsim_parse_dir("--out", arg);
+    case O_COVER:
+        if (o->ncovers == DAHLSIM_MACHINE_MAX_COVERS) {
+            dahlsim_error("--cover: at most %d setups", DAHLSIM_MACHINE_MAX_COVERS);
+            return false;
         }
+        return dahlsim_machine_cover_parse(arg, &o->covers[o->ncovers++]);
+    case O_FIT:
+        o->fit = arg;
+        return true;
+    case O_QUIET:
+        o->quiet = true;
+        return true;
     }
-    if (optind != argc - 1)
-        return dahlsim_usage_error(usage_line,
-                                   optind == argc ? "machine synth: expected a spec file (SPEC.json)"
-                                                  : "machine synth: expected one spec file, got \"%s\" too",
-                                   optind < argc - 1 ? argv[optind + 1] : "");
+    return false;
+}
+
+static const struct dahlsim_options machine_synth_options = {"machine synth", usage_line, options, O_HELP,
+                                                              machine_synth_print_help, machine_synth_set_option};
+
+/* Parses argv (argv[0] = "synth") into o (zeroed; *help: --help was printed). Returns 0, or a negative errno
+ * after printing the error. */
+static int machine_synth_parse_options(int argc, char **argv, struct dahlsim_synth_opts *o, bool *help)
+{
+    o->out = dahlsim_calibration_root();
+    int ret = dahlsim_options_parse(&machine_synth_options, argc, argv, o, help);
+    if (ret != 0 || *help)
+        return ret;
+    if (optind != argc - 1) {
+        dahlsim_usage_error(usage_line,
+                            optind == argc ? "machine synth: expected a spec file (SPEC.json)"
+                                           : "machine synth: expected one spec file, got \"%s\" too",
+                            optind < argc - 1 ? argv[optind + 1] : "");
+        return -EINVAL;
+    }
     o->spec_path = argv[optind];
-    if (o->machine == NULL)
-        return dahlsim_usage_error(usage_line, "machine synth: --machine NAME is required");
+    if (o->machine == NULL) {
+        dahlsim_usage_error(usage_line, "machine synth: --machine NAME is required");
+        return -EINVAL;
+    }
     if (!dahlsim_machine_covers_default(o))
-        return DAHLSIM_EXIT_FAILURE;
-    return -1;
+        return -EIO;
+    return 0;
 }
 
 int dahlsim_cmd_machine(int argc, char **argv)
@@ -127,9 +130,9 @@ int dahlsim_cmd_machine(int argc, char **argv)
         return DAHLSIM_EXIT_FAILURE;
     }
     dahlsim_command_line(argc, argv, o->command, sizeof(o->command)); /* before getopt_long reorders argv */
-    int code = machine_synth_parse_options(argc - 1, argv + 1, o);
-    if (code < 0)
-        code = dahlsim_machine_synth(o);
+    bool help;
+    int ret = machine_synth_parse_options(argc - 1, argv + 1, o, &help);
+    int code = ret != 0 || help ? dahlsim_exit_of(ret) : dahlsim_machine_synth(o);
     free(o);
     return code;
 }

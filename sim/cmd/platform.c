@@ -18,7 +18,7 @@ static const char usage[] =
     "usage: dahlsim platform cluster --nodes N --machine NAME --bw BANDWIDTH --lat LATENCY\n"
     "                                [--topology flat|fat-tree|torus] [--out FILE] [--hostfile FILE]\n";
 
-static void help(void)
+static void platform_cluster_print_help(void)
 {
     fputs(usage, stdout);
     fputs("\nWrites the SimGrid cluster platform of N nodes of machine NAME (a calibrated or described machine\n"
@@ -36,70 +36,76 @@ static void help(void)
           stdout);
 }
 
-static int cmd_cluster(int argc, char **argv)
+enum { O_NODES = 256, O_MACHINE, O_BW, O_LAT, O_TOPOLOGY, O_OUT, O_HOSTFILE, O_HELP };
+static const struct option options[] = {
+    {"nodes", required_argument, NULL, O_NODES},       {"machine", required_argument, NULL, O_MACHINE},
+    {"bw", required_argument, NULL, O_BW},             {"lat", required_argument, NULL, O_LAT},
+    {"topology", required_argument, NULL, O_TOPOLOGY}, {"out", required_argument, NULL, O_OUT},
+    {"hostfile", required_argument, NULL, O_HOSTFILE}, {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* What `platform cluster` is told: the cluster and where its files go. */
+struct cluster_opts {
+    struct dahlsim_cluster c;
+    const char *out, *hostfile;
+};
+
+static bool platform_cluster_set_option(int opt, const char *arg, void *ctx)
 {
-    enum { O_NODES = 256, O_MACHINE, O_BW, O_LAT, O_TOPOLOGY, O_OUT, O_HOSTFILE, O_HELP };
-    static const struct option options[] = {
-        {"nodes", required_argument, NULL, O_NODES},       {"machine", required_argument, NULL, O_MACHINE},
-        {"bw", required_argument, NULL, O_BW},             {"lat", required_argument, NULL, O_LAT},
-        {"topology", required_argument, NULL, O_TOPOLOGY}, {"out", required_argument, NULL, O_OUT},
-        {"hostfile", required_argument, NULL, O_HOSTFILE}, {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    struct dahlsim_cluster c = {.nodes = 0, .bandwidth_bps = 0, .latency_s = -1, .topology = DAHLSIM_TOPOLOGY_FLAT};
-    const char *out = NULL, *hostfile = NULL;
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        bool ok = true;
-        switch (opt) {
-        case O_NODES:
-            ok = dahlsim_parse_int("--nodes", optarg, 1, MAX_NODES, &c.nodes);
-            break;
-        case O_MACHINE:
-            if (!dahlsim_machine_name_valid(optarg) || strlen(optarg) >= sizeof(c.machine)) {
-                dahlsim_error("--machine: expected a machine name (letters, digits, '.', '_', '-'), got \"%s\"", optarg);
-                ok = false;
-            } else {
-                snprintf(c.machine, sizeof(c.machine), "%s", optarg);
-            }
-            break;
-        case O_BW:
-            ok = dahlsim_parse_bandwidth(optarg, &c.bandwidth_bps);
-            if (!ok)
-                dahlsim_error("--bw: expected a positive bandwidth with a unit (bps, kbps, Mbps, Gbps, Tbps, or "
-                              "Bps, kBps, MBps, GBps, TBps for bytes), e.g. 10Gbps, got \"%s\"",
-                              optarg);
-            break;
-        case O_LAT:
-            ok = dahlsim_parse_latency(optarg, &c.latency_s);
-            if (!ok)
-                dahlsim_error("--lat: expected a latency >= 0 with a unit (s, ms, us, ns), e.g. 10us, got \"%s\"",
-                              optarg);
-            break;
-        case O_TOPOLOGY:
-            ok = dahlsim_topology_parse(optarg, &c.topology);
-            if (!ok)
-                dahlsim_error("--topology: expected flat, fat-tree or torus, got \"%s\"", optarg);
-            break;
-        case O_OUT:
-            out = optarg;
-            break;
-        case O_HOSTFILE:
-            hostfile = optarg;
-            break;
-        case O_HELP:
-            help();
-            return DAHLSIM_EXIT_OK;
-        default: /* ':' (no value) or an unknown option */
-            return dahlsim_option_misuse("platform cluster", opt, argv, usage);
+    struct cluster_opts *o = ctx;
+    struct dahlsim_cluster *c = &o->c;
+    switch (opt) {
+    case O_NODES:
+        return dahlsim_parse_int("--nodes", arg, 1, MAX_NODES, &c->nodes);
+    case O_MACHINE:
+        if (!dahlsim_machine_name_valid(arg) || strlen(arg) >= sizeof(c->machine)) {
+            dahlsim_error("--machine: expected a machine name (letters, digits, '.', '_', '-'), got \"%s\"", arg);
+            return false;
         }
-        if (!ok)
-            return DAHLSIM_EXIT_USAGE;
+        snprintf(c->machine, sizeof(c->machine), "%s", arg);
+        return true;
+    case O_BW:
+        if (dahlsim_parse_bandwidth(arg, &c->bandwidth_bps))
+            return true;
+        dahlsim_error("--bw: expected a positive bandwidth with a unit (bps, kbps, Mbps, Gbps, Tbps, or "
+                      "Bps, kBps, MBps, GBps, TBps for bytes), e.g. 10Gbps, got \"%s\"",
+                      arg);
+        return false;
+    case O_LAT:
+        if (dahlsim_parse_latency(arg, &c->latency_s))
+            return true;
+        dahlsim_error("--lat: expected a latency >= 0 with a unit (s, ms, us, ns), e.g. 10us, got \"%s\"", arg);
+        return false;
+    case O_TOPOLOGY:
+        if (dahlsim_topology_parse(arg, &c->topology))
+            return true;
+        dahlsim_error("--topology: expected flat, fat-tree or torus, got \"%s\"", arg);
+        return false;
+    case O_OUT:
+        o->out = arg;
+        return true;
+    case O_HOSTFILE:
+        o->hostfile = arg;
+        return true;
     }
+    return false;
+}
+
+static const struct dahlsim_options platform_cluster_options = {
+    "platform cluster", usage, options, O_HELP, platform_cluster_print_help, platform_cluster_set_option};
+
+static int platform_cluster(int argc, char **argv)
+{
+    struct cluster_opts o = {.c = {.nodes = 0, .bandwidth_bps = 0, .latency_s = -1, .topology = DAHLSIM_TOPOLOGY_FLAT}};
+    bool help;
+    int ret = dahlsim_options_parse(&platform_cluster_options, argc, argv, &o, &help);
+    if (ret != 0 || help)
+        return dahlsim_exit_of(ret);
     if (optind < argc)
         return dahlsim_unexpected_argument("platform cluster", argv[optind], usage);
+    struct dahlsim_cluster c = o.c;
+    const char *out = o.out, *hostfile = o.hostfile;
     const char *missing = c.nodes == 0             ? "--nodes"
                           : c.machine[0] == '\0'   ? "--machine"
                           : c.bandwidth_bps == 0   ? "--bw"
@@ -134,7 +140,7 @@ static int cmd_cluster(int argc, char **argv)
 int dahlsim_cmd_platform(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "cluster") == 0)
-        return cmd_cluster(argc - 1, argv + 1);
+        return platform_cluster(argc - 1, argv + 1);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs("usage: dahlsim platform cluster [options]   (dahlsim platform cluster --help)\n\n"
               "Writes SimGrid platforms: `cluster` for the network between the nodes of a multi-node run.\n",

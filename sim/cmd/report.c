@@ -4,6 +4,7 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_report.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,44 +23,48 @@ static void report_print_help(void)
           stdout);
 }
 
-/* Parses argv into *dir and *out (NULL: the default); returns -1 to go on, or an exit code. */
-static int report_parse_options(int argc, char **argv, const char **dir, const char **out)
+enum { O_OUT = 256, O_HELP };
+static const struct option options[] = {
+    {"out", required_argument, NULL, O_OUT},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static bool report_set_option(int opt, const char *arg, void *ctx)
 {
-    enum { O_OUT = 256, O_HELP };
-    static const struct option options[] = {
-        {"out", required_argument, NULL, O_OUT},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
-    };
+    const char **out = ctx;
+    if (opt != O_OUT)
+        return false;
+    *out = arg;
+    return true;
+}
+
+static const struct dahlsim_options report_options = {"report", usage, options, O_HELP, report_print_help,
+                                                       report_set_option};
+
+/* Parses argv into *dir and *out (NULL: the default; *help: --help was printed). Returns 0, or -EINVAL after
+ * printing the error. */
+static int report_parse_options(int argc, char **argv, const char **dir, const char **out, bool *help)
+{
     *out = NULL;
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        switch (opt) {
-        case O_OUT:
-            *out = optarg;
-            break;
-        case O_HELP:
-            report_print_help();
-            return DAHLSIM_EXIT_OK;
-        default: /* ':' (no value) or an unknown option */
-            return dahlsim_option_misuse("report", opt, argv, usage);
-        }
+    int ret = dahlsim_options_parse(&report_options, argc, argv, out, help);
+    if (ret != 0 || *help)
+        return ret;
+    if (optind != argc - 1) {
+        dahlsim_usage_error(usage, "report: expected one sweep directory%s", optind < argc - 1 ? ", got several" : "");
+        return -EINVAL;
     }
-    if (optind != argc - 1)
-        return dahlsim_usage_error(usage, "report: expected one sweep directory%s",
-                                   optind < argc - 1 ? ", got several" : "");
     *dir = argv[optind];
-    return -1;
+    return 0;
 }
 
 int dahlsim_cmd_report(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL;
-    int code = report_parse_options(argc, argv, &dir, &out);
-    if (code >= 0)
-        return code;
+    bool help;
+    int code = report_parse_options(argc, argv, &dir, &out, &help);
+    if (code != 0 || help)
+        return dahlsim_exit_of(code);
     if (!dahlsim_is_dir(dir)) {
         dahlsim_error("report: %s: expected a sweep directory (dahlsim sweep --out DIR)", dir);
         return DAHLSIM_EXIT_USAGE;

@@ -6,6 +6,7 @@
 #include "dahlsim_scenario.h"
 #include "dahlsim_sweep.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,69 +30,71 @@ static void sweep_print_help(void)
           stdout);
 }
 
-/* Parses argv into o; returns -1 to go on, or an exit code. */
-static int sweep_parse_options(int argc, char **argv, struct dahlsim_sweep_opts *o)
+enum { O_OUT = 256, O_JOBS, O_SET, O_SLURM, O_ONLY, O_QUIET, O_HELP };
+static const struct option options[] = {
+    {"out", required_argument, NULL, O_OUT},   {"jobs", required_argument, NULL, O_JOBS},
+    {"set", required_argument, NULL, O_SET},   {"emit-slurm", no_argument, NULL, O_SLURM},
+    {"only", required_argument, NULL, O_ONLY}, {"quiet", no_argument, NULL, O_QUIET},
+    {"help", no_argument, NULL, O_HELP},       {NULL, 0, NULL, 0},
+};
+
+static bool sweep_set_option(int opt, const char *arg, void *ctx)
 {
-    enum { O_OUT = 256, O_JOBS, O_SET, O_SLURM, O_ONLY, O_QUIET, O_HELP };
-    static const struct option options[] = {
-        {"out", required_argument, NULL, O_OUT},   {"jobs", required_argument, NULL, O_JOBS},
-        {"set", required_argument, NULL, O_SET},   {"emit-slurm", no_argument, NULL, O_SLURM},
-        {"only", required_argument, NULL, O_ONLY}, {"quiet", no_argument, NULL, O_QUIET},
-        {"help", no_argument, NULL, O_HELP},       {NULL, 0, NULL, 0},
-    };
-    *o = (struct dahlsim_sweep_opts){.jobs = 1, .only = -1};
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        bool ok = true;
-        switch (opt) {
-        case O_OUT:
-            o->out = optarg;
-            break;
-        case O_JOBS:
-            ok = dahlsim_parse_int("--jobs", optarg, 1, DAHLSIM_SWEEP_MAX_JOBS, &o->jobs);
-            break;
-        case O_SET:
-            if (o->nsets == DAHLSIM_SWEEP_MAX_SETS) {
-                dahlsim_error("sweep: at most %d --set", DAHLSIM_SWEEP_MAX_SETS);
-                ok = false;
-            } else {
-                o->sets[o->nsets++] = optarg;
-            }
-            break;
-        case O_SLURM:
-            o->emit_slurm = true;
-            break;
-        case O_ONLY:
-            ok = dahlsim_parse_int("--only", optarg, 0, 1000000, &o->only);
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        case O_HELP:
-            sweep_print_help();
-            return DAHLSIM_EXIT_OK;
-        default: /* ':' (no value) or an unknown option */
-            return dahlsim_option_misuse("sweep", opt, argv, usage);
+    struct dahlsim_sweep_opts *o = ctx;
+    switch (opt) {
+    case O_OUT:
+        o->out = arg;
+        return true;
+    case O_JOBS:
+        return dahlsim_parse_int("--jobs", arg, 1, DAHLSIM_SWEEP_MAX_JOBS, &o->jobs);
+    case O_SET:
+        if (o->nsets == DAHLSIM_SWEEP_MAX_SETS) {
+            dahlsim_error("sweep: at most %d --set", DAHLSIM_SWEEP_MAX_SETS);
+            return false;
         }
-        if (!ok)
-            return DAHLSIM_EXIT_USAGE;
+        o->sets[o->nsets++] = arg;
+        return true;
+    case O_SLURM:
+        o->emit_slurm = true;
+        return true;
+    case O_ONLY:
+        return dahlsim_parse_int("--only", arg, 0, 1000000, &o->only);
+    case O_QUIET:
+        o->quiet = true;
+        return true;
     }
-    if (optind != argc - 1)
-        return dahlsim_usage_error(usage, "sweep: expected one scenario file");
+    return false;
+}
+
+static const struct dahlsim_options sweep_options = {"sweep", usage, options, O_HELP, sweep_print_help,
+                                                      sweep_set_option};
+
+/* Parses argv into o (*help: --help was printed). Returns 0, or -EINVAL after printing the error. */
+static int sweep_parse_options(int argc, char **argv, struct dahlsim_sweep_opts *o, bool *help)
+{
+    *o = (struct dahlsim_sweep_opts){.jobs = 1, .only = -1};
+    int ret = dahlsim_options_parse(&sweep_options, argc, argv, o, help);
+    if (ret != 0 || *help)
+        return ret;
+    if (optind != argc - 1) {
+        dahlsim_usage_error(usage, "sweep: expected one scenario file");
+        return -EINVAL;
+    }
     o->file = argv[optind];
-    if (o->out == NULL || o->out[0] == '\0')
-        return dahlsim_usage_error(usage, "sweep: --out DIR is required");
-    return -1;
+    if (o->out == NULL || o->out[0] == '\0') {
+        dahlsim_usage_error(usage, "sweep: --out DIR is required");
+        return -EINVAL;
+    }
+    return 0;
 }
 
 int dahlsim_cmd_sweep(int argc, char **argv)
 {
     struct dahlsim_sweep_opts o;
-    int code = sweep_parse_options(argc, argv, &o);
-    if (code >= 0)
-        return code;
+    bool help;
+    int code = sweep_parse_options(argc, argv, &o, &help);
+    if (code != 0 || help)
+        return dahlsim_exit_of(code);
     struct dahlsim_scenario *s = dahlsim_scenario_load(o.file, o.sets, o.nsets);
     if (s == NULL)
         return DAHLSIM_EXIT_USAGE;

@@ -5,6 +5,7 @@
 #include "dahlsim_manifest.h"
 #include "dahlsim_validate.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,57 +29,61 @@ static void validate_print_help(void)
            dahlsim_validate_nsetups());
 }
 
-/* Parses argv into o; returns -1 to go on, or an exit code. */
-static int validate_parse_options(int argc, char **argv, struct dahlsim_validate_opts *o)
+enum { O_MACHINE = 256, O_REPEATS, O_OUT, O_QUIET, O_HELP };
+static const struct option options[] = {
+    {"machine", required_argument, NULL, O_MACHINE}, {"repeats", required_argument, NULL, O_REPEATS},
+    {"out", required_argument, NULL, O_OUT},         {"quiet", no_argument, NULL, O_QUIET},
+    {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
+};
+
+static bool validate_set_option(int opt, const char *arg, void *ctx)
 {
-    enum { O_MACHINE = 256, O_REPEATS, O_OUT, O_QUIET, O_HELP };
-    static const struct option options[] = {
-        {"machine", required_argument, NULL, O_MACHINE}, {"repeats", required_argument, NULL, O_REPEATS},
-        {"out", required_argument, NULL, O_OUT},         {"quiet", no_argument, NULL, O_QUIET},
-        {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
-    };
-    *o = (struct dahlsim_validate_opts){.repeats = 5};
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", options, NULL)) != -1) {
-        switch (opt) {
-        case O_MACHINE:
-            o->machine = optarg;
-            break;
-        case O_REPEATS:
-            if (!dahlsim_parse_int("--repeats", optarg, 1, DAHLSIM_VALIDATE_MAX_REPEATS, &o->repeats))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case O_OUT:
-            o->out = optarg;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        case O_HELP:
-            validate_print_help();
-            return DAHLSIM_EXIT_OK;
-        default: /* ':' (no value) or an unknown option */
-            return dahlsim_option_misuse("validate", opt, argv, usage);
-        }
+    struct dahlsim_validate_opts *o = ctx;
+    switch (opt) {
+    case O_MACHINE:
+        o->machine = arg;
+        return true;
+    case O_REPEATS:
+        return dahlsim_parse_int("--repeats", arg, 1, DAHLSIM_VALIDATE_MAX_REPEATS, &o->repeats);
+    case O_OUT:
+        o->out = arg;
+        return true;
+    case O_QUIET:
+        o->quiet = true;
+        return true;
     }
-    if (optind < argc)
-        return dahlsim_unexpected_argument("validate", argv[optind], usage);
+    return false;
+}
+
+static const struct dahlsim_options validate_options = {"validate", usage, options, O_HELP, validate_print_help,
+                                                         validate_set_option};
+
+/* Parses argv into o (*help: --help was printed). Returns 0, or -EINVAL after printing the error. */
+static int validate_parse_options(int argc, char **argv, struct dahlsim_validate_opts *o, bool *help)
+{
+    *o = (struct dahlsim_validate_opts){.repeats = 5};
+    int ret = dahlsim_options_parse(&validate_options, argc, argv, o, help);
+    if (ret != 0 || *help)
+        return ret;
+    if (optind < argc) {
+        dahlsim_unexpected_argument("validate", argv[optind], usage);
+        return -EINVAL;
+    }
     if (o->machine == NULL) {
         dahlsim_error("validate: --machine NAME is required (a measured calibration of this machine)");
         fprintf(stderr, "hint: dahlsim calibrate --machine NAME first\n");
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
-    return -1;
+    return 0;
 }
 
 int dahlsim_cmd_validate(int argc, char **argv)
 {
     struct dahlsim_validate_opts o;
-    int code = validate_parse_options(argc, argv, &o);
-    if (code >= 0)
-        return code;
+    bool help;
+    int code = validate_parse_options(argc, argv, &o, &help);
+    if (code != 0 || help)
+        return dahlsim_exit_of(code);
     char sampling_dir[PATH_MAX + 96];
     snprintf(sampling_dir, sizeof(sampling_dir), "%s/%s/sampling", dahlsim_calibration_root(), o.machine);
     if (!dahlsim_machine_name_valid(o.machine) || !dahlsim_is_dir(sampling_dir)) {

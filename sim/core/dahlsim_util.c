@@ -41,6 +41,28 @@ int dahlsim_option_misuse(const char *cmd, int opt, char *const *argv, const cha
     return dahlsim_usage_error(usage, "%s: unknown option \"%s\"", cmd, argv[optind - 1]);
 }
 
+int dahlsim_options_parse(const struct dahlsim_options *o, int argc, char **argv, void *ctx, bool *help)
+{
+    *help = false;
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", o->options, NULL)) != -1) {
+        if (opt == o->help) {
+            o->print_help();
+            *help = true;
+            return 0;
+        }
+        if (opt == ':' || opt == '?') {
+            dahlsim_option_misuse(o->cmd, opt, argv, o->usage);
+            return -EINVAL;
+        }
+        if (!o->set(opt, optarg, ctx))
+            return -EINVAL;
+    }
+    return 0;
+}
+
 int dahlsim_unexpected_argument(const char *cmd, const char *arg, const char *usage)
 {
     return dahlsim_usage_error(usage, "%s: unexpected argument \"%s\"", cmd, arg);

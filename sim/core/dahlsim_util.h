@@ -3,6 +3,7 @@
 #ifndef DAHLSIM_UTIL_H
 #define DAHLSIM_UTIL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -27,6 +28,22 @@ void dahlsim_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error of subcommand: prints "dahlsim: error: <message>" (printf-style), then usage, on stderr and
  * returns DAHLSIM_EXIT_USAGE. */
 int dahlsim_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A command's options, parsed the way every command does (getopt_long, optstring ":"). */
+struct dahlsim_options {
+    const char *cmd;               /* as errors name it: "sweep", "platform cluster" */
+    const char *usage;             /* printed on stderr after a misuse */
+    const struct option *options;  /* NULL-terminated, getopt_long's */
+    int help;                      /* the code of --help */
+    void (*print_help)(void);      /* --help's text on stdout */
+    /* One recognised option (its code, its value or NULL) into ctx; false after printing the error. */
+    bool (*set)(int opt, const char *arg, void *ctx);
+};
+
+/* Parses argv's options into ctx through o->set, leaving optind at the first positional argument. --help:
+ * prints the help and sets *help (nothing else to do). Returns 0, or -EINVAL after printing the error (a
+ * misuse also prints the usage). */
+int dahlsim_options_parse(const struct dahlsim_options *o, int argc, char **argv, void *ctx, bool *help);
 
 /* getopt_long (optstring ":") misuse by subcommand cmd: opt ':' is an option missing its value, anything
  * else an unknown option (argv[optind - 1] either way). Prints the error and usage on stderr and returns
