@@ -191,23 +191,19 @@ static int experiment_from_json(const char *path, const cJSON *root, struct dahl
 
 int dahlsim_experiment_load(const char *path, struct dahlsim_experiment *x, char *err, size_t err_size)
 {
-    char *text = dahlsim_read_text(path, 1 << 20);
-    if (text == NULL) {
-        int e = errno;
-        snprintf(err, err_size, "%s: %s", path, strerror(e));
-        return -e;
+    cJSON *root;
+    char why[160];
+    int ret = dahlsim_json_load(path, 1 << 20, &root, why, sizeof(why));
+    if (ret != 0) {
+        snprintf(err, err_size, "%s: %s", path, why);
+        return ret;
     }
-    cJSON *root = cJSON_Parse(text);
-    int ret = 0;
     if (!cJSON_IsObject(root)) {
-        char where[128];
-        snprintf(err, err_size, "%s: %s", path,
-                 root == NULL ? dahlsim_json_error_where(text, where, sizeof(where)) : "expected a JSON object");
+        snprintf(err, err_size, "%s: expected a JSON object", path);
         ret = -EINVAL;
     } else {
         ret = experiment_from_json(path, root, x, err, err_size);
     }
     cJSON_Delete(root);
-    free(text);
     return ret;
 }

@@ -159,6 +159,22 @@ cJSON *dahlsim_read_json(const char *path)
     return root;
 }
 
+int dahlsim_json_load(const char *path, size_t max_bytes, cJSON **doc, char *err, size_t err_size)
+{
+    *doc = NULL;
+    char *text = dahlsim_read_text(path, max_bytes);
+    if (text == NULL) {
+        int e = errno;
+        snprintf(err, err_size, "%s", strerror(e));
+        return -e;
+    }
+    *doc = cJSON_Parse(text);
+    if (*doc == NULL)
+        dahlsim_json_error_where(text, err, err_size);
+    free(text);
+    return *doc != NULL ? 0 : -EINVAL;
+}
+
 int dahlsim_json_save(const cJSON *doc, const char *path, char *err, size_t err_size)
 {
     const char *slash = strrchr(path, '/');

@@ -21,6 +21,11 @@ char *dahlsim_read_text(const char *path, size_t max_bytes);
 /* The JSON document in path, or NULL when it cannot be read or parsed (cJSON_Delete it). */
 struct cJSON *dahlsim_read_json(const char *path);
 
+/* The JSON document in path (at most max_bytes) into *doc (cJSON_Delete it). Returns 0, or -EINVAL with
+ * where and why the parse stopped in err ("line L, column C: not valid JSON (...)"), or the negative errno of
+ * the read with its text in err. err does not repeat the path. */
+int dahlsim_json_load(const char *path, size_t max_bytes, struct cJSON **doc, char *err, size_t err_size);
+
 /* Writes doc, printed with indentation and a final newline, to path atomically: into path's directory as
  * ".NAME.tmp", flushed to disk, then renamed over path, so that a reader sees the old file or the whole new
  * one, never a part. Returns 0, or a negative errno with the file and cause in err. */

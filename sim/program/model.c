@@ -59,20 +59,18 @@ static bool layer_keys(const char *path, int i, const cJSON *layer, const char *
 /* Fills d->layers from a JSON model file; every error names the file and the field. */
 static bool model_from_json(const char *path, struct dahl_network_desc *d)
 {
-    char *text = dahlsim_read_text(path, (size_t)64 << 20);
-    if (text == NULL) {
-        dahlsim_error("--model: %s: %s", path, strerror(errno));
+    cJSON *root;
+    char why[160];
+    int ret = dahlsim_json_load(path, (size_t)64 << 20, &root, why, sizeof(why));
+    if (ret == -EINVAL) {
+        dahlsim_error("%s: %s", path, why);
+        return false;
+    }
+    if (ret != 0) {
+        dahlsim_error("--model: %s: %s", path, why);
         fprintf(stderr, "hint: --model takes lenet, deep, deep:BLOCKS or a JSON model file\n");
         return false;
     }
-    cJSON *root = cJSON_Parse(text);
-    if (root == NULL) {
-        char where[96];
-        dahlsim_error("%s: %s", path, dahlsim_json_error_where(text, where, sizeof(where)));
-        free(text);
-        return false;
-    }
-    free(text);
     bool ok = false;
     const cJSON *layers = NULL;
     if (!cJSON_IsObject(root)) {

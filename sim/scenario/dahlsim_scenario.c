@@ -739,20 +739,15 @@ static void point_label(const struct dahlsim_scenario *s, const size_t *idx, cha
 
 struct dahlsim_scenario *dahlsim_scenario_load(const char *path, const char *const *sets, size_t nsets)
 {
-    char *text = dahlsim_read_text(path, SIZE_MAX);
-    if (text == NULL) {
-        dahlsim_error("%s: %s", path, strerror(errno));
-        fprintf(stderr, "hint: scenario files are in scenarios/ (see scenarios/README.md)\n");
+    cJSON *root;
+    char why[160];
+    int ret = dahlsim_json_load(path, SIZE_MAX, &root, why, sizeof(why));
+    if (ret != 0) {
+        dahlsim_error("%s: %s", path, why);
+        if (ret != -EINVAL)
+            fprintf(stderr, "hint: scenario files are in scenarios/ (see scenarios/README.md)\n");
         return NULL;
     }
-    cJSON *root = cJSON_Parse(text);
-    if (root == NULL) {
-        char where[96];
-        dahlsim_error("%s: %s", path, dahlsim_json_error_where(text, where, sizeof(where)));
-        free(text);
-        return NULL;
-    }
-    free(text);
     struct dahlsim_scenario *s = calloc(1, sizeof(*s));
     if (s == NULL || !cJSON_IsObject(root)) {
         if (s != NULL)

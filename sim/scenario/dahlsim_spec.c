@@ -327,17 +327,11 @@ int dahlsim_spec_load(const char *path, struct dahlsim_spec *spec, void **json, 
             if (!dahlsim_efficiency_default(symbols[k], (enum dahlsim_arch)a, &spec->eff[a][k]))
                 return fail(&r, "internal: no default efficiency for %s", symbols[k]);
 
-    char *text = dahlsim_read_text(path, (size_t)16 << 20);
-    if (text == NULL)
-        return fail(&r, "cannot read: %s", strerror(errno));
-    cJSON *root = cJSON_Parse(text);
-    if (root == NULL) {
-        char where[96];
-        dahlsim_json_error_where(text, where, sizeof(where));
-        free(text);
-        return fail(&r, "%s", where);
-    }
-    free(text);
+    cJSON *root;
+    char why[160];
+    int loaded = dahlsim_json_load(path, (size_t)16 << 20, &root, why, sizeof(why));
+    if (loaded != 0)
+        return loaded == -EINVAL ? fail(&r, "%s", why) : fail(&r, "cannot read: %s", why);
     static const char *const keys[] = {"description", "sources", "cpu", "gpu", "links", "efficiency", NULL};
     const cJSON *cpu, *gpu, *links, *eff;
     int ret = -1;
