@@ -32,58 +32,58 @@ static void engine_probe_print_help(void)
            "(what the runtime costs per task; D is ignored).\n");
 }
 
-/* Parses argv into req; returns -1 to go on, or an exit code. */
-static int engine_probe_parse_options(int argc, char **argv, struct probe_request *req)
+static const struct option options[] = {
+    {"tasks", required_argument, NULL, 't'}, {"duration-us", required_argument, NULL, 'd'},
+    {"ncpu", required_argument, NULL, 'c'},  {"sched", required_argument, NULL, 's'},
+    {"empty", no_argument, NULL, 'e'},       {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static bool engine_probe_set_option(int opt, const char *arg, void *ctx)
+{
+    struct probe_request *req = ctx;
+    switch (opt) {
+    case 't':
+        return dahlsim_parse_int("--tasks", arg, 1, 1000000, &req->tasks);
+    case 'd':
+        return dahlsim_parse_double("--duration-us", arg, 0, 1e9, &req->duration_us);
+    case 'c':
+        return dahlsim_parse_int("--ncpu", arg, 1, 128, &req->ncpu);
+    case 's':
+        req->sched = arg;
+        return true;
+    case 'e':
+        req->empty = true;
+        return true;
+    }
+    return false;
+}
+
+static const struct dahlsim_options engine_probe_options = {"engine-probe", probe_usage, options, 'h',
+                                                             engine_probe_print_help, engine_probe_set_option};
+
+/* Parses argv into req (*help: --help was printed). Returns 0, or -EINVAL after printing the error. */
+static int engine_probe_parse_options(int argc, char **argv, struct probe_request *req, bool *help)
 {
     *req = (struct probe_request){.tasks = DAHLSIM_PROBE_TASKS, .duration_us = DAHLSIM_PROBE_DURATION_US,
                                   .ncpu = -1, .sched = "eager"};
-    static const struct option options[] = {
-        {"tasks", required_argument, NULL, 't'},  {"duration-us", required_argument, NULL, 'd'},
-        {"ncpu", required_argument, NULL, 'c'},   {"sched", required_argument, NULL, 's'},
-        {"empty", no_argument, NULL, 'e'},        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    optind = 1;
-    int opt;
-    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        switch (opt) {
-        case 't':
-            if (!dahlsim_parse_int("--tasks", optarg, 1, 1000000, &req->tasks))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case 'd':
-            if (!dahlsim_parse_double("--duration-us", optarg, 0, 1e9, &req->duration_us))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case 'c':
-            if (!dahlsim_parse_int("--ncpu", optarg, 1, 128, &req->ncpu))
-                return DAHLSIM_EXIT_USAGE;
-            break;
-        case 's':
-            req->sched = optarg;
-            break;
-        case 'e':
-            req->empty = true;
-            break;
-        case 'h':
-            engine_probe_print_help();
-            return DAHLSIM_EXIT_OK;
-        default:
-            fputs(probe_usage, stderr);
-            return DAHLSIM_EXIT_USAGE;
-        }
+    int ret = dahlsim_options_parse(&engine_probe_options, argc, argv, req, help);
+    if (ret != 0 || *help)
+        return ret;
+    if (optind < argc) {
+        dahlsim_unexpected_argument("engine-probe", argv[optind], probe_usage);
+        return -EINVAL;
     }
-    if (optind < argc)
-        return dahlsim_unexpected_argument("engine-probe", argv[optind], probe_usage);
-    return -1;
+    return 0;
 }
 
 int dahlsim_cmd_engine_probe(int argc, char **argv)
 {
     struct probe_request req;
-    int code = engine_probe_parse_options(argc, argv, &req);
-    if (code >= 0)
-        return code;
+    bool help;
+    int code = engine_probe_parse_options(argc, argv, &req, &help);
+    if (code != 0 || help)
+        return dahlsim_exit_of(code);
     struct dahl_engine_conf conf = dahl_engine_conf_default();
     conf.ncpu = (int)req.ncpu;
     conf.ngpu = 0;
