@@ -102,5 +102,5 @@ int dahlsim_cmd_validate(int argc, char **argv)
         dahlsim_error("validate: --out: cannot create %s: %s", out, strerror(-ret));
         return DAHLSIM_EXIT_USAGE;
     }
-    return dahlsim_validate_run(&o);
+    return dahlsim_exit_of(dahlsim_validate_run(&o));
 }

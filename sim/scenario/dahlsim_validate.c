@@ -124,7 +124,8 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
 }
 
 /* The scenario checks every setup goes through first (machine exists, shapes covered, CPU counts), from a
- * scenario file written in out for each: its experiment into x[i]. Returns an exit code, -1 to go on. */
+ * scenario file written in out for each: its experiment into x[i]. Returns 0, or a negative errno after
+ * printing the error (-EINVAL: a setup the calibration does not cover). */
 static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsim_experiment *x)
 {
     char scen[PATH_MAX + 32];
@@ -133,7 +134,7 @@ static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsi
         FILE *f = fopen(scen, "w");
         if (f == NULL) {
             dahlsim_error("validate: %s: %s", scen, strerror(errno));
-            return DAHLSIM_EXIT_FAILURE;
+            return -EIO;
         }
         fprintf(f,
                 "{\"machine\": \"%s\", \"dataset\": \"%s\", \"samples\": %ld, \"batch\": %ld, \"cpus\": %ld, "
@@ -143,13 +144,13 @@ static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsi
         struct dahlsim_scenario *s = dahlsim_scenario_load(scen, NULL, 0);
         if (s == NULL) {
             remove(scen);
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
         }
         x[i] = *dahlsim_scenario_point(s, 0);
         dahlsim_scenario_destroy(s);
     }
     remove(scen);
-    return -1;
+    return 0;
 }
 
 /* The native figures of every setup, [setup][repeat]. */
@@ -161,8 +162,8 @@ struct native_figures {
 
 /* The native runs in rounds, every setup once per round: a spell of slow machine (measured on this 2-core VM:
  * 28x28x3 at 2.0 s for a few consecutive runs, 1.35-1.4 s otherwise, with the same binary) then lands on one
- * repeat of several setups rather than on every repeat of one, and the medians absorb it. Returns an exit
- * code, -1 to go on. */
+ * repeat of several setups rather than on every repeat of one, and the medians absorb it. Returns 0, or -EIO
+ * after printing the error. */
 static int run_native(const struct dahlsim_validate_opts *o, const char *models, struct native_figures *n)
 {
     for (long r = 0; r < o->repeats; r++) {
@@ -180,11 +181,11 @@ static int run_native(const struct dahlsim_validate_opts *o, const char *models,
             n->stalls[i][r] = f.stall_s;
             if (isnan(n->times[i][r])) {
                 dahlsim_error("validate: %s: the native run failed (exit %d)", s->name, st);
-                return DAHLSIM_EXIT_FAILURE;
+                return -EIO;
             }
         }
     }
-    return -1;
+    return 0;
 }
 
 /* One setup's native repeats against its simulation. */
@@ -313,7 +314,8 @@ static void fidelity_end(struct fidelity *fy, long repeats)
     cJSON_AddNumberToObject(fy->root, "max_abs_error", max_err);
 }
 
-/* Writes out/fidelity.json and out/fidelity.md; deletes the JSON document. Returns an exit code. */
+/* Writes out/fidelity.json and out/fidelity.md; deletes the JSON document. Returns 0, or -EIO after printing
+ * the error. */
 static int fidelity_write(struct fidelity *fy, const char *out)
 {
     char path[PATH_MAX + 32];
@@ -327,7 +329,7 @@ static int fidelity_write(struct fidelity *fy, const char *out)
         free(text);
         if (f != NULL)
             fclose(f);
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     fprintf(f, "%s\n", text);
     fclose(f);
@@ -336,15 +338,15 @@ static int fidelity_write(struct fidelity *fy, const char *out)
     f = fopen(path, "w");
     if (f == NULL) {
         dahlsim_error("validate: %s: %s", path, strerror(errno));
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     fputs(fy->md, f);
     fclose(f);
-    return DAHLSIM_EXIT_OK;
+    return 0;
 }
 
-/* Simulates every setup, compares it with its native figures n and adds it to the report. Returns an exit
- * code, -1 to go on. */
+/* Simulates every setup, compares it with its native figures n and adds it to the report. Returns 0, or -EIO
+ * after printing the error. */
 static int run_simulated(const struct dahlsim_validate_opts *o, const struct dahlsim_experiment *x,
                          struct native_figures *n, struct fidelity *fy)
 {
@@ -359,19 +361,19 @@ static int run_simulated(const struct dahlsim_validate_opts *o, const struct dah
         struct figures simf = st == 0 ? read_figures(sdir) : (struct figures){NAN, 0, 0, 0};
         if (isnan(simf.makespan_s)) {
             dahlsim_error("validate: %s: the simulation failed (exit %d); see %s", s->name, st, serr);
-            return DAHLSIM_EXIT_FAILURE;
+            return -EIO;
         }
         struct comparison c = compare(i, o->repeats, n->times[i], n->busies[i], n->stalls[i], simf);
         fidelity_add(fy, s, n->times[i], o->repeats, &c);
     }
-    return -1;
+    return 0;
 }
 
 int dahlsim_validate_run(const struct dahlsim_validate_opts *o)
 {
     struct dahlsim_experiment x[NSETUPS];
     int code = load_experiments(o, x);
-    if (code >= 0)
+    if (code != 0)
         return code;
     char models[PATH_MAX + 32];
     snprintf(models, sizeof(models), "%s/models", o->out);
@@ -380,21 +382,21 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *o)
     int ret;
     if ((ret = dahlsim_remove_tree(models)) != 0 || (ret = dahlsim_copy_tree(sampling, models)) != 0) {
         dahlsim_error("validate: cannot copy %s to %s: %s", sampling, models, strerror(-ret));
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     static struct fidelity fy;
     static struct native_figures n;
     fidelity_start(&fy, o);
     code = run_native(o, models, &n);
-    if (code < 0)
+    if (code == 0)
         code = run_simulated(o, x, &n, &fy);
-    if (code >= 0) {
+    if (code != 0) {
         cJSON_Delete(fy.root);
         return code;
     }
     fidelity_end(&fy, o->repeats);
     code = fidelity_write(&fy, o->out);
-    if (code == DAHLSIM_EXIT_OK && !o->quiet)
+    if (code == 0 && !o->quiet)
         fprintf(stderr, "dahlsim validate: wrote %s/fidelity.json and fidelity.md\n", o->out);
     return code;
 }

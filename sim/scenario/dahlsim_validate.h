@@ -20,8 +20,8 @@ struct dahlsim_validate_opts {
 size_t dahlsim_validate_nsetups(void);
 
 /* Validates calibration o->machine into o->out (which exists): native runs under o->out/native/, simulations
- * under o->out/simulated/, the perf models they use copied to o->out/models/. Returns an exit code after the
- * error line. */
+ * under o->out/simulated/, the perf models they use copied to o->out/models/. Returns 0, or a negative errno
+ * after the error line (-EINVAL: the calibration does not cover a setup). */
 int dahlsim_validate_run(const struct dahlsim_validate_opts *o);
 
 #endif /* DAHLSIM_VALIDATE_H */
