@@ -53,35 +53,35 @@ struct synth_input {
     struct dahlsim_machine_fit fit;
 };
 
-/* Loads the spec, catalogues the covered setups' tasks and fits the CPU side with --fit. Returns an exit
- * code, -1 to go on. */
+/* Loads the spec, catalogues the covered setups' tasks and fits the CPU side with --fit. Returns 0, or a
+ * negative errno after printing the error (-EINVAL: a bad spec or fit). */
 static int prepare(const struct dahlsim_synth_opts *o, struct synth_input *in)
 {
     char err[2 * XPATH];
     if (dahlsim_spec_load(o->spec_path, &in->spec, &in->spec_json, err, sizeof(err)) != 0) {
         dahlsim_error("%s", err);
         fprintf(stderr, "hint: the spec format is documented in platforms/specs/README.md\n");
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     for (int i = 0; i < o->ncovers; i++) {
         if (dahlsim_machine_cover_catalogue(&o->covers[i], &in->cat, err, sizeof(err)) != 0) {
             dahlsim_error("--cover %s: %s", o->covers[i].dataset, err);
-            return DAHLSIM_EXIT_FAILURE;
+            return -EIO;
         }
     }
     if (o->fit != NULL && dahlsim_machine_fit_cpu(o->fit, &in->spec, &in->cat, &in->fit) != 0)
-        return DAHLSIM_EXIT_USAGE;
-    return -1;
+        return -EINVAL;
+    return 0;
 }
 
 /* o->out/NAME into final, once o->out exists and NAME there is either absent or a roofline machine. Returns
- * an exit code, -1 to go on. */
+ * 0, or -EINVAL after printing the error. */
 static int check_destination(const struct dahlsim_synth_opts *o, char *final, size_t size)
 {
     int ret = dahlsim_make_dirs(o->out);
     if (ret != 0) {
         dahlsim_error("--out: cannot create %s: %s", o->out, strerror(-ret));
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     snprintf(final, size, "%s/%s", o->out, o->machine);
     char source[64];
@@ -92,9 +92,9 @@ static int check_destination(const struct dahlsim_synth_opts *o, char *final, si
                       "refusing to overwrite it",
                       final, source[0] != '\0' ? source : "<none>");
         fprintf(stderr, "hint: pick another --machine NAME, or remove %s yourself\n", final);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
-    return -1;
+    return 0;
 }
 
 /* Into place: the previous roofline machine aside, tmp renamed to final, the old one removed. 0, or -1 after
@@ -122,14 +122,15 @@ static int swap_in(const struct dahlsim_synth_opts *o, const char *tmp, const ch
     return 0;
 }
 
-/* Writes the machine in a temporary directory beside final, then swaps it in. Returns an exit code. */
+/* Writes the machine in a temporary directory beside final, then swaps it in. Returns 0, or -EIO after the
+ * error line. */
 static int write_machine(const struct dahlsim_synth_opts *o, struct synth_input *in, const char *final)
 {
     char err[2 * XPATH], tmp[XPATH], sampling[XPATH + 16];
     snprintf(tmp, sizeof(tmp), "%s/.%s.synth-XXXXXX", o->out, o->machine);
     if (mkdtemp(tmp) == NULL) {
         dahlsim_error("%s: cannot create a temporary directory: %s", o->out, strerror(errno));
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     snprintf(sampling, sizeof(sampling), "%s/sampling", tmp);
     int ret = dahlsim_machine_write_sampling(sampling, o->machine, &in->spec, o->spec_path, &in->cat, err,
@@ -145,9 +146,9 @@ static int write_machine(const struct dahlsim_synth_opts *o, struct synth_input 
         ret = swap_in(o, tmp, final);
     if (ret != 0) {
         dahlsim_remove_tree(tmp);
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
-    return DAHLSIM_EXIT_OK;
+    return 0;
 }
 
 static void print_summary(const struct dahlsim_synth_opts *o, const struct dahlsim_spec *spec,
@@ -189,11 +190,11 @@ int dahlsim_machine_synth(const struct dahlsim_synth_opts *o)
     dahl_catalogue_init(&in.cat);
     char final[XPATH];
     int code = prepare(o, &in);
-    if (code < 0)
+    if (code == 0)
         code = check_destination(o, final, sizeof(final));
-    if (code < 0)
+    if (code == 0)
         code = write_machine(o, &in, final);
-    if (code == DAHLSIM_EXIT_OK && !o->quiet)
+    if (code == 0 && !o->quiet)
         print_summary(o, &in.spec, &in.cat, &in.fit, final);
     cJSON_Delete(in.spec_json);
     dahl_catalogue_fini(&in.cat);

@@ -50,7 +50,7 @@ struct dahlsim_synth_opts {
 
 /* Writes machine o->machine into o->out (which exists) from the spec o->spec_path, through a temporary
  * directory renamed into place; refuses to replace anything but a roofline machine. Prints a summary on
- * stderr unless o->quiet. Returns an exit code after the error lines. */
+ * stderr unless o->quiet. Returns 0, or a negative errno after the error lines (-EINVAL: bad input). */
 int dahlsim_machine_synth(const struct dahlsim_synth_opts *o);
 
 /* Writes the perf models of every catalogue entry on every architecture of spec (one file per dahl

@@ -132,7 +132,7 @@ int dahlsim_cmd_machine(int argc, char **argv)
     dahlsim_command_line(argc, argv, o->command, sizeof(o->command)); /* before getopt_long reorders argv */
     bool help;
     int ret = machine_synth_parse_options(argc - 1, argv + 1, o, &help);
-    int code = ret != 0 || help ? dahlsim_exit_of(ret) : dahlsim_machine_synth(o);
+    int code = dahlsim_exit_of(ret != 0 || help ? ret : dahlsim_machine_synth(o));
     free(o);
     return code;
 }
