@@ -46,7 +46,7 @@ int dahlsim_calibrate_report(const struct dahlsim_calibrate_opts *o, const struc
     if (!dahlsim_is_dir(p->final)) {
         dahlsim_error("calibrate --report: %s: no such calibration", p->final);
         fprintf(stderr, "hint: calibrate it first with dahlsim calibrate --machine %s\n", o->machine);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     char sampling[XPATH];
     snprintf(sampling, sizeof(sampling), "%s/sampling", p->final);
@@ -55,11 +55,11 @@ int dahlsim_calibrate_report(const struct dahlsim_calibrate_opts *o, const struc
     if (ret != 0) {
         dahlsim_error("calibrate --report: %s/codelets/45: %s", sampling, strerror(-ret));
         dahlsim_model_table_fini(&t);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     dahlsim_model_table_print(&t, o->max_rsd, stdout);
     dahlsim_model_table_fini(&t);
-    return DAHLSIM_EXIT_OK;
+    return 0;
 }
 
 /* Deletes, in sampling, the model files of every codelet with a flagged entry. */
@@ -86,7 +86,8 @@ static int drop_flagged(const struct dahlsim_calibrate_opts *o, const char *samp
 
 /* ---- the setups: native rounds until the simulated check is clean ---------------------------------------- */
 
-/* One native calibration run of setup i; returns an exit code on failure, -1 when it ran. */
+/* One native calibration run of setup i. Returns 0, or a negative errno after the error line (-EINVAL: the
+ * run refused its options). */
 static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct dahlsim_calibrate_paths *p, int round,
                    const char *name)
 {
@@ -95,17 +96,17 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
                 round, o->rounds, o->steps, o->batch);
     int status = dahlsim_calibrate_native_round(o, &o->covers[i], p, round, true);
     if (status == 0)
-        return -1;
+        return 0;
     char line[512];
     dahlsim_calibrate_last_line(p->errlog, line, sizeof(line));
     dahlsim_error("calibrate: %s: the native training run failed (exit %d): %s", name, status, line);
-    return status == DAHLSIM_EXIT_USAGE ? DAHLSIM_EXIT_USAGE : DAHLSIM_EXIT_FAILURE;
+    return status == DAHLSIM_EXIT_USAGE ? -EINVAL : -EIO;
 }
 
 /* First pass over setup i: nothing to do if the simulated check already passes (and not --force), else one
  * native run. Every setup gets its first run before any is checked, because regression models need the
- * several sizes of several setups before StarPU considers them calibrated. Returns an exit code, -1 to go
- * on; cs->status stays NULL while the setup is pending. */
+ * several sizes of several setups before StarPU considers them calibrated. Returns 0 or a negative errno;
+ * cs->status stays NULL while the setup is pending. */
 static int first_pass(const struct dahlsim_calibrate_opts *o, int i, const struct dahlsim_calibrate_paths *p,
                       struct dahlsim_calibrate_status *cs)
 {
@@ -116,12 +117,12 @@ static int first_pass(const struct dahlsim_calibrate_opts *o, int i, const struc
     if (!o->force && dahlsim_is_dir(p->sampling)) {
         struct dahlsim_calibrate_check r;
         if (dahlsim_calibrate_sim_check(o, &o->covers[i], p, &r) != 0)
-            return DAHLSIM_EXIT_FAILURE;
+            return -EIO;
         if (r.status == 0 && r.uncalibrated == 0) {
             *cs = (struct dahlsim_calibrate_status){"already calibrated", 0, dahlsim_mono_s() - start};
             if (!o->quiet)
                 fprintf(stderr, "[%d/%d] %s: already calibrated\n", i + 1, o->ncovers, name);
-            return -1;
+            return 0;
         }
     }
     int code = measure(o, i, p, 1, name);
@@ -130,7 +131,8 @@ static int first_pass(const struct dahlsim_calibrate_opts *o, int i, const struc
     return code;
 }
 
-/* Second pass: more runs of setup i until the simulated check is clean. Returns an exit code, -1 when done. */
+/* Second pass: more runs of setup i until the simulated check is clean. Returns 0 when it is, or a negative
+ * errno after the error line. */
 static int converge(const struct dahlsim_calibrate_opts *o, int i, const struct dahlsim_calibrate_paths *p,
                     struct dahlsim_calibrate_status *cs)
 {
@@ -142,16 +144,16 @@ static int converge(const struct dahlsim_calibrate_opts *o, int i, const struct 
     struct dahlsim_calibrate_check r;
     for (;;) {
         if (dahlsim_calibrate_sim_check(o, &o->covers[i], p, &r) != 0)
-            return DAHLSIM_EXIT_FAILURE;
+            return -EIO;
         if (r.status == 0 && r.uncalibrated == 0) {
             if (cs->status != NULL && cs->rounds == 0)
-                return -1; /* already calibrated, and still */
+                return 0; /* already calibrated, and still */
             cs->status = "calibrated";
             cs->seconds = dahlsim_mono_s() - start;
             if (!o->quiet)
                 fprintf(stderr, "[%d/%d] %s: calibrated after %d run(s), %.1f s\n", i + 1, o->ncovers, name,
                         cs->rounds, cs->seconds);
-            return -1;
+            return 0;
         }
         if (!o->quiet)
             fprintf(stderr, "[%d/%d] %s: %d model entries not calibrated enough yet (%s)\n", i + 1, o->ncovers,
@@ -159,19 +161,19 @@ static int converge(const struct dahlsim_calibrate_opts *o, int i, const struct 
         if (cs->rounds >= o->rounds)
             break;
         int code = measure(o, i, p, ++cs->rounds, name);
-        if (code >= 0)
+        if (code != 0)
             return code;
     }
     dahlsim_error("calibrate: %s: still not calibrated after %ld runs: %s", name, o->rounds,
                   r.first[0] ? r.first : "the simulated check failed");
     fprintf(stderr, "hint: more --rounds or --steps; timing noise (another load on the machine) makes StarPU "
                     "reject samples; a regression perf model needs setups of several sizes\n");
-    return DAHLSIM_EXIT_FAILURE;
+    return -EIO;
 }
 
 /* ---- the calibration: a temporary directory, swapped in at the end -------------------------------------- */
 
-/* Every fashion-mnist setup needs the dataset installed. Returns an exit code, -1 to go on. */
+/* Every fashion-mnist setup needs the dataset installed. Returns 0, or -EINVAL after the error line. */
 static int check_datasets(const struct dahlsim_calibrate_opts *o)
 {
     for (int i = 0; i < o->ncovers; i++) {
@@ -180,14 +182,14 @@ static int check_datasets(const struct dahlsim_calibrate_opts *o)
         if (strcmp(o->covers[i].dataset, "fashion-mnist") == 0 && access(path, R_OK) != 0) {
             dahlsim_error("calibrate: --cover fashion-mnist: %s: %s", path, strerror(errno));
             fprintf(stderr, "hint: apt-get install dataset-fashion-mnist, or cover synthetic:28x28x1 instead\n");
-            return DAHLSIM_EXIT_USAGE;
+            return -EINVAL;
         }
     }
-    return -1;
+    return 0;
 }
 
 /* The previous calibration's manifest into *prev (NULL when there is none): a machine that is not a measured
- * calibration is refused. Returns an exit code, -1 to go on. */
+ * calibration is refused. Returns 0, or -EINVAL after the error line. */
 static int load_previous(const struct dahlsim_calibrate_paths *p, cJSON **prev)
 {
     char prev_path[XPATH];
@@ -200,53 +202,53 @@ static int load_previous(const struct dahlsim_calibrate_paths *p, cJSON **prev)
         fprintf(stderr, "hint: pick another --machine name\n");
         cJSON_Delete(*prev);
         *prev = NULL;
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
-    return -1;
+    return 0;
 }
 
 /* The temporary directory, its sampling/ a copy of the previous calibration's unless --force (less the
- * models of flagged codelets with --recalibrate-flagged). Returns an exit code, -1 to go on: USAGE when it
- * cannot be created, FAILURE with it left for the caller to remove. */
+ * models of flagged codelets with --recalibrate-flagged). Returns 0, or -EINVAL when it cannot be created,
+ * -EIO with it left for the caller to remove. */
 static int start_tmp(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p)
 {
     dahlsim_remove_tree(p->tmp);
     if (mkdir(p->tmp, 0777) != 0) {
         dahlsim_error("calibrate: cannot write in %s: %s", o->dir, strerror(errno));
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     char prev_sampling[XPATH];
     snprintf(prev_sampling, sizeof(prev_sampling), "%s/sampling", p->final);
     if (o->force || !dahlsim_is_dir(prev_sampling))
-        return -1;
+        return 0;
     int ret = dahlsim_copy_tree(prev_sampling, p->sampling);
     if (ret != 0) {
         dahlsim_error("calibrate: cannot copy %s: %s", prev_sampling, strerror(-ret));
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     if (o->recalibrate_flagged && (ret = drop_flagged(o, p->sampling)) != 0) {
         dahlsim_error("calibrate: %s: %s", p->sampling, strerror(-ret));
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
-    return -1;
+    return 0;
 }
 
-/* Every setup's first run, then more runs of each until it is calibrated. Returns an exit code, -1 when
- * all are. */
+/* Every setup's first run, then more runs of each until it is calibrated. Returns 0 when all are, or a
+ * negative errno after the error line. */
 static int measure_covers(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
                           struct dahlsim_calibrate_status *cs)
 {
     for (int i = 0; i < o->ncovers; i++) {
         int code = first_pass(o, i, p, &cs[i]);
-        if (code >= 0)
+        if (code != 0)
             return code;
     }
     for (int i = 0; i < o->ncovers; i++) {
         int code = converge(o, i, p, &cs[i]);
-        if (code >= 0)
+        if (code != 0)
             return code;
     }
-    return -1;
+    return 0;
 }
 
 /* After the perf models: the runtime's costs and the manifest, into p->tmp (prev: the previous manifest,
@@ -307,30 +309,30 @@ static int swap_in(const struct dahlsim_calibrate_paths *p)
 int dahlsim_calibrate(struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p)
 {
     int code = check_datasets(o);
-    if (code >= 0)
+    if (code != 0)
         return code;
     int ret = dahlsim_make_dirs(o->dir);
     if (ret != 0) {
         dahlsim_error("calibrate: cannot create the calibration directory %s: %s", o->dir, strerror(-ret));
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     cJSON *prev;
     code = load_previous(p, &prev);
-    if (code >= 0)
+    if (code != 0)
         return code;
     dahlsim_calibrate_covers_merge(o, o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "covered"));
     code = start_tmp(o, p);
-    if (code == DAHLSIM_EXIT_USAGE) {
+    if (code == -EINVAL) {
         cJSON_Delete(prev);
         return code;
     }
     struct dahlsim_calibrate_status cs[DAHLSIM_CALIBRATE_MAX_COVERS];
-    if (code < 0)
+    if (code == 0)
         code = measure_covers(o, p, cs);
-    if (code < 0)
-        code = write_results(o, p, cs, prev) == 0 && swap_in(p) == 0 ? DAHLSIM_EXIT_OK : DAHLSIM_EXIT_FAILURE;
+    if (code == 0)
+        code = write_results(o, p, cs, prev) == 0 && swap_in(p) == 0 ? 0 : -EIO;
     cJSON_Delete(prev);
-    if (code == DAHLSIM_EXIT_OK) {
+    if (code == 0) {
         if (!o->quiet)
             fprintf(stderr, "dahlsim calibrate: wrote %s\n", p->final);
         return code;

@@ -64,11 +64,12 @@ struct dahlsim_calibrate_status {
 bool dahlsim_calibrate_paths_init(struct dahlsim_calibrate_paths *p, const struct dahlsim_calibrate_opts *o);
 
 /* Measures until every setup of o (plus those the previous calibration covered, merged into o) is
- * calibrated, then swaps the new calibration in; the previous one stays intact on failure. Returns an exit
- * code after the error lines. */
+ * calibrated, then swaps the new calibration in; the previous one stays intact on failure. Returns 0, or a
+ * negative errno after the error lines (-EINVAL: bad input; -EIO: a run or a write failed). */
 int dahlsim_calibrate(struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p);
 
-/* `--report`: the per-model report of the existing calibration on stdout. Returns an exit code. */
+/* `--report`: the per-model report of the existing calibration on stdout. Returns 0, or -EINVAL after the
+ * error line. */
 int dahlsim_calibrate_report(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p);
 
 /* ---- the setups (dahlsim_calibrate_covers.c) -------------------------------------------------------------- */

@@ -209,6 +209,6 @@ int dahlsim_cmd_calibrate(int argc, char **argv)
     }
     dahl_kernels_init();
     if (o.report_only)
-        return dahlsim_calibrate_report(&o, &p);
-    return dahlsim_calibrate(&o, &p);
+        return dahlsim_exit_of(dahlsim_calibrate_report(&o, &p));
+    return dahlsim_exit_of(dahlsim_calibrate(&o, &p));
 }
