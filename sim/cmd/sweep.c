@@ -107,7 +107,7 @@ int dahlsim_cmd_sweep(int argc, char **argv)
         dahlsim_error("sweep: --out: cannot create %s: %s", o.out, strerror(-ret));
         code = DAHLSIM_EXIT_USAGE;
     } else {
-        code = o.emit_slurm ? dahlsim_sweep_write_slurm(&o, n) : dahlsim_sweep_run(&o, s);
+        code = dahlsim_exit_of(o.emit_slurm ? dahlsim_sweep_write_slurm(&o, n) : dahlsim_sweep_run(&o, s));
     }
     dahlsim_scenario_destroy(s);
     return code;

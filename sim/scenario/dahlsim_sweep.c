@@ -215,7 +215,7 @@ static void launch(struct sweep_run *r)
         if (pid < 0) {
             dahlsim_error("sweep: fork: %s", strerror(errno));
             interrupted = 1;
-            r->code = DAHLSIM_EXIT_FAILURE;
+            r->code = -EIO;
             break;
         }
         if (pid == 0)
@@ -250,7 +250,7 @@ static bool reap(struct sweep_run *r)
         if (w != 0) {
             dahlsim_error("sweep: %s: cannot record point %zu: %s", r->jsonl, i, strerror(-w));
             interrupted = 1;
-            r->code = DAHLSIM_EXIT_FAILURE;
+            r->code = -EIO;
         } else {
             r->done[i] = true;
             r->finished++;
@@ -267,14 +267,15 @@ static bool reap(struct sweep_run *r)
     return true;
 }
 
-/* After the last point: the CSV, the plots and the closing lines. Returns the sweep's exit code. */
+/* After the last point: the CSV, the plots and the closing lines. Returns 0, or -EIO when a point failed
+ * or the sweep was interrupted. */
 static int finish(const struct sweep_run *r)
 {
     const struct dahlsim_sweep_opts *o = r->o;
-    if (interrupted && r->code == DAHLSIM_EXIT_OK) {
+    if (interrupted && r->code == 0) {
         dahlsim_error("sweep: interrupted: %zu of %zu points recorded in %s; the same command resumes", r->finished,
                       r->n, r->jsonl);
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     if (dahlsim_sweep_write_csv(o->out, r->s) != 0)
         dahlsim_error("sweep: cannot write %s/results.csv", o->out);
@@ -282,9 +283,9 @@ static int finish(const struct sweep_run *r)
         fprintf(stderr, "dahlsim sweep: note: gnuplot is missing or failed; no plots in %s/plots\n", o->out);
     if (r->failed > 0) {
         dahlsim_error("sweep: %zu point(s) failed; the others are in %s", r->failed, r->jsonl);
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
-    if (!o->quiet && r->code == DAHLSIM_EXIT_OK)
+    if (!o->quiet && r->code == 0)
         fprintf(stderr, "dahlsim sweep: %zu/%zu points in %s, results.csv, plots/\n", r->finished, r->n, o->out);
     return r->code;
 }
@@ -295,7 +296,7 @@ static int run_points(struct sweep_run *r)
     const struct dahlsim_sweep_opts *o = r->o;
     long ndone = load_done(r->jsonl, r->s, r->done);
     if (ndone < 0)
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     if (!o->quiet)
         fprintf(stderr, "dahlsim sweep: %s: %zu points, %ld already done, %ld job(s)%s%s\n", o->file, r->n, ndone,
                 o->jobs, dahlsim_scenario_comment(r->s)[0] ? " — " : "", dahlsim_scenario_comment(r->s));
@@ -306,7 +307,7 @@ static int run_points(struct sweep_run *r)
     r->finished = (size_t)ndone;
     r->todo_total = o->only >= 0 ? (r->done[o->only] ? 0 : 1) : r->n - (size_t)ndone;
     double start = dahlsim_mono_s();
-    r->code = DAHLSIM_EXIT_OK;
+    r->code = 0;
     for (;;) {
         launch(r);
         progress(o, r->todo_done, r->todo_total, r->running, start);
@@ -330,7 +331,7 @@ int dahlsim_sweep_run(const struct dahlsim_sweep_opts *o, const struct dahlsim_s
     int code;
     if (r.done == NULL || r.pids == NULL || r.slot_point == NULL) {
         dahlsim_error("out of memory");
-        code = DAHLSIM_EXIT_FAILURE;
+        code = -ENOMEM;
     } else {
         code = run_points(&r);
     }
@@ -349,7 +350,7 @@ int dahlsim_sweep_write_slurm(const struct dahlsim_sweep_opts *o, size_t n)
     FILE *f = fopen(path, "w");
     if (f == NULL) {
         dahlsim_error("sweep: %s: %s", path, strerror(errno));
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
     fprintf(f,
             "#!/bin/sh\n"
@@ -369,5 +370,5 @@ int dahlsim_sweep_write_slurm(const struct dahlsim_sweep_opts *o, size_t n)
     fclose(f);
     chmod(path, 0755);
     printf("%s\n", path);
-    return DAHLSIM_EXIT_OK;
+    return 0;
 }

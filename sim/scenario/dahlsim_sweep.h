@@ -25,11 +25,12 @@ struct dahlsim_sweep_opts {
 /* Runs the points of s (loaded from o->file with o->sets) not yet in o->out/results.jsonl (o->out exists),
  * up to o->jobs at once, appending each finished one's record with one write() and an fsync; on SIGINT or
  * SIGTERM it stops launching and waits for the running ones. Then rebuilds results.csv and, unless o->only,
- * the plots. Returns an exit code after the error lines. */
+ * the plots. Returns 0, or a negative errno after the error lines (-EINVAL: o->out holds another sweep's
+ * results; -EIO: a point failed or the sweep was interrupted). */
 int dahlsim_sweep_run(const struct dahlsim_sweep_opts *o, const struct dahlsim_scenario *s);
 
 /* Writes o->out/sweep.slurm, a job array of the npoints points (one per task, `--only I`), and prints its
- * path. Returns an exit code. */
+ * path. Returns 0, or -EIO after the error line. */
 int dahlsim_sweep_write_slurm(const struct dahlsim_sweep_opts *o, size_t npoints);
 
 /* dir/results.csv from dir/results.jsonl (rows in point order; a missing results.jsonl writes nothing).
