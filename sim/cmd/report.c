@@ -75,7 +75,7 @@ int dahlsim_cmd_report(int argc, char **argv)
     else
         snprintf(path, sizeof(path), "%s/report.html", dir);
     code = dahlsim_report_write(dir, path);
-    if (code == DAHLSIM_EXIT_OK)
+    if (code == 0)
         printf("%s\n", path);
-    return code;
+    return dahlsim_exit_of(code);
 }

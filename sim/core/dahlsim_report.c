@@ -362,14 +362,14 @@ int dahlsim_report_write(const char *dir, const char *path)
     struct point *pts = NULL;
     long n = load_points(dir, &pts);
     if (n < 0)
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     char tmp[PATH_MAX + 40];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (f == NULL) {
         dahlsim_error("report: --out: %s: %s", tmp, strerror(errno));
         free_points(pts, n);
-        return DAHLSIM_EXIT_USAGE;
+        return -EINVAL;
     }
     write_page(f, dir, pts, n);
     free_points(pts, n);
@@ -377,7 +377,7 @@ int dahlsim_report_write(const char *dir, const char *path)
     if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
         dahlsim_error("report: %s: %s", path, strerror(errno));
         unlink(tmp);
-        return DAHLSIM_EXIT_FAILURE;
+        return -EIO;
     }
-    return DAHLSIM_EXIT_OK;
+    return 0;
 }

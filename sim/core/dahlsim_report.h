@@ -6,9 +6,9 @@
 #ifndef DAHLSIM_REPORT_H
 #define DAHLSIM_REPORT_H
 
-/* Writes the page of sweep directory dir to path (through path.tmp, renamed into place). Returns an exit
- * code after the error line: DAHLSIM_EXIT_USAGE when dir has no readable results.jsonl, a line of it is not
- * a sweep record, or path.tmp cannot be created; DAHLSIM_EXIT_FAILURE when writing the page failed. */
+/* Writes the page of sweep directory dir to path (through path.tmp, renamed into place). Returns 0, or after
+ * the error line -EINVAL when dir has no readable results.jsonl, a line of it is not a sweep record, or
+ * path.tmp cannot be created, -EIO when writing the page failed. */
 int dahlsim_report_write(const char *dir, const char *path);
 
 #endif /* DAHLSIM_REPORT_H */
