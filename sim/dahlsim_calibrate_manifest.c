@@ -2,6 +2,7 @@
  * command that made it, how it was measured, the setups it covers, the runtime's costs and every perf-model
  * entry with its spread. */
 #include "dahlsim_calibrate.h"
+#include "dahlsim_fs.h"
 
 #include "dahl_engine.h"
 #include "dahl_kernels.h"
@@ -114,19 +115,8 @@ int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, con
         cJSON_AddBoolToObject(m, "flagged", dahlsim_model_entry_flagged(e, o->max_rsd));
         cJSON_AddItemToArray(models, m);
     }
-    char *text = cJSON_Print(root);
+    char err[64]; /* the caller names the file and the cause from the code */
+    int ret = dahlsim_json_save(root, path, err, sizeof(err));
     cJSON_Delete(root);
-    if (text == NULL)
-        return -ENOMEM;
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        int e = errno;
-        free(text);
-        return -e;
-    }
-    int ret = fputs(text, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0;
-    free(text);
-    if (fclose(f) != 0 && ret == 0)
-        ret = -errno;
     return ret;
 }

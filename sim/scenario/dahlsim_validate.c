@@ -320,22 +320,16 @@ static int fidelity_write(struct fidelity *fy, const char *out)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/fidelity.json", out);
-    char *text = cJSON_Print(fy->root);
+    char err[PATH_MAX + 128];
+    int ret = dahlsim_json_save(fy->root, path, err, sizeof(err));
     cJSON_Delete(fy->root);
     fy->root = NULL;
-    FILE *f = fopen(path, "w");
-    if (f == NULL || text == NULL) {
-        dahlsim_error("validate: %s: %s", path, strerror(errno));
-        free(text);
-        if (f != NULL)
-            fclose(f);
+    if (ret != 0) {
+        dahlsim_error("validate: %s", err);
         return -EIO;
     }
-    fprintf(f, "%s\n", text);
-    fclose(f);
-    free(text);
     snprintf(path, sizeof(path), "%s/fidelity.md", out);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     if (f == NULL) {
         dahlsim_error("validate: %s: %s", path, strerror(errno));
         return -EIO;
