@@ -1,8 +1,6 @@
 /* The dahlsim command line: the subcommand table and --help. */
 #include "dahlsim_cli.h"
 
-#include "dahl_engine.h"
-
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,7 +58,7 @@ int dahlsim_cli_main(int argc, char **argv)
         return DAHLSIM_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("dahlsim %s (%s StarPU %s)\n", DAHLSIM_VERSION, dahl_engine_flavour(), dahl_engine_starpu_version());
+        dahlsim_program_print_version();
         return DAHLSIM_EXIT_OK;
     }
     for (size_t i = 0; i < nsubcommands; i++) {

@@ -35,6 +35,11 @@ static const struct {
     {"doctor", "doctor runs from the native front end"},
 };
 
+void dahlsim_program_print_version(void)
+{
+    printf("dahlsim %s (%s StarPU %s)\n", DAHLSIM_VERSION, dahl_engine_flavour(), dahl_engine_starpu_version());
+}
+
 int dahlsim_program_main(int argc, char **argv)
 {
     const char *name = argc > 1 ? argv[1] : "";
@@ -42,7 +47,7 @@ int dahlsim_program_main(int argc, char **argv)
         if (strcmp(name, commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
     if (strcmp(name, "--version") == 0) {
-        printf("dahlsim %s (%s StarPU %s)\n", DAHLSIM_VERSION, dahl_engine_flavour(), dahl_engine_starpu_version());
+        dahlsim_program_print_version();
         return DAHLSIM_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof(front_end_only) / sizeof(front_end_only[0]); i++) {

@@ -13,6 +13,9 @@ int dahlsim_cmd_sim_train(int argc, char **argv);
 /* `engine-probe` (hidden): the probe task graph in this binary's flavour (dahlsim_engine_probe.h). */
 int dahlsim_cmd_engine_probe(int argc, char **argv);
 
+/* `--version`: dahlsim's version, this binary's StarPU flavour and StarPU's version, on stdout. */
+void dahlsim_program_print_version(void);
+
 /* The command line of a binary that carries only the program: its commands, and for those of the native
  * front end a one-line refusal naming it. Returns the process exit code. */
 int dahlsim_program_main(int argc, char **argv);
