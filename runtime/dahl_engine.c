@@ -1,6 +1,7 @@
 /* StarPU start/stop for dahl, identical in both flavours: the configuration a run asks for (worker counts,
  * policy) is applied through struct starpu_conf, so the environment cannot silently override it. */
 #include "dahl_engine.h"
+#include "dahl_profile_starpu.h"
 
 #include "dahl_sched_starpu.h"
 #include "dahl_schedcost_starpu.h"
@@ -120,6 +121,7 @@ int dahl_engine_start(const struct dahl_engine_conf *conf)
 #endif
     if (ret != 0)
         return ret < 0 ? ret : -ENODEV;
+    dahl_profile_hooks_install();
     dahl_cuda_start();
 #if DAHL_SIMULATED
     /* StarPU's own buffers in main memory (REDUX per-worker copies, a partitioned tensor gathered back) are
@@ -181,6 +183,11 @@ void dahl_engine_stop(void)
 void dahl_engine_sched_cost(struct dahl_sched_cost *out)
 {
     dahl_schedcost_get(out);
+}
+
+void dahl_engine_sleep_us(double us)
+{
+    starpu_usleep((float)us);
 }
 
 double dahl_engine_now_us(void)

@@ -76,6 +76,8 @@ void dahl_engine_stop(void);
 
 /* StarPU's clock in microseconds: wall time natively, simulated time under SimGrid. */
 double dahl_engine_now_us(void);
+/* Sleeps us microseconds on the runtime's clock (simulated time under SimGrid). */
+void dahl_engine_sleep_us(double us);
 
 /* Number of workers of each kind the running engine has. */
 int dahl_engine_ncpu(void);

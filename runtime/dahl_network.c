@@ -607,6 +607,63 @@ static void wait_step_marks(struct dahl_network *net)
     }
 }
 
+void dahl_network_wait(struct dahl_network *net)
+{
+    starpu_data_handle_t handles[2 * DAHL_NETWORK_MAX_LAYERS];
+    int n = param_handles(net, handles);
+    /* R: the step's update is the last writer of every parameter; RW would also wait for the readers, the
+     * idle write-back starpu_data_wont_use asks for among them, which StarPU runs only when a bus is idle. */
+    for (int i = 0; i < n; i++) {
+        if (starpu_data_acquire_on_node(handles[i], STARPU_ACQUIRE_NO_NODE, STARPU_R) == 0)
+            starpu_data_release_on_node(handles[i], STARPU_ACQUIRE_NO_NODE);
+    }
+}
+
+/* The handles that hold tensor t now: its chunks while it is partitioned (touching the whole, or the chunks
+ * of a tensor that is not, would make StarPU partition or gather it behind the network's back), its samples
+ * when split, else itself. */
+static int leaves(const struct dahl_tensor *t, const struct dahl_chunks *plan, starpu_data_handle_t *out, int max)
+{
+    int n = 0;
+    if (t == NULL)
+        return 0;
+    if (plan != NULL && plan->n > 0 && plan->partitioned) {
+        for (int c = 0; c < plan->n && n < max; c++)
+            out[n++] = plan->parts[c];
+        return n;
+    }
+    for (int s = 0; dahl_tensor_sample(t, s) != NULL && n < max; s++)
+        out[n++] = dahl_tensor_sample(t, s);
+    if (n == 0 && max > 0)
+        out[n++] = dahl_tensor_handle(t);
+    return n;
+}
+
+int dahl_network_prefetch(struct dahl_network *net)
+{
+    int gpu_node = -1;
+    for (unsigned node = 0; node < starpu_memory_nodes_get_count() && gpu_node < 0; node++)
+        if (starpu_node_get_kind(node) == STARPU_CUDA_RAM)
+            gpu_node = (int)node;
+    if (gpu_node < 0)
+        return 0;
+    enum { MAX_CHUNKS = 1024 }; /* per tensor: 256 M floats at the default chunk size */
+    static starpu_data_handle_t out[4 * MAX_CHUNKS]; /* the submitting thread's only */
+    for (int i = 0; i < net->desc.nlayers; i++) {
+        struct layer *l = &net->layers[i];
+        int n = leaves(l->w, &l->wu.p, out, MAX_CHUNKS);
+        n += leaves(l->b, &l->bu.p, out + n, MAX_CHUNKS);
+        n += leaves(l->vw, &l->wu.v, out + n, MAX_CHUNKS);
+        n += leaves(l->vb, &l->bu.v, out + n, MAX_CHUNKS);
+        for (int k = 0; k < n; k++) {
+            int ret = starpu_data_prefetch_on_node(out[k], (unsigned)gpu_node, 1);
+            if (ret != 0)
+                return ret;
+        }
+    }
+    return 0;
+}
+
 size_t dahl_network_step_end_times(struct dahl_network *net, const double **times_us)
 {
     wait_step_marks(net);

@@ -71,6 +71,19 @@ long dahl_network_task_count(const struct dahl_network *net, const char *symbol)
  * spent copying them. */
 void dahl_network_input_copies(const struct dahl_network *net, size_t *bytes, double *cpu_s);
 
+/* Several networks in one run (jobs sharing a machine). */
+
+/* Waits until every training step submitted so far on this network has updated every parameter; tasks of
+ * other networks are not waited for. */
+void dahl_network_wait(struct dahl_network *net);
+
+/* Starts copying the network's parameters and velocities (the tensors a step reads first) to the GPU,
+ * after the tasks submitted so far, asynchronously: StarPU 1.3.10's prefetch uses free memory only and
+ * never evicts. A no-op without a GPU. Returns 0 or a negative error. (starpu_data_wont_use, which would
+ * make the previous job's tensors the first victims, is not used: its write-back is an idle request that
+ * StarPU-SimGrid's sleeping workers never run, and any later write acquire waits for it forever.) */
+int dahl_network_prefetch(struct dahl_network *net);
+
 /* Copies the parameters of layer `layer` (weights then bias) into dst (count values). Native build only:
  * returns -ENODATA in the SimGrid build, -EINVAL for a layer without parameters or a wrong count. */
 int dahl_network_read_params(struct dahl_network *net, int layer, float *dst, size_t count);

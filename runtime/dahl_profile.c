@@ -27,6 +27,7 @@ struct step_mark {
 struct label {
     starpu_data_handle_t handle; /* NULL: free slot */
     int layer;
+    int job;
 };
 
 static struct {
@@ -43,6 +44,8 @@ static struct {
     size_t nlabels, labels_cap;
     int64_t starpu_peak[MAX_NODES];
     int64_t app_peak;
+    int current_job;                                    /* labels made now belong to it */
+    struct dahl_profile_job jobs[DAHL_PROFILE_MAX_JOBS + 1]; /* the last: no job */
 } prof = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static atomic_llong app_bytes;
@@ -114,18 +117,18 @@ int dahl_profile_label(starpu_data_handle_t h, int layer)
     size_t i = label_slot(prof.labels, prof.labels_cap, h);
     if (prof.labels[i].handle == NULL)
         prof.nlabels++;
-    prof.labels[i] = (struct label){.handle = h, .layer = layer};
+    prof.labels[i] = (struct label){.handle = h, .layer = layer, .job = prof.current_job};
     pthread_mutex_unlock(&prof.lock);
     return 0;
 }
 
-/* The layer of the first labelled buffer the task writes, else of any labelled buffer; -1 if none (StarPU's
+/* The label of the first labelled buffer the task writes, else of any labelled buffer; NULL if none (StarPU's
  * REDUX reductions between per-worker copies work on temporary handles). Lock held. */
-static int task_layer(struct starpu_task *task)
+static const struct label *task_label(struct starpu_task *task)
 {
     if (prof.labels_cap == 0 || task->cl == NULL)
-        return -1;
-    int any = -1;
+        return NULL;
+    const struct label *any = NULL;
     unsigned n = STARPU_TASK_GET_NBUFFERS(task);
     for (unsigned b = 0; b < n; b++) {
         starpu_data_handle_t h = STARPU_TASK_GET_HANDLE(task, b);
@@ -134,11 +137,84 @@ static int task_layer(struct starpu_task *task)
             continue;
         enum starpu_data_access_mode mode = STARPU_TASK_GET_MODE(task, b);
         if (mode & (STARPU_W | STARPU_REDUX))
-            return prof.labels[i].layer;
-        if (any < 0)
-            any = prof.labels[i].layer;
+            return &prof.labels[i];
+        if (any == NULL)
+            any = &prof.labels[i];
     }
     return any;
+}
+
+static double ts_us(const struct timespec *t);
+
+/* The job a handle (a root handle) belongs to, DAHL_PROFILE_MAX_JOBS for none. Lock held. */
+static int handle_job(starpu_data_handle_t h)
+{
+    if (prof.labels_cap == 0)
+        return DAHL_PROFILE_MAX_JOBS;
+    size_t i = label_slot(prof.labels, prof.labels_cap, h);
+    return prof.labels[i].handle == h ? prof.labels[i].job : DAHL_PROFILE_MAX_JOBS;
+}
+
+/* A task of a job has run: its GPU time and input wait. Lock held. */
+static void job_task_done(struct starpu_task *task, const struct label *label)
+{
+    const struct starpu_profiling_task_info *info = task->profiling_info;
+    if (info == NULL || info->workerid < 0 || starpu_worker_get_type(info->workerid) != STARPU_CUDA_WORKER)
+        return;
+    struct dahl_profile_job *j = &prof.jobs[label != NULL ? label->job : DAHL_PROFILE_MAX_JOBS];
+    double fetch = ts_us(&info->acquire_data_end_time) - ts_us(&info->acquire_data_start_time);
+    j->gpu_tasks++;
+    j->gpu_busy_us += ts_us(&info->end_time) - ts_us(&info->start_time);
+    j->gpu_fetch_us += fetch > 0 ? fetch : 0.0;
+}
+
+/* StarPU's data hooks (scripts/patches/starpu-data-hooks.patch): called in StarPU's threads. */
+static void on_transfer(starpu_data_handle_t h, unsigned src, unsigned dst, size_t size, int prefetch)
+{
+    (void)prefetch;
+    enum starpu_node_kind from = starpu_node_get_kind(src), to = starpu_node_get_kind(dst);
+    pthread_mutex_lock(&prof.lock);
+    struct dahl_profile_job *j = &prof.jobs[handle_job(h)];
+    if (from == STARPU_CPU_RAM && to == STARPU_CUDA_RAM) {
+        j->h2d_bytes += (int64_t)size;
+        j->h2d++;
+    } else if (from == STARPU_CUDA_RAM && to == STARPU_CPU_RAM) {
+        j->d2h_bytes += (int64_t)size;
+        j->d2h++;
+    }
+    pthread_mutex_unlock(&prof.lock);
+}
+
+static void on_evict(starpu_data_handle_t h, unsigned node, size_t size)
+{
+    (void)size;
+    if (starpu_node_get_kind(node) != STARPU_CUDA_RAM)
+        return;
+    pthread_mutex_lock(&prof.lock);
+    prof.jobs[handle_job(h)].evictions++;
+    pthread_mutex_unlock(&prof.lock);
+}
+
+void dahl_profile_hooks_install(void)
+{
+    starpu_data_set_hooks(&(struct starpu_data_hooks){.transfer = on_transfer, .evict = on_evict});
+}
+
+void dahl_profile_job_set(int job)
+{
+    pthread_mutex_lock(&prof.lock);
+    prof.current_job = job >= 0 && job < DAHL_PROFILE_MAX_JOBS ? job : DAHL_PROFILE_MAX_JOBS;
+    pthread_mutex_unlock(&prof.lock);
+}
+
+void dahl_profile_jobs(struct dahl_profile_job *out, int max, struct dahl_profile_job *other)
+{
+    pthread_mutex_lock(&prof.lock);
+    for (int j = 0; j < max && j < DAHL_PROFILE_MAX_JOBS; j++)
+        out[j] = prof.jobs[j];
+    if (other != NULL)
+        *other = prof.jobs[DAHL_PROFILE_MAX_JOBS];
+    pthread_mutex_unlock(&prof.lock);
 }
 
 /* ---- steps ---------------------------------------------------------------------------------------------- */
@@ -237,12 +313,15 @@ void dahl_profile_task_done(void *arg)
     struct starpu_task *task = starpu_task_get_current();
     pthread_mutex_lock(&prof.lock);
     sample_memory();
+    const struct label *label = task != NULL ? task_label(task) : NULL;
+    if (task != NULL)
+        job_task_done(task, label);
     if (!prof.conf.record_tasks || task == NULL || task->profiling_info == NULL || task->cl == NULL) {
         pthread_mutex_unlock(&prof.lock);
         return;
     }
     uint64_t job = starpu_task_get_job_id(task);
-    int layer = task_layer(task);
+    int layer = label != NULL ? label->layer : -1;
     /* StarPU creates its REDUX reduction tasks itself, while the graph runs, long after dahl submitted the
      * step: their job ids say nothing about their step, so they belong to the step running when they start
      * (the first step not completed yet). dahl names every task it submits after its perf model. */
@@ -300,6 +379,7 @@ void dahl_profile_counters_reset(void)
     for (int i = 0; i < MAX_NODES; i++)
         prof.starpu_peak[i] = 0;
     prof.app_peak = 0;
+    memset(prof.jobs, 0, sizeof(prof.jobs));
     sample_memory();
     pthread_mutex_unlock(&prof.lock);
 }

@@ -48,6 +48,15 @@ int dahl_profile_links_add(struct dahl_profile_link *links, int n, int max);
  * entries. Returns the new count. */
 int dahl_profile_memory_merge(struct dahl_profile_memnode *nodes, int n, int max);
 
+/* Jobs (several networks in one run): tensors labelled while job `job` is current (from 0, below
+ * DAHL_PROFILE_MAX_JOBS) belong to it; tasks belong to the job of the first labelled buffer they write. Call
+ * before creating the job's network. StarPU's own temporary buffers (REDUX copies) belong to no job. */
+#define DAHL_PROFILE_MAX_JOBS 8
+void dahl_profile_job_set(int job);
+/* The jobs' figures since the last dahl_profile_counters_reset: out[0..max) for jobs 0..max-1; and what
+ * belongs to no job into *other (may be NULL). Counted whatever record_tasks says. */
+void dahl_profile_jobs(struct dahl_profile_job *out, int max, struct dahl_profile_job *other);
+
 /* Bytes dahl registered in main RAM (tensors), now; maintained by dahl_tensor. */
 void dahl_profile_app_bytes_add(int64_t delta);
 

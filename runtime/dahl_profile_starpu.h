@@ -11,4 +11,8 @@
  * Returns 0 or -ENOMEM. Labels live until dahl_profile_fini. */
 int dahl_profile_label(starpu_data_handle_t h, int layer);
 
+/* Installs StarPU's data hooks (transfers and evictions per job, see dahl_profile_jobs); right after
+ * starpu_init. */
+void dahl_profile_hooks_install(void);
+
 #endif /* DAHL_PROFILE_STARPU_H */

@@ -45,6 +45,21 @@ static struct dahlsim_experiment sample(void)
     snprintf(x.topology, sizeof(x.topology), "fat-tree");
     snprintf(x.runtime_costs, sizeof(x.runtime_costs), "measured");
     snprintf(x.point, sizeof(x.point), "batch=32 scheduler=dmda");
+    /* two jobs and a given order */
+    x.njobs = 2;
+    x.jobs[0] = (struct dahlsim_job){.batch = 16, .samples = 64, .start_s = 0.1 + 0.2, .priority = -3};
+    x.jobs[1] = (struct dahlsim_job){.batch = 8, .samples = 32, .start_s = 0};
+    snprintf(x.jobs[0].name, sizeof(x.jobs[0].name), "small");
+    snprintf(x.jobs[0].model, sizeof(x.jobs[0].model), "lenet");
+    snprintf(x.jobs[0].dataset, sizeof(x.jobs[0].dataset), "fashion-mnist");
+    snprintf(x.jobs[1].name, sizeof(x.jobs[1].name), "large");
+    snprintf(x.jobs[1].model, sizeof(x.jobs[1].model), "deep:2");
+    snprintf(x.jobs[1].dataset, sizeof(x.jobs[1].dataset), "synthetic:128x128x3");
+    snprintf(x.job_order, sizeof(x.job_order), "given");
+    x.job_window = 3;
+    x.nsequence = 8;
+    for (int i = 0; i < 8; i++)
+        x.sequence[i] = i % 3 == 0;
     return x;
 }
 
@@ -74,6 +89,13 @@ Test(experiment, saved_loads_back_exactly, .init = setup, .fini = teardown)
     cr_assert_eq(memcmp(&y.network_bps, &x.network_bps, sizeof(double)), 0);
     cr_assert_eq(memcmp(&y.submit_us_per_task, &x.submit_us_per_task, sizeof(double)), 0);
     cr_assert_eq(memcmp(&y.lr, &x.lr, sizeof(double)), 0);
+    cr_assert_eq(y.njobs, 2);
+    cr_assert_str_eq(y.jobs[1].dataset, "synthetic:128x128x3");
+    cr_assert_eq(memcmp(&y.jobs[0].start_s, &x.jobs[0].start_s, sizeof(double)), 0);
+    cr_assert_eq(y.jobs[0].priority, -3);
+    cr_assert_str_eq(y.job_order, "given");
+    cr_assert_eq(y.nsequence, 8);
+    cr_assert_eq(memcmp(y.sequence, x.sequence, 8 * sizeof(int)), 0);
     /* saved again: the same bytes */
     char again[PATH_MAX + 16];
     snprintf(again, sizeof(again), "%s/again.json", dir);
@@ -125,10 +147,14 @@ Test(experiment, a_file_not_its_own_is_refused, .init = setup, .fini = teardown)
     assert_refused("\"prefetch\"", "true or false");
     write_edited("\"machine\":", "\"machine\":\t7,");
     assert_refused("\"machine\"", "a string");
-    write_edited("\"point\":", "\"colour\":\t\"red\"");
+    write_edited("\"point\":", "\"colour\":\t\"red\",");
     assert_refused("\"colour\"", "unknown key");
     write_edited("\"lr\":", "\"lrate\":\t0.1,");
     assert_refused("\"lrate\"", "unknown key");
+    write_edited("\"sequence\":", "\"sequence\":\t[0, 9]");
+    assert_refused("\"sequence\"", "job indices");
+    write_edited("\"name\":\t\"small\"", "\"name\":\t1,");
+    assert_refused("\"jobs\"", "\"name\" is a string");
 }
 
 Test(experiment, a_missing_file_says_why, .init = setup, .fini = teardown)

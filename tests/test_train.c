@@ -180,7 +180,8 @@ Test(train, only_sim_train_reads_a_point_and_then_no_experiment_option)
     char *native[] = {DAHLSIM_BIN, "train", "--point", "/nonexistent/point.json", NULL};
     dahl_test_run(&run, native, NULL);
     cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
-    cr_assert(strstr(run.err, "--point: only sim-train") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "dahlsim: error: --point: /nonexistent/point.json: No such file") != NULL, "%s",
+              run.err);
 }
 
 static const char *small_run[] = {"--dataset", "synthetic:12x12x1", "--samples", "256", "--test-samples", "64",

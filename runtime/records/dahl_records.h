@@ -37,6 +37,18 @@ struct dahl_profile_memnode {
     int64_t capacity_bytes; /* the node's memory as StarPU sees it, -1 when unknown */
 };
 
+/* One job's share of a run where several jobs share the machine (dahl_profile_job_set): what crossed
+ * between main memory and the GPUs for its tensors, how often the memory manager dropped one of them from a
+ * GPU to make room, and its tasks on GPUs. Times in microseconds on StarPU's clock. */
+struct dahl_profile_job {
+    int64_t h2d_bytes, d2h_bytes; /* main RAM -> GPU, GPU -> main RAM */
+    long h2d, d2h;                /* transfers */
+    long evictions;               /* replicates dropped from a GPU */
+    long gpu_tasks;
+    double gpu_busy_us;           /* its tasks executing on GPUs */
+    double gpu_fetch_us;          /* GPU workers waiting for its tasks' input data */
+};
+
 /* One worker's activity since the last reset (engine started with conf.profiling). */
 struct dahl_worker_stats {
     int id;            /* StarPU worker id */

@@ -13,15 +13,29 @@
 
 #define POINT_FORMAT 1 /* "dahlsim_point": the file's layout; a reader refuses any other */
 
-enum field_type { FIELD_STRING, FIELD_LONG, FIELD_DOUBLE, FIELD_BOOL };
+/* FIELD_JOBS and FIELD_SEQUENCE are arrays whose length is the long at count_offset: a list of job objects
+ * (job_fields) and a list of job indices. */
+enum field_type { FIELD_STRING, FIELD_LONG, FIELD_DOUBLE, FIELD_BOOL, FIELD_JOBS, FIELD_SEQUENCE };
 
 struct field {
     const char *key;
     enum field_type type;
     size_t offset, size;
+    size_t count_offset;
 };
 
-#define FIELD(name, type) {#name, type, offsetof(struct dahlsim_experiment, name), sizeof(((struct dahlsim_experiment *)0)->name)}
+#define FIELD(name, type) {#name, type, offsetof(struct dahlsim_experiment, name), sizeof(((struct dahlsim_experiment *)0)->name), 0}
+#define ARRAY(name, type, count)                                                                                    \
+    {#name, type, offsetof(struct dahlsim_experiment, name), sizeof(((struct dahlsim_experiment *)0)->name),        \
+     offsetof(struct dahlsim_experiment, count)}
+#define JOB_FIELD(name, type) {#name, type, offsetof(struct dahlsim_job, name), sizeof(((struct dahlsim_job *)0)->name), 0}
+
+static const struct field job_fields[] = {
+    JOB_FIELD(name, FIELD_STRING),      JOB_FIELD(model, FIELD_STRING),   JOB_FIELD(dataset, FIELD_STRING),
+    JOB_FIELD(batch, FIELD_LONG),       JOB_FIELD(samples, FIELD_LONG),   JOB_FIELD(start_s, FIELD_DOUBLE),
+    JOB_FIELD(priority, FIELD_LONG),
+};
+#define NJOB_FIELDS (sizeof(job_fields) / sizeof(job_fields[0]))
 
 static const struct field fields[] = {
     FIELD(scenario, FIELD_STRING),
@@ -56,6 +70,10 @@ static const struct field fields[] = {
     FIELD(sched_push_us, FIELD_DOUBLE),
     FIELD(worker_us, FIELD_DOUBLE),
     FIELD(point, FIELD_STRING),
+    ARRAY(jobs, FIELD_JOBS, njobs),
+    FIELD(job_order, FIELD_STRING),
+    FIELD(job_window, FIELD_LONG),
+    ARRAY(sequence, FIELD_SEQUENCE, nsequence),
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -77,9 +95,46 @@ static cJSON *exact_number(double v)
     return cJSON_CreateRaw(text);
 }
 
+static cJSON *field_json(const struct field *f, const void *at);
+
+/* An object of the fields in table (n of them) read at base. */
+static cJSON *object_json(const struct field *table, size_t n, const void *base)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (size_t i = 0; o != NULL && i < n; i++) {
+        cJSON *item = field_json(&table[i], (const char *)base + table[i].offset);
+        if (item == NULL || !cJSON_AddItemToObject(o, table[i].key, item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(o);
+            o = NULL;
+        }
+    }
+    return o;
+}
+
+/* The array of an ARRAY field: count elements (the long before it in the record, given by the caller). */
+static cJSON *array_json(const struct field *f, const void *at, long count)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (long i = 0; a != NULL && i < count; i++) {
+        cJSON *item = f->type == FIELD_JOBS
+                          ? object_json(job_fields, NJOB_FIELDS, (const struct dahlsim_job *)at + i)
+                          : exact_number(((const int *)at)[i]);
+        if (item == NULL || !cJSON_AddItemToArray(a, item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(a);
+            a = NULL;
+        }
+    }
+    return a;
+}
+
 static cJSON *field_json(const struct field *f, const void *at)
 {
     switch (f->type) {
+    case FIELD_JOBS:
+    case FIELD_SEQUENCE:
+        return NULL; /* arrays need their count: array_json */
     case FIELD_STRING:
         return cJSON_CreateString(at);
     case FIELD_LONG:
@@ -97,7 +152,10 @@ int dahlsim_experiment_save(const struct dahlsim_experiment *x, const char *path
     cJSON *root = cJSON_CreateObject();
     bool ok = root != NULL && cJSON_AddNumberToObject(root, "dahlsim_point", POINT_FORMAT) != NULL;
     for (size_t i = 0; ok && i < NFIELDS; i++) {
-        cJSON *item = field_json(&fields[i], (const char *)x + fields[i].offset);
+        const struct field *f = &fields[i];
+        cJSON *item = f->type == FIELD_JOBS || f->type == FIELD_SEQUENCE
+                          ? array_json(f, (const char *)x + f->offset, *(const long *)((const char *)x + f->count_offset))
+                          : field_json(f, (const char *)x + f->offset);
         ok = item != NULL && cJSON_AddItemToObject(root, fields[i].key, item);
         if (!ok)
             cJSON_Delete(item);
@@ -111,10 +169,65 @@ int dahlsim_experiment_save(const struct dahlsim_experiment *x, const char *path
     return ret;
 }
 
+static bool field_set(const struct field *f, const cJSON *item, void *at, char *expected, size_t size);
+
+/* One element of an ARRAY field from item into element i of the array at `at`. */
+static bool element_set(const struct field *f, const cJSON *item, void *at, long i, char *expected, size_t size)
+{
+    if (f->type == FIELD_SEQUENCE) {
+        static const struct field index = {"", FIELD_LONG, 0, sizeof(long), 0};
+        long v;
+        if (!field_set(&index, item, &v, expected, size) || v < 0 || v >= DAHLSIM_MAX_JOBS) {
+            snprintf(expected, size, "job indices in [0, %d)", DAHLSIM_MAX_JOBS);
+            return false;
+        }
+        ((int *)at)[i] = (int)v;
+        return true;
+    }
+    struct dahlsim_job *job = (struct dahlsim_job *)at + i;
+    const cJSON *sub;
+    if (!cJSON_IsObject(item) || cJSON_GetArraySize(item) != (int)NJOB_FIELDS) {
+        snprintf(expected, size, "job objects with the %zu job keys", NJOB_FIELDS);
+        return false;
+    }
+    for (size_t k = 0; k < NJOB_FIELDS; k++) {
+        sub = cJSON_GetObjectItemCaseSensitive(item, job_fields[k].key);
+        if (sub == NULL || !field_set(&job_fields[k], sub, (char *)job + job_fields[k].offset, expected, size)) {
+            char inner[128];
+            snprintf(inner, sizeof(inner), "%s", sub == NULL ? "present" : expected);
+            snprintf(expected, size, "jobs whose \"%s\" is %.80s", job_fields[k].key, inner);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* An ARRAY field (its elements and its count at count_at). */
+static bool array_set(const struct field *f, const cJSON *item, void *at, long *count_at, char *expected, size_t size)
+{
+    long max = (long)(f->size / (f->type == FIELD_JOBS ? sizeof(struct dahlsim_job) : sizeof(int)));
+    if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) > max) {
+        snprintf(expected, size, "an array of at most %ld elements", max);
+        return false;
+    }
+    long n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, item) {
+        if (!element_set(f, e, at, n, expected, size))
+            return false;
+        n++;
+    }
+    *count_at = n;
+    return true;
+}
+
 /* Sets the field at `at` from item; false, with what was expected in err, on a wrong type or value. */
 static bool field_set(const struct field *f, const cJSON *item, void *at, char *expected, size_t size)
 {
     switch (f->type) {
+    case FIELD_JOBS:
+    case FIELD_SEQUENCE:
+        return false; /* arrays need their count: array_set */
     case FIELD_STRING:
         if (!cJSON_IsString(item) || strlen(item->valuestring) >= f->size) {
             snprintf(expected, size, "a string of at most %zu bytes", f->size - 1);
@@ -175,13 +288,16 @@ static int experiment_from_json(const char *path, const cJSON *root, struct dahl
     *x = (struct dahlsim_experiment){0};
     for (size_t i = 0; i < NFIELDS; i++) {
         const struct field *f = &fields[i];
-        char expected[64];
+        char expected[128];
         item = cJSON_GetObjectItemCaseSensitive(root, f->key);
         if (item == NULL) {
             snprintf(err, err_size, "%s: \"%s\" is missing", path, f->key);
             return -EINVAL;
         }
-        if (!field_set(f, item, (char *)x + f->offset, expected, sizeof(expected))) {
+        bool array = f->type == FIELD_JOBS || f->type == FIELD_SEQUENCE;
+        if (array ? !array_set(f, item, (char *)x + f->offset, (long *)((char *)x + f->count_offset), expected,
+                               sizeof(expected))
+                  : !field_set(f, item, (char *)x + f->offset, expected, sizeof(expected))) {
             snprintf(err, err_size, "%s: \"%s\": expected %s", path, f->key, expected);
             return -EINVAL;
         }

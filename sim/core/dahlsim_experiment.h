@@ -9,6 +9,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define DAHLSIM_MAX_JOBS 8          /* "workloads": jobs sharing one machine */
+#define DAHLSIM_MAX_SEQUENCE 4096    /* job-steps of an explicit order */
+
+/* One job of a "workloads" experiment: its own network, data and batch, trained in the same StarPU program
+ * as the others (see sim/program/jobs.c). */
+struct dahlsim_job {
+    char name[32];
+    char model[256];   /* lenet, deep, deep:N, or a model file (resolved) */
+    char dataset[64];  /* fashion-mnist or synthetic:HxWxC */
+    long batch, samples;
+    double start_s;    /* when the job arrives (no step of it runs before) */
+    long priority;     /* informational: recorded, not used by the orders */
+};
+
 struct dahlsim_experiment {
     char scenario[PATH_MAX];     /* the scenario file it comes from, as results.json records it ("" if none) */
     char machine[72];
@@ -46,6 +60,16 @@ struct dahlsim_experiment {
      * per-input cost (its "scheduling.worker_us"); < 0: none measured. */
     double worker_us;
     char point[512];     /* "batch=4 scheduler=dmda" for a sweep point, "" otherwise */
+    /* Several jobs sharing the machine ("workloads"; njobs 0: one job, the fields above). The GPU runs one
+     * job-step at a time in the order job_order gives: fifo (each job to its end, by arrival), round-robin,
+     * weight (the weight heuristic over job_window steps), ga or given (the explicit sequence below, job
+     * indices, the k-th occurrence of job j being its step k). */
+    long njobs;
+    struct dahlsim_job jobs[DAHLSIM_MAX_JOBS];
+    char job_order[16];
+    long job_window;
+    long nsequence;
+    int sequence[DAHLSIM_MAX_SEQUENCE];
 };
 
 /* Writes x to path as JSON ({"dahlsim_point": 1, "<field>": value, ...}, numbers exact), atomically.

@@ -79,7 +79,16 @@
  *   wall_s            the whole process; peak_rss_kib: getrusage's maximum resident set size
  *   maps_first_step, maps_peak  the process's memory mappings after the first training step and at their
  *                     peak (sampled every 0.5 s of wall time): a simulation whose mappings grow step after
- *                     step dies at vm.max_map_count. These three vary from run to run. */
+ *                     step dies at vm.max_map_count. These three vary from run to run.
+ *   jobs              (several jobs sharing the machine, "workloads", only) {"order", "window", "prefetch",
+ *                     "gpu_busy_fraction", "total": IO, "sequence": [job index of each job-step as it ran],
+ *                     "detail": [{"name", "model", "dataset", "batch", "steps", "start_s", "first_s", "end_s",
+ *                     "samples_per_s", "loss_first", "loss_last", IO...}]}, IO being "h2d_bytes", "d2h_bytes",
+ *                     "h2d_transfers", "d2h_transfers", "evictions" (replicates dropped from a GPU to make
+ *                     room), "gpu_tasks", "gpu_busy_s", "gpu_wait_s" (GPU workers waiting for the job's
+ *                     input data); total also counts StarPU's own buffers (REDUX copies). Times since the
+ *                     run's start; losses null in simulation. The top-level figures then cover all jobs:
+ *                     iterations = job-steps, samples = their samples, batch the largest job's. */
 #include "dahlsim_results.h"
 #include "dahlsim_fs.h"
 
@@ -319,6 +328,56 @@ nomem:
 }
 
 /* Builds the document; NULL when memory runs out. */
+/* A job's transfers, evictions and GPU time into o. */
+static bool job_io_json(cJSON *o, const struct dahl_profile_job *io)
+{
+    return cJSON_AddNumberToObject(o, "h2d_bytes", (double)io->h2d_bytes) &&
+           cJSON_AddNumberToObject(o, "d2h_bytes", (double)io->d2h_bytes) &&
+           cJSON_AddNumberToObject(o, "h2d_transfers", (double)io->h2d) &&
+           cJSON_AddNumberToObject(o, "d2h_transfers", (double)io->d2h) &&
+           cJSON_AddNumberToObject(o, "evictions", (double)io->evictions) &&
+           cJSON_AddNumberToObject(o, "gpu_tasks", (double)io->gpu_tasks) &&
+           cJSON_AddNumberToObject(o, "gpu_busy_s", io->gpu_busy_us / 1e6) &&
+           cJSON_AddNumberToObject(o, "gpu_wait_s", io->gpu_fetch_us / 1e6);
+}
+
+/* The "jobs" block of a run where several jobs share the machine. */
+static bool jobs_json(cJSON *root, const struct dahlsim_results_jobs *js)
+{
+    cJSON *o, *total, *seq, *detail;
+    CHK(o = cJSON_AddObjectToObject(root, "jobs"));
+    CHK(cJSON_AddStringToObject(o, "order", js->order));
+    CHK(cJSON_AddNumberToObject(o, "window", (double)js->window));
+    CHK(cJSON_AddBoolToObject(o, "prefetch", js->prefetch));
+    CHK(cJSON_AddNumberToObject(o, "gpu_busy_fraction", js->gpu_busy_fraction));
+    CHK(total = cJSON_AddObjectToObject(o, "total"));
+    CHK(job_io_json(total, &js->total));
+    CHK(seq = cJSON_AddArrayToObject(o, "sequence"));
+    for (size_t i = 0; i < js->nsequence; i++)
+        CHK(cJSON_AddItemToArray(seq, cJSON_CreateNumber(js->sequence[i])));
+    CHK(detail = cJSON_AddArrayToObject(o, "detail"));
+    for (size_t i = 0; i < js->njobs; i++) {
+        const struct dahlsim_results_job *j = &js->jobs[i];
+        cJSON *d = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(detail, d));
+        CHK(cJSON_AddStringToObject(d, "name", j->name));
+        CHK(cJSON_AddStringToObject(d, "model", j->model));
+        CHK(cJSON_AddStringToObject(d, "dataset", j->dataset));
+        CHK(cJSON_AddNumberToObject(d, "batch", j->batch));
+        CHK(cJSON_AddNumberToObject(d, "steps", (double)j->steps));
+        CHK(cJSON_AddNumberToObject(d, "start_s", j->start_s));
+        CHK(cJSON_AddNumberToObject(d, "first_s", j->first_s));
+        CHK(cJSON_AddNumberToObject(d, "end_s", j->end_s));
+        CHK(cJSON_AddNumberToObject(d, "samples_per_s", j->samples_per_s));
+        CHK(cJSON_AddNumberToObject(d, "loss_first", j->loss_first));
+        CHK(cJSON_AddNumberToObject(d, "loss_last", j->loss_last));
+        CHK(job_io_json(d, &j->io));
+    }
+    return true;
+nomem:
+    return false;
+}
+
 static cJSON *results_json(const struct dahlsim_results *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -394,6 +453,8 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(cJSON_AddNumberToObject(root, "peak_rss_kib", (double)r->peak_rss_kib));
     CHK(cJSON_AddNumberToObject(root, "maps_first_step", (double)r->maps_first_step));
     CHK(cJSON_AddNumberToObject(root, "maps_peak", (double)r->maps_peak));
+    if (r->jobs != NULL)
+        CHK(jobs_json(root, r->jobs));
     return root;
 nomem:
     cJSON_Delete(root);

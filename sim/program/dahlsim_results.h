@@ -7,6 +7,7 @@
 #include "dahl_engine.h"
 #include "dahl_profile.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,6 +74,31 @@ struct dahlsim_results_scheduling {
     double worker_charged_us;          /* simulated: slept per task popped (< 0: StarPU-SimGrid's own costs) */
 };
 
+/* One job of a run where several share the machine ("workloads"). */
+struct dahlsim_results_job {
+    const char *name, *model, *dataset;
+    int batch;
+    long steps;             /* training steps, all epochs */
+    double start_s;         /* when it arrived (the scenario's start_s) */
+    double first_s, end_s;  /* its first step's start and its last step's end, since the run's start */
+    double samples_per_s;   /* steps * batch / (end_s - first_s) */
+    double loss_first, loss_last; /* native: mean loss of its first and of its last epoch (NaN simulated) */
+    struct dahl_profile_job io;   /* transfers, evictions, GPU time */
+};
+
+/* Several jobs sharing the machine: the jobs, their totals and the order the GPU ran their steps in. */
+struct dahlsim_results_jobs {
+    const char *order;      /* fifo, round-robin, weight, ga, given */
+    long window;            /* weight: steps per job in the window */
+    bool prefetch;          /* next job's parameters prefetched, the previous job's tensors marked wont-use */
+    const struct dahlsim_results_job *jobs;
+    size_t njobs;
+    struct dahl_profile_job total; /* the jobs' figures summed, and StarPU's own buffers' */
+    double gpu_busy_fraction;      /* GPU busy time over makespan x GPUs */
+    const int *sequence;           /* the job of each job-step, in the order they ran */
+    size_t nsequence;
+};
+
 struct dahlsim_results {
     const char *mode;      /* "native" or "simulated" */
     const char *scenario;  /* scenario file, or NULL (written as null) */
@@ -118,6 +144,7 @@ struct dahlsim_results {
     /* This process's memory mappings (dahlsim_proc.h), after the first training step and at their peak
      * over the steps (sampled every 0.5 s of wall time and at the end); -1 where /proc has none. */
     long maps_first_step, maps_peak;
+    const struct dahlsim_results_jobs *jobs; /* NULL: one job (no "jobs" block) */
 };
 
 /* Writes dir/results.json atomically (dir/.results.json.tmp, then renamed). Returns 0, or -errno with a

@@ -53,8 +53,9 @@ static void help(void)
            "  --perfmodel K      history (default), regression or nl-regression: how StarPU models task times\n"
            "  --out DIR          create DIR and write DIR/results.json\n"
            "  --quiet            no progress line\n"
-           "  --point FILE       sim-train only: the experiment as `dahlsim run` wrote it (OUT/point.json), in\n"
-           "                     place of the options above; --out and --quiet still apply\n"
+           "  --point FILE       the experiment as `dahlsim run` wrote it (OUT/point.json), in place of the\n"
+           "                     options above (natively too: its workers, and \"workloads\" trained together);\n"
+           "                     --out and --quiet still apply\n"
            "  --trace            with --out DIR: write DIR/trace/ (Paje traces: dahl.paje and StarPU's FxT trace\n"
            "                     in starpu/, Chrome trace.json, gantt.png and gantt.svg, summary.json and .txt)\n"
            "  --trace-window S:E trace training steps S to E only (counted from 1, over all epochs)\n"
@@ -336,10 +337,6 @@ int train_parse_options(int argc, char **argv, bool simulated, struct train_opts
             o->help = true;
             return 0;
         case O_POINT:
-            if (!simulated) {
-                dahlsim_error("--point: only sim-train (the simulated program) reads an experiment file");
-                return -EINVAL;
-            }
             o->point = optarg;
             break;
         case ':':

@@ -85,14 +85,15 @@ int train_results_write(struct run_state *st, double wall_start_s)
             snprintf(scheduler, sizeof(scheduler), "heteroprio:auto-%s%s", dahl_autoprio_heuristic_name(hc.heuristic),
                      hc.by_footprint ? "/footprint" : "");
     }
+    bool jobs = st->jobs != NULL;
     struct dahlsim_results r = {
         .mode = st->simulated ? "simulated" : "native",
         .scenario = o->scenario,
-        .model = o->model,
-        .dataset = o->dataset,
+        .model = jobs ? "workloads" : o->model,
+        .dataset = jobs ? "workloads" : o->dataset,
         .scheduler = scheduler,
         .heteroprio = heteroprio ? &hp : NULL,
-        .batch = (int)o->batch,
+        .batch = jobs ? (int)st->jobs_batch : (int)o->batch,
         .c = st->train.c,
         .h = st->train.h,
         .w = st->train.w,
@@ -102,13 +103,15 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .perfmodel = dahl_perfmodel_kind_name(o->perfmodel),
         .epochs = (int)o->epochs,
         .iterations = st->iterations,
-        .samples = st->train.n,
+        .samples = jobs ? st->jobs_samples : st->train.n,
         .makespan_s = st->makespan_s,
         .iteration_times_s = st->iteration_s,
         .niteration_times = (size_t)st->iterations,
-        .samples_per_s = st->makespan_s > 0 ? (double)(st->iterations * o->batch) / st->makespan_s : 0.0,
+        .samples_per_s = st->makespan_s <= 0 ? 0.0
+                         : jobs         ? (double)st->jobs_samples_done / st->makespan_s
+                                        : (double)(st->iterations * o->batch) / st->makespan_s,
         .epochs_detail = st->epochs,
-        .nepochs_detail = (size_t)o->epochs,
+        .nepochs_detail = jobs ? 0 : (size_t)o->epochs,
         .per_codelet = st->per_codelet,
         .ncodelets = st->nsymbols,
         .tasks_cpu = tasks_cpu,
@@ -132,6 +135,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .peak_rss_kib = ru.ru_maxrss,
         .maps_first_step = st->maps.first,
         .maps_peak = st->maps.peak,
+        .jobs = st->jobs,
     };
     char err[4200];
     if (dahlsim_results_save(&r, o->out, err, sizeof(err)) != 0) {

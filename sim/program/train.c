@@ -247,9 +247,7 @@ static int trace_setup(const struct train_opts *o, char *fxt_dir, size_t size)
     return 0;
 }
 
-/* The kernels, the perf-model kind and StarPU with the options' workers, scheduler and charged costs. Returns
- * 0, or a negative errno after printing the error (-ENODEV: no worker to run on). */
-static int engine_start(const struct train_opts *o)
+int train_engine_start(const struct train_opts *o)
 {
     dahl_kernels_init();
     int ret = dahl_codelets_set_perfmodel(o->perfmodel);
@@ -292,6 +290,8 @@ static int train_main(int argc, char **argv, bool simulated)
     int ret = train_parse_options(argc, argv, simulated, &o);
     if (ret != 0 || o.help)
         return ret;
+    if (o.x.njobs > 0)
+        return jobs_main(&o, simulated, wall_start_s);
     ret = train_check(&o, &desc);
     if (ret != 0)
         return ret;
@@ -309,7 +309,7 @@ static int train_main(int argc, char **argv, bool simulated)
     char fxt_dir[PATH_MAX];
     ret = trace_setup(&o, fxt_dir, sizeof(fxt_dir));
     if (ret == 0)
-        ret = engine_start(&o);
+        ret = train_engine_start(&o);
     if (ret != 0)
         goto out_data;
     ret = train_run(&st, &desc, wall_start_s);

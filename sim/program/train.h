@@ -118,6 +118,10 @@ struct run_state {
     /* This process's memory mappings over the training steps, sampled on rank 0: under SMPI every rank's
      * simulated threads live in it, and each holds two mappings (stack and guard page). */
     struct dahlsim_proc_meter maps;
+    /* Several jobs (jobs.c): their block of results.json, and the samples of an epoch of all of them, the
+     * largest batch and the samples trained; NULL/0 for one job. */
+    const struct dahlsim_results_jobs *jobs;
+    long jobs_samples, jobs_batch, jobs_samples_done;
 };
 
 /* What one epoch's meter holds between its start and its end: the counters it differences. */
@@ -143,6 +147,16 @@ void meter_step(struct run_state *st, const struct epoch_meter *m, struct progre
 /* Ends epoch e's meter after its steps: the step times, the epoch's time, metrics and counters into st.
  * Returns 0 or a negative errno. */
 int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter *m);
+
+/* ---- the engine (train.c) and several jobs (jobs.c) ------------------------------------------------------ */
+
+/* The kernels, the perf-model kind and StarPU with the options' workers, scheduler and charged costs. Returns
+ * 0, or a negative errno after printing the error (-ENODEV: no worker to run on). */
+int train_engine_start(const struct train_opts *o);
+
+/* The jobs of o->x.jobs trained together, one job-step at a time in o->x.job_order (see jobs.c); starts and
+ * stops the engine. Returns 0, or a negative errno after printing the error. */
+int jobs_main(const struct train_opts *o, bool simulated, double wall_start_s);
 
 /* ---- what the run leaves (results.c, trace.c) --------------------------------------------------------- */
 

@@ -34,9 +34,11 @@
  *   network         "10gbe"|"ib-100g"|{...}  "10gbe" (with nodes)     the network between nodes: a preset or
  *                                                                 {"bandwidth": "25Gbps", "latency": "2us",
  *                                                                 "topology": "flat|fat-tree|torus"}
+ *   workloads, job_order, job_window, job_sequence: several jobs sharing the machine (dahlsim_workloads.h)
  *   sweep           {key: [values...]}   -                        a grid over any keys above but comment/sweep
  */
 #include "dahlsim_scenario.h"
+#include "dahlsim_workloads.h"
 #include "dahlsim_schedconf.h"
 #include "dahlsim_manifest.h"
 #include "dahlsim_util.h"
@@ -72,7 +74,8 @@ struct dahlsim_scenario {
 static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
                                    "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
-                                   "trace",   "trace_window", "nodes", "batch_per_node", "network", "sweep"};
+                                   "trace",   "trace_window", "nodes", "batch_per_node", "network", "workloads",
+                                   "job_order", "job_window", "job_sequence", "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool key_known(const char *key)
@@ -691,7 +694,7 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     cJSON *manifest = dahlsim_read_json(manifest_path);
     bool ok = machine_checks(w, o, x, manifest, manifest_path);
     cJSON_Delete(manifest);
-    return ok && nodes_from(w, o, x);
+    return ok && nodes_from(w, o, x) && dahlsim_workloads_from(w->path, w->point, scenario_dir, o, x);
 }
 
 /* ---- the file ------------------------------------------------------------------------------------------ */

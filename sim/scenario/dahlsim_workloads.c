@@ -1,0 +1,327 @@
+/* "workloads" and the job-order keys of a scenario (see dahlsim_workloads.h): strict parsing, each job's
+ * defaults from the scenario's own keys, the explicit sequence of "given", and the check that the GPU memory
+ * limit holds the largest single task of every job. */
+#include "dahlsim_workloads.h"
+#include "dahlsim_fs.h"
+#include "dahlsim_util.h"
+
+#include "dahl_netdesc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCLASSES 10   /* every dataset has 10 classes */
+#define DEEP_BLOCKS 3 /* as `dahlsim train --model deep` */
+#define DEEP_WIDTH 8
+
+static const char *const job_keys[] = {"name", "model", "dataset", "batch", "samples", "iterations", "start_s",
+                                       "priority"};
+static const char *const orders[] = {"round-robin", "fifo", "weight", "ga", "given"};
+
+/* One-line error: FILE: [sweep point (P): ]"FIELD": expected E[, got G]. */
+static void wl_error(const char *path, const char *point, const char *field, const cJSON *got, const char *expected)
+{
+    char *text = got != NULL ? cJSON_PrintUnformatted(got) : NULL;
+    dahlsim_error("%s: %s%s%s\"%s\": expected %s%s%s", path, point[0] ? "sweep point (" : "", point,
+                  point[0] ? "): " : "", field, expected, text != NULL ? ", got " : "", text != NULL ? text : "");
+    free(text);
+}
+
+/* The network description of a job's model and dataset; false when either is not one we can build. */
+static bool job_desc(const struct dahlsim_job *j, struct dahl_network_desc *d)
+{
+    int c = 1, h = 28, w = 28;
+    char tail;
+    if (strncmp(j->dataset, "synthetic:", 10) == 0 &&
+        (sscanf(j->dataset + 10, "%dx%dx%d%c", &h, &w, &c, &tail) != 3 || h < 1 || w < 1 || c < 1 || h > 4096 ||
+         w > 4096 || c > 64))
+        return false;
+    if (strncmp(j->dataset, "synthetic:", 10) != 0 && strcmp(j->dataset, "fashion-mnist") != 0)
+        return false;
+    int ret = -EINVAL;
+    if (strcmp(j->model, "lenet") == 0) {
+        ret = dahl_network_desc_lenet(c, h, w, NCLASSES, d);
+    } else if (strcmp(j->model, "deep") == 0 || strncmp(j->model, "deep:", 5) == 0) {
+        char *end = NULL;
+        long blocks = j->model[4] == ':' ? strtol(j->model + 5, &end, 10) : DEEP_BLOCKS;
+        if (end == NULL || (*end == '\0' && end != j->model + 5 && blocks >= 1 && blocks <= 9))
+            ret = dahl_network_desc_deep(c, h, w, NCLASSES, (int)blocks, DEEP_WIDTH, d);
+    }
+    char err[256];
+    return ret == 0 && dahl_network_desc_check(d, err, sizeof(err)) == 0;
+}
+
+bool dahlsim_workloads_job_bytes(const struct dahlsim_job *j, int64_t *largest_task, int64_t *footprint)
+{
+    struct dahl_network_desc d;
+    struct dahl_layer_shape s[DAHL_NETWORK_MAX_LAYERS];
+    char err[256];
+    if (!job_desc(j, &d) || dahl_network_desc_shapes(&d, s, err, sizeof(err)) != 0)
+        return false;
+    int64_t largest = 0, floats = 0, batch = j->batch;
+    for (int i = 0; i < d.nlayers; i++) {
+        int64_t in = (int64_t)s[i].in_c * s[i].in_h * s[i].in_w, out = (int64_t)s[i].out_c * s[i].out_h * s[i].out_w;
+        int64_t nw = (int64_t)s[i].nw, nb = (int64_t)s[i].nb;
+        int k = dahl_update_chunks((size_t)nw, 0);
+        int64_t chunk = k > 1 ? (int64_t)dahl_update_chunk_elems((size_t)nw, k, 0) : nw;
+        int64_t tasks[] = {in + out + nw + nb,  /* forward: x, w, b -> y */
+                           out + in + nw,       /* backward input: dy, w -> dx */
+                           in + out + nw + nb,  /* backward weights: x, dy -> dw, db */
+                           3 * chunk};          /* update: p, g, v */
+        for (size_t t = 0; t < sizeof(tasks) / sizeof(tasks[0]); t++)
+            largest = tasks[t] > largest ? tasks[t] : largest;
+        floats += 3 * (nw + nb) + 2 * out * batch; /* w, dw, vw and biases; activations and their gradients */
+        if (i == 0)
+            floats += in * batch; /* the input */
+    }
+    floats += 2 * batch; /* metrics */
+    *largest_task = 4 * largest;
+    *footprint = 4 * floats;
+    return true;
+}
+
+/* Job i from its object (keys left out: the scenario's). */
+static bool job_from(const char *path, const char *point, const char *dir, const cJSON *jo, int i,
+                     const struct dahlsim_experiment *x, struct dahlsim_job *j)
+{
+    char field[64];
+    const cJSON *item;
+    cJSON_ArrayForEach(item, jo) {
+        bool known = false;
+        for (size_t k = 0; k < sizeof(job_keys) / sizeof(job_keys[0]); k++)
+            known = known || strcmp(item->string, job_keys[k]) == 0;
+        if (!known) {
+            snprintf(field, sizeof(field), "workloads[%d].%s", i, item->string);
+            wl_error(path, point, field, NULL,
+                     "no such key (a job has name, model, dataset, batch, samples or iterations, start_s, priority)");
+            return false;
+        }
+    }
+    *j = (struct dahlsim_job){.batch = x->batch, .samples = x->samples};
+    snprintf(j->name, sizeof(j->name), "job%d", i);
+    snprintf(j->model, sizeof(j->model), "%.255s", x->model);
+    snprintf(j->dataset, sizeof(j->dataset), "%s", x->dataset);
+    struct {
+        const char *key;
+        char *out;
+        size_t size;
+    } strings[] = {{"name", j->name, sizeof(j->name)}, {"model", j->model, sizeof(j->model)},
+                   {"dataset", j->dataset, sizeof(j->dataset)}};
+    for (size_t k = 0; k < 3; k++) {
+        item = cJSON_GetObjectItemCaseSensitive(jo, strings[k].key);
+        snprintf(field, sizeof(field), "workloads[%d].%s", i, strings[k].key);
+        if (item == NULL)
+            continue;
+        if (!cJSON_IsString(item) || item->valuestring[0] == '\0' || strlen(item->valuestring) >= strings[k].size) {
+            wl_error(path, point, field, item, "a non-empty string");
+            return false;
+        }
+        snprintf(strings[k].out, strings[k].size, "%s", item->valuestring);
+    }
+    (void)dir;
+    struct {
+        const char *key;
+        double min, max;
+    } numbers[] = {{"batch", 1, 65536}, {"samples", 1, 100000000}, {"iterations", 1, 100000000},
+                   {"start_s", 0, 1e9}, {"priority", -1e9, 1e9}};
+    double v[5] = {(double)j->batch, (double)j->samples, 0, 0, 0};
+    for (size_t k = 0; k < 5; k++) {
+        item = cJSON_GetObjectItemCaseSensitive(jo, numbers[k].key);
+        if (item == NULL)
+            continue;
+        snprintf(field, sizeof(field), "workloads[%d].%s", i, numbers[k].key);
+        bool integer = k != 3;
+        if (!cJSON_IsNumber(item) || !(item->valuedouble >= numbers[k].min && item->valuedouble <= numbers[k].max) ||
+            (integer && item->valuedouble != floor(item->valuedouble))) {
+            char expected[80];
+            snprintf(expected, sizeof(expected), "%s in [%g, %g]", integer ? "an integer" : "a number", numbers[k].min,
+                     numbers[k].max);
+            wl_error(path, point, field, item, expected);
+            return false;
+        }
+        v[k] = item->valuedouble;
+    }
+    j->batch = (long)v[0];
+    j->samples = v[2] > 0 ? (long)v[2] * j->batch : (long)v[1];
+    j->start_s = v[3];
+    j->priority = (long)v[4];
+    int64_t largest, footprint;
+    snprintf(field, sizeof(field), "workloads[%d]", i);
+    if (!dahlsim_workloads_job_bytes(j, &largest, &footprint)) {
+        wl_error(path, point, field, jo, "a model of lenet, deep or deep:N (1-9 blocks) for a dataset of "
+                                         "fashion-mnist or synthetic:HxWxC");
+        return false;
+    }
+    if (strcmp(j->dataset, "fashion-mnist") == 0 && j->samples > 60000) {
+        wl_error(path, point, field, jo, "at most the 60000 training samples of fashion-mnist");
+        return false;
+    }
+    if (j->batch > j->samples) {
+        wl_error(path, point, field, jo, "a batch of at most its samples");
+        return false;
+    }
+    return true;
+}
+
+/* "job_sequence": names or indices, inline or in a file; into x->sequence. */
+static bool sequence_from(const char *path, const char *point, const char *dir, const cJSON *o,
+                          struct dahlsim_experiment *x)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "job_sequence");
+    cJSON *loaded = NULL;
+    char file[PATH_MAX + 8];
+    const char *where = "job_sequence";
+    if (cJSON_IsString(item)) {
+        snprintf(file, sizeof(file), "%s%s%s", item->valuestring[0] == '/' ? "" : dir,
+                 item->valuestring[0] == '/' ? "" : "/", item->valuestring);
+        char why[256];
+        if (dahlsim_json_load(file, 1 << 22, &loaded, why, sizeof(why)) != 0) {
+            dahlsim_error("%s: \"job_sequence\": %s", path, why);
+            return false;
+        }
+        item = cJSON_GetObjectItemCaseSensitive(loaded, "sequence");
+        where = file;
+    }
+    bool ok = cJSON_IsArray(item) && cJSON_GetArraySize(item) <= DAHLSIM_MAX_SEQUENCE;
+    const cJSON *e, *list = ok ? item : NULL;
+    x->nsequence = 0;
+    cJSON_ArrayForEach(e, list) {
+        int job = -1;
+        for (int i = 0; i < x->njobs && cJSON_IsString(e); i++)
+            job = strcmp(e->valuestring, x->jobs[i].name) == 0 ? i : job;
+        if (cJSON_IsNumber(e) && e->valuedouble == floor(e->valuedouble) && e->valuedouble >= 0 &&
+            e->valuedouble < (double)x->njobs)
+            job = (int)e->valuedouble;
+        if (job < 0) {
+            ok = false;
+            break;
+        }
+        x->sequence[x->nsequence++] = job;
+    }
+    if (!ok) {
+        char expected[160];
+        snprintf(expected, sizeof(expected), "a list of at most %d job names or indices (or a file holding "
+                 "{\"sequence\": [...]}) naming the %ld jobs", DAHLSIM_MAX_SEQUENCE, x->njobs);
+        wl_error(path, point, where, cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "job_sequence")) ? NULL : item,
+                 expected);
+    }
+    cJSON_Delete(loaded);
+    return ok;
+}
+
+/* Each job as many times in the sequence as it has steps. */
+static bool sequence_counts(const char *path, const char *point, struct dahlsim_experiment *x)
+{
+    for (int i = 0; i < x->njobs; i++) {
+        long n = 0, steps = x->jobs[i].samples / x->jobs[i].batch * x->epochs;
+        for (long k = 0; k < x->nsequence; k++)
+            n += x->sequence[k] == i;
+        if (n != steps) {
+            char expected[160];
+            snprintf(expected, sizeof(expected), "job \"%s\" %ld times (its steps), found %ld", x->jobs[i].name, steps,
+                     n);
+            wl_error(path, point, "job_sequence", NULL, expected);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The GPU memory limit against each job's largest task. */
+static bool memory_fits(const char *path, const char *point, const struct dahlsim_experiment *x)
+{
+    if (x->gpu_memory_mib <= 0)
+        return true;
+    for (int i = 0; i < x->njobs; i++) {
+        int64_t largest, footprint;
+        dahlsim_workloads_job_bytes(&x->jobs[i], &largest, &footprint);
+        if (largest > (int64_t)x->gpu_memory_mib * 1048576) {
+            char expected[200];
+            snprintf(expected, sizeof(expected), "at least the %.1f MiB one task of job \"%s\" touches, got %ld",
+                     (double)largest / 1048576.0, x->jobs[i].name, x->gpu_memory_mib);
+            wl_error(path, point, "gpu_memory_mib", NULL, expected);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool dahlsim_workloads_from(const char *path, const char *point, const char *scenario_dir, const cJSON *o,
+                            struct dahlsim_experiment *x)
+{
+    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(o, "workloads");
+    if (wl == NULL) {
+        static const char *const only[] = {"job_order", "job_window", "job_sequence"};
+        for (size_t k = 0; k < 3; k++)
+            if (cJSON_GetObjectItemCaseSensitive(o, only[k]) != NULL) {
+                wl_error(path, point, only[k], NULL, "\"workloads\" too (it orders several jobs)");
+                return false;
+            }
+        return true;
+    }
+    if (!cJSON_IsArray(wl) || cJSON_GetArraySize(wl) < 1 || cJSON_GetArraySize(wl) > DAHLSIM_MAX_JOBS) {
+        char expected[80];
+        snprintf(expected, sizeof(expected), "a list of 1 to %d job objects", DAHLSIM_MAX_JOBS);
+        wl_error(path, point, "workloads", wl, expected);
+        return false;
+    }
+    if (x->nodes > 0 || x->trace) {
+        wl_error(path, point, "workloads", NULL, x->nodes > 0 ? "no \"nodes\" (jobs share one node)"
+                                                              : "no \"trace\" (not traced yet)");
+        return false;
+    }
+    const cJSON *jo;
+    x->njobs = 0;
+    cJSON_ArrayForEach(jo, wl) {
+        int i = (int)x->njobs;
+        if (!cJSON_IsObject(jo)) {
+            char field[32];
+            snprintf(field, sizeof(field), "workloads[%d]", i);
+            wl_error(path, point, field, jo, "a job object");
+            return false;
+        }
+        if (!job_from(path, point, scenario_dir, jo, i, x, &x->jobs[i]))
+            return false;
+        for (int k = 0; k < i; k++)
+            if (strcmp(x->jobs[k].name, x->jobs[i].name) == 0) {
+                wl_error(path, point, "workloads", NULL, "jobs of distinct names");
+                return false;
+            }
+        x->njobs++;
+    }
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(o, "job_order");
+    snprintf(x->job_order, sizeof(x->job_order), "round-robin");
+    if (order != NULL) {
+        bool known = false;
+        for (size_t k = 0; cJSON_IsString(order) && k < sizeof(orders) / sizeof(orders[0]); k++)
+            known = known || strcmp(order->valuestring, orders[k]) == 0;
+        if (!known) {
+            wl_error(path, point, "job_order", order, "one of round-robin, fifo, weight, ga, given");
+            return false;
+        }
+        snprintf(x->job_order, sizeof(x->job_order), "%s", order->valuestring);
+    }
+    const cJSON *window = cJSON_GetObjectItemCaseSensitive(o, "job_window");
+    x->job_window = 4;
+    if (window != NULL) {
+        if (!cJSON_IsNumber(window) || window->valuedouble != floor(window->valuedouble) || window->valuedouble < 1 ||
+            window->valuedouble > 100000) {
+            wl_error(path, point, "job_window", window, "an integer in [1, 100000]");
+            return false;
+        }
+        x->job_window = (long)window->valuedouble;
+    }
+    bool given = strcmp(x->job_order, "given") == 0;
+    if (given != (cJSON_GetObjectItemCaseSensitive(o, "job_sequence") != NULL)) {
+        wl_error(path, point, given ? "job_sequence" : "job_order", NULL,
+                 given ? "the sequence \"given\" runs" : "\"given\" with a \"job_sequence\"");
+        return false;
+    }
+    if (given && (!sequence_from(path, point, scenario_dir, o, x) || !sequence_counts(path, point, x)))
+        return false;
+    return memory_fits(path, point, x);
+}

@@ -1,0 +1,33 @@
+/* Scenario keys of several jobs sharing one machine (issue 20): "workloads", "job_order", "job_window",
+ * "job_sequence", read into the experiment (dahlsim_experiment.h) and checked against the GPU memory limit.
+ *
+ *   workloads     [{"name", "model", "dataset", "batch", "samples" | "iterations", "start_s", "priority"}],
+ *                 1 to 8 jobs; a key left out takes the scenario's own (model, dataset, batch, samples), name
+ *                 "jobN", start_s 0, priority 0. Models: lenet, deep, deep:N.
+ *   job_order     "round-robin" (default), "fifo", "weight", "ga" or "given"
+ *   job_window    integer >= 1, default 4: the weight heuristic's window, in steps of each job
+ *   job_sequence  given: the job of every job-step, by name or index, e.g. ["a", "b", "a", "b"] (each job as
+ *                 many times as it has steps), or a file holding such a list ({"sequence": [...]}, as
+ *                 `dahlsim dag share --order ga` writes it), relative to the scenario's directory
+ *
+ * StarPU-free, front end only. */
+#ifndef DAHLSIM_WORKLOADS_H
+#define DAHLSIM_WORKLOADS_H
+
+#include "dahlsim_experiment.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Reads the keys above from scenario object o (file path; point: "" or the sweep point's label, for
+ * messages) into x, whose single-job keys are already read. Absent "workloads": nothing to do (the job
+ * keys are then refused). Returns false after printing a one-line error naming the file and the field. */
+bool dahlsim_workloads_from(const char *path, const char *point, const char *scenario_dir, const cJSON *o,
+                            struct dahlsim_experiment *x);
+
+/* The largest data one task of job j's step touches, in bytes, and the job's whole footprint (every tensor
+ * its network registers); false when the job's model cannot be built. */
+bool dahlsim_workloads_job_bytes(const struct dahlsim_job *j, int64_t *largest_task, int64_t *footprint);
+
+#endif /* DAHLSIM_WORKLOADS_H */
