@@ -59,15 +59,30 @@ static double makespan(const struct dahlsim_share *s, enum dahlsim_share_policy 
     return m;
 }
 
-Test(share, two_jobs_by_hand)
+/* Two jobs of one step (3 s) and one 2-byte tensor each. */
+static void two_jobs(struct dahlsim_share *s, uint64_t memory, bool written)
 {
     static const uint64_t two[] = {2};
+    unit_link(s, memory);
+    add_job(s, "a", 1, 3.0, 0.0, 1, two, written);
+    add_job(s, "b", 1, 3.0, 0.0, 1, two, written);
+}
+
+/* Job a's host phase (10 s) keeps its second step away; b has none. Memory for both. */
+static void host_phase(struct dahlsim_share *s)
+{
+    static const uint64_t one[] = {1};
+    unit_link(s, 2);
+    add_job(s, "a", 2, 1.0, 10.0, 1, one, false);
+    add_job(s, "b", 2, 1.0, 0.0, 1, one, false);
+}
+
+Test(share, two_jobs_by_hand)
+{
     struct dahlsim_share s;
     /* Memory for one tensor: A loads [0, 2] and computes [2, 5]; B cannot load under A's compute (A's tensor is
      * in use), so it loads [5, 7] and computes [7, 10], with or without prefetch: the sum of loads and computes. */
-    unit_link(&s, 2);
-    add_job(&s, "a", 1, 3.0, 0.0, 1, two, false);
-    add_job(&s, "b", 1, 3.0, 0.0, 1, two, false);
+    two_jobs(&s, 2, false);
     for (int p = 0; p < DAHLSIM_SHARE_NPOLICIES; p++) {
         cr_assert_float_eq(makespan(&s, p, false, DAHLSIM_SHARE_FIFO), 10.0, 1e-12);
         cr_assert_float_eq(makespan(&s, p, true, DAHLSIM_SHARE_FIFO), 10.0, 1e-12);
@@ -90,12 +105,9 @@ Test(share, two_jobs_by_hand)
 
 Test(share, dirty_evictions_wait_for_their_write_back)
 {
-    static const uint64_t two[] = {2};
     struct dahlsim_share s;
     /* A written: when B needs the room at 5, A's tensor goes back [5, 7] and B loads [7, 9], computes [9, 12]. */
-    unit_link(&s, 2);
-    add_job(&s, "a", 1, 3.0, 0.0, 1, two, true);
-    add_job(&s, "b", 1, 3.0, 0.0, 1, two, true);
+    two_jobs(&s, 2, true);
     struct dahlsim_share_result r;
     cr_assert_float_eq(run(&s, DAHLSIM_SHARE_LRU, false, DAHLSIM_SHARE_FIFO, &r), 12.0, 1e-12);
     cr_assert_eq(r.jobs[0].d2h_bytes, 2);
@@ -111,11 +123,8 @@ Test(share, dirty_evictions_wait_for_their_write_back)
 
 Test(share, fifo_takes_the_earliest_ready_step)
 {
-    static const uint64_t one[] = {1};
     struct dahlsim_share s;
-    unit_link(&s, 2);
-    add_job(&s, "a", 2, 1.0, 10.0, 1, one, false); /* a long host phase between its steps */
-    add_job(&s, "b", 2, 1.0, 0.0, 1, one, false);
+    host_phase(&s);
     struct dahlsim_share_result r;
     /* a [1, 2], b loaded [1, 2] under it (prefetch), b0 [2, 3], b1 ready at 3 [3, 4], a1 ready at 12 [12, 13]. */
     cr_assert_float_eq(run(&s, DAHLSIM_SHARE_LRU, true, DAHLSIM_SHARE_FIFO, &r), 13.0, 1e-12);
@@ -280,20 +289,14 @@ Test(share, weight_runs_the_resident_job_first)
  * host->GPU FIFO (docs/scheduler-lab.md), but on these cases prefetch never loses. */
 Test(share, prefetch_is_never_slower_on_the_hand_cases)
 {
-    static const uint64_t one[] = {1}, two[] = {2};
-    struct dahlsim_share cases[5];
-    unit_link(&cases[0], 2);
-    add_job(&cases[0], "a", 1, 3.0, 0.0, 1, two, false);
-    add_job(&cases[0], "b", 1, 3.0, 0.0, 1, two, false);
-    unit_link(&cases[1], 4);
-    add_job(&cases[1], "a", 1, 3.0, 0.0, 1, two, true);
-    add_job(&cases[1], "b", 1, 3.0, 0.0, 1, two, true);
-    unit_link(&cases[2], 2);
-    add_job(&cases[2], "a", 2, 1.0, 10.0, 1, one, false);
-    add_job(&cases[2], "b", 2, 1.0, 0.0, 1, one, false);
-    three_in_two(&cases[3]);
-    alternating(&cases[4]);
-    for (int c = 0; c < 5; c++) {
+    struct dahlsim_share cases[6];
+    two_jobs(&cases[0], 2, false);
+    two_jobs(&cases[1], 4, false);
+    two_jobs(&cases[2], 2, true);
+    host_phase(&cases[3]);
+    three_in_two(&cases[4]);
+    alternating(&cases[5]);
+    for (int c = 0; c < 6; c++) {
         for (int p = 0; p < DAHLSIM_SHARE_NPOLICIES; p++)
             for (int o = 0; o < DAHLSIM_SHARE_GA; o++)
                 cr_assert_leq(makespan(&cases[c], p, true, o), makespan(&cases[c], p, false, o) + 1e-12,

@@ -1,6 +1,6 @@
-/* Shared by the GPU-sharing emulator's files of sim/lab/ only (share.c, share_order.c, share_ga.c): the
- * emulation state, allocated once and reused across the many runs of the genetic search, and the order
- * choosers the step loop calls. */
+/* Shared by the GPU-sharing emulator's files of sim/lab/ only (share*.c): the emulation state, allocated
+ * once and reused across the many runs of the genetic search, the order choosers the step loop calls, and
+ * the JSON reader of its files. */
 #ifndef DAHLSIM_SHARE_INTERNAL_H
 #define DAHLSIM_SHARE_INTERNAL_H
 
@@ -65,5 +65,9 @@ int share_pick_round_robin(struct share_emu *e);
 int share_pick_weight(struct share_emu *e, double now);
 /* WEIGHT's window: records a step of job j. */
 void share_window_add(struct share_emu *e, int j, double compute_s, double idle_s);
+
+struct cJSON;
+/* The JSON document in path (share_io.c); 0, or a negative errno with "PATH: why" in err. */
+int share_json_read(const char *path, struct cJSON **doc, char *err, size_t err_size);
 
 #endif /* DAHLSIM_SHARE_INTERNAL_H */

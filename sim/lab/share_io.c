@@ -1,6 +1,6 @@
 /* The GPU-sharing emulator's files (see dahlsim_share.h): the dahlsim-share-1 input, loaded with every key
  * and value checked and each error naming the file and the field, its writer, and the result as JSON. */
-#include "dahlsim_share.h"
+#include "share_internal.h"
 
 #include "dahlsim_fs.h"
 
@@ -209,16 +209,23 @@ static bool load_doc(struct where *w, const cJSON *doc, struct dahlsim_share *s)
     return true;
 }
 
+int share_json_read(const char *path, struct cJSON **doc, char *err, size_t err_size)
+{
+    char why[512];
+    int ret = dahlsim_json_load(path, 256u << 20, doc, why, sizeof(why));
+    if (ret != 0)
+        snprintf(err, err_size, "%s: %s", path, why);
+    return ret;
+}
+
 int dahlsim_share_load(const char *path, struct dahlsim_share *s, char *err, size_t err_size)
 {
     memset(s, 0, sizeof(*s));
     cJSON *doc = NULL;
     char why[512];
-    int ret = dahlsim_json_load(path, 256u << 20, &doc, why, sizeof(why));
-    if (ret != 0) {
-        snprintf(err, err_size, "%s: %s", path, why);
+    int ret = share_json_read(path, &doc, err, err_size);
+    if (ret != 0)
         return ret;
-    }
     struct where w = {.path = path, .err = err, .err_size = err_size};
     ret = load_doc(&w, doc, s) ? 0 : -EINVAL;
     const char *key = cJSON_GetObjectItemCaseSensitive(doc, "gpu_memory_mib") != NULL ? "gpu_memory_mib"

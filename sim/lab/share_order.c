@@ -2,8 +2,6 @@
  * the step loop calls, and given orders (their check and their files). */
 #include "share_internal.h"
 
-#include "dahlsim_fs.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -202,11 +200,9 @@ int dahlsim_share_order_load(const char *path, const struct dahlsim_share *s, in
     *n = 0;
     cJSON *doc = NULL;
     char why[256];
-    int ret = dahlsim_json_load(path, 64u << 20, &doc, why, sizeof(why));
-    if (ret != 0) {
-        snprintf(err, err_size, "%s: %s", path, why);
+    int ret = share_json_read(path, &doc, err, err_size);
+    if (ret != 0)
         return ret;
-    }
     const cJSON *list = doc;
     if (cJSON_IsObject(doc)) {
         const cJSON *format = cJSON_GetObjectItemCaseSensitive(doc, "format");
