@@ -1,5 +1,5 @@
-/* `dahlsim dag`: the scheduler lab's command (gen, run, table, export), option parsing and calls into
- * sim/lab/ (dahlsim_dag.h). */
+/* `dahlsim dag`: the scheduler lab's command (gen, run, table, export; share and share-export are
+ * cmd/dag_share.c's), option parsing and calls into sim/lab/ (dahlsim_dag.h). */
 #include "dahlsim_cli.h"
 #include "dahlsim_dag.h"
 #include "dahlsim_fs.h"
@@ -27,7 +27,9 @@ static const char dag_usage[] =
     "                       [--slow-factors] [--csv FILE] [--save-graphs DIR] [GRAPH...]\n"
     "       dahlsim dag export --machine NAME --out FILE [--dataset D] [--model M] [--batch N] [--steps N]\n"
     "                       [--reduction redux|manual] [--redux-copies N] [--momentum X] [--perfmodel KIND]\n"
-    "                       [--cpus N] [--gpus N] [--group symbol|footprint]\n";
+    "                       [--cpus N] [--gpus N] [--group symbol|footprint]\n"
+    "       dahlsim dag share FILE [options]          (dahlsim dag share --help)\n"
+    "       dahlsim dag share-export --machine NAME --job SPEC... --out FILE\n";
 
 static void dag_help(void)
 {
@@ -42,7 +44,10 @@ static void dag_help(void)
            "  table  N generated graphs, or the GRAPH files given: the slowdown of each heuristic against the\n"
            "         control priorities, as in the paper's Table 3 (markdown on stdout, CSV with --csv)\n"
            "  export the task graph of dahl training steps (dahl_network.c's tasks and data accesses, StarPU's\n"
-           "         dependency rules and REDUX reductions) with costs from a calibration's perf models\n\n"
+           "         dependency rules and REDUX reductions) with costs from a calibration's perf models\n"
+           "  share  the GPU-sharing emulator: jobs sharing one GPU's memory, orders, eviction policies, a\n"
+           "         genetic search (options: dahlsim dag share --help)\n"
+           "  share-export  a GPU-sharing file from calibrated dahl networks\n\n"
            "options:\n"
            "  --priorities FILE  {\"cpu\": [types...], \"gpu\": [types...]}, most wanted first\n"
            "  --auto HEURISTIC   AutoHeteroprio with one of: %s\n"
@@ -557,8 +562,10 @@ int dahlsim_cmd_dag(int argc, char **argv)
         return DAHLSIM_EXIT_OK;
     }
     const char *sub = argv[1];
+    if (strcmp(sub, "share") == 0 || strcmp(sub, "share-export") == 0)
+        return dahlsim_cmd_dag_share(argc - 1, argv + 1);
     if (strcmp(sub, "gen") != 0 && strcmp(sub, "run") != 0 && strcmp(sub, "table") != 0 && strcmp(sub, "export") != 0) {
-        dahlsim_error("dag: unknown subcommand \"%s\" (expected gen, run, table or export)", sub);
+        dahlsim_error("dag: unknown subcommand \"%s\" (expected gen, run, table, export, share or share-export)", sub);
         fputs(dag_usage, stderr);
         return DAHLSIM_EXIT_USAGE;
     }

@@ -1,10 +1,12 @@
-/* Shared by the files of sim/lab/ only: the seeded draws of the generator and of the control search (the
- * same splitmix64 stream as ever, so seeds keep their graphs and lists), and the int comparison for qsort. */
+/* Shared by the files of sim/lab/ only: the seeded draws of the generator, the control search and the
+ * GPU-sharing GA (the same splitmix64 stream as ever, so seeds keep their graphs and lists), the int
+ * comparison for qsort, and the network description of an export (export.c, share_export.c). */
 #ifndef DAHLSIM_LAB_INTERNAL_H
 #define DAHLSIM_LAB_INTERNAL_H
 
 #include "dahl_random.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Uniform in [0, n) (0 when n is 0). */
@@ -23,5 +25,12 @@ static inline int cmp_int(const void *a, const void *b)
 {
     return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
+
+struct dahlsim_dag_export_conf;
+struct dahl_network_desc;
+/* The network conf->model names for conf's image shape (10 classes, as `dahlsim train`). Returns 0 or -EINVAL
+ * with the reason in err. */
+int lab_export_desc(const struct dahlsim_dag_export_conf *conf, struct dahl_network_desc *d, char *err,
+                    size_t err_size);
 
 #endif /* DAHLSIM_LAB_INTERNAL_H */
