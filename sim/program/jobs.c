@@ -53,6 +53,16 @@ static bool job_shape(const char *path, int index, struct job *j)
     return false;
 }
 
+/* Job j's seed: the run's and its name's (FNV-1a), so a job draws the same data and weights alone or with
+ * others. */
+static uint64_t job_seed(const struct train_opts *o, const struct job *j)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = j->spec->name; *c != '\0'; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+    return (uint64_t)o->seed ^ h;
+}
+
 /* Job i's network description and training data. Returns 0, or -EINVAL/-ENOMEM after printing the error. */
 static int job_prepare(struct jobs_run *run, int i)
 {
@@ -73,8 +83,8 @@ static int job_prepare(struct jobs_run *run, int i)
     }
     int ret;
     if (j->syn_h > 0 || run->simulated) {
-        ret = dahl_dataset_synthetic((int)j->spec->samples, c, h, w, NCLASSES, (uint64_t)o->seed + (uint64_t)i,
-                                     run->simulated ? 0 : 1, &j->all);
+        ret = dahl_dataset_synthetic((int)j->spec->samples, c, h, w, NCLASSES, job_seed(o, j), run->simulated ? 0 : 1,
+                                     &j->all);
         j->train = j->all;
     } else {
         char err[1024];
@@ -102,7 +112,7 @@ static int job_create(struct jobs_run *run, int i)
     const struct train_opts *o = run->o;
     struct job *j = &run->jobs[i];
     struct dahl_train_conf conf = {.batch = (int)j->spec->batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
-                                   .reduction = o->reduction, .seed = (uint64_t)o->seed + (uint64_t)i,
+                                   .reduction = o->reduction, .seed = job_seed(o, j),
                                    .global_batch = (int)j->spec->batch};
     char err[512];
     dahl_profile_job_set(i);
@@ -133,26 +143,12 @@ static void jobs_fini(struct jobs_run *run)
 
 /* ---- orders ------------------------------------------------------------------------------------------------ */
 
-/* The static orders: fifo (each job to its end, by arrival then index), round-robin (one step of each
- * unfinished job in turn), given/ga (the point's sequence, checked against the jobs' step counts). Returns 0,
- * or -EINVAL after printing the error. */
+/* The static orders: round-robin (one step of each unfinished job in turn), given/ga (the point's sequence,
+ * checked against the jobs' step counts). Returns 0, or -EINVAL after printing the error. */
 static int static_order(struct jobs_run *run, int *seq)
 {
     const struct dahlsim_experiment *x = &run->o->x;
     long n = 0;
-    if (strcmp(x->job_order, "fifo") == 0) {
-        bool used[DAHLSIM_MAX_JOBS] = {false};
-        for (int k = 0; k < run->njobs; k++) {
-            int best = -1;
-            for (int i = 0; i < run->njobs; i++)
-                if (!used[i] && (best < 0 || run->jobs[i].spec->start_s < run->jobs[best].spec->start_s))
-                    best = i;
-            used[best] = true;
-            for (long s = 0; s < run->jobs[best].steps; s++)
-                seq[n++] = best;
-        }
-        return 0;
-    }
     if (strcmp(x->job_order, "round-robin") == 0) {
         for (long round = 0; n < run->total_steps; round++)
             for (int i = 0; i < run->njobs; i++)
@@ -176,6 +172,25 @@ static int static_order(struct jobs_run *run, int *seq)
             return -EINVAL;
         }
     return 0;
+}
+
+/* fifo: the job whose next step was ready first (its arrival, or the end of its previous step; ties: the
+ * lower index), leaving out job `skip` (-1: none); -1 when every job is done. */
+static int fifo_pick(const struct jobs_run *run, double start_us, int skip)
+{
+    int best = -1;
+    double best_us = 0;
+    for (int i = 0; i < run->njobs; i++) {
+        const struct job *j = &run->jobs[i];
+        if (i == skip || j->done >= j->steps)
+            continue;
+        double ready_us = j->done == 0 ? start_us + 1e6 * j->spec->start_s : j->end_us;
+        if (best < 0 || ready_us < best_us) {
+            best = i;
+            best_us = ready_us;
+        }
+    }
+    return best;
 }
 
 /* The weight heuristic's weight of job j over its window: reward = computation / (computation + idle), the
@@ -287,7 +302,13 @@ static int jobs_train(struct jobs_run *run, double start_us)
     if (seq == NULL)
         return -ENOMEM;
     int ret = 0;
-    if (strcmp(x->job_order, "weight") == 0) {
+    if (strcmp(x->job_order, "fifo") == 0) {
+        /* the next job-step, for the prefetch: the earliest ready of the others (this job is ready last) */
+        for (int i = fifo_pick(run, start_us, -1); ret == 0 && i >= 0; i = fifo_pick(run, start_us, -1)) {
+            int next = fifo_pick(run, start_us, i);
+            ret = job_step(run, i, next >= 0 ? next : i, start_us);
+        }
+    } else if (strcmp(x->job_order, "weight") == 0) {
         int round[DAHLSIM_MAX_JOBS], next_round[DAHLSIM_MAX_JOBS];
         int n = weight_round(run, round);
         while (ret == 0 && n > 0) {

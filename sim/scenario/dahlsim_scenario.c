@@ -75,7 +75,7 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
                                    "trace",   "trace_window", "nodes", "batch_per_node", "network", "workloads",
-                                   "job_order", "job_window", "job_sequence", "sweep"};
+                                   "job_order", "job_window", "job_sequence", "ga", "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool key_known(const char *key)

@@ -116,6 +116,21 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
     const cJSON *allreduce = cJSON_GetObjectItemCaseSensitive(network, "allreduce_s_mean");
     if (cJSON_IsNumber(allreduce))
         cJSON_AddNumberToObject(o, "allreduce_s_mean", allreduce->valuedouble);
+    /* several jobs: the order, and what moved between the host and the GPU */
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(r, "jobs");
+    if (x->njobs > 0 && jobs != NULL) {
+        cJSON_AddStringToObject(params, "job_order", x->job_order);
+        const cJSON *total = cJSON_GetObjectItemCaseSensitive(jobs, "total");
+        const char *io[] = {"h2d_bytes", "d2h_bytes", "evictions", "gpu_wait_s"};
+        for (size_t k = 0; k < sizeof(io) / sizeof(io[0]); k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(total, io[k]);
+            if (cJSON_IsNumber(v))
+                cJSON_AddNumberToObject(o, io[k], v->valuedouble);
+        }
+        const cJSON *busy = cJSON_GetObjectItemCaseSensitive(jobs, "gpu_busy_fraction");
+        if (cJSON_IsNumber(busy))
+            cJSON_AddNumberToObject(o, "gpu_busy_fraction", busy->valuedouble);
+    }
     const char *copy[] = {"makespan_s", "samples_per_s", "iterations", "wall_s"};
     for (size_t k = 0; k < sizeof(copy) / sizeof(copy[0]); k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, copy[k]);

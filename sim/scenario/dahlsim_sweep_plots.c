@@ -59,7 +59,18 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
             /* last, so that the plots' column numbers stay those of older sweeps */
             const cJSON *costs = cJSON_GetObjectItemCaseSensitive(p, "runtime_costs");
             if (used < sizeof(buf))
-                snprintf(buf + used, sizeof(buf) - used, ",%s", cJSON_IsString(costs) ? costs->valuestring : "measured");
+                used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%s",
+                                         cJSON_IsString(costs) ? costs->valuestring : "measured");
+            /* several jobs ("workloads"): the order and the host<->GPU traffic; empty and nan otherwise */
+            const cJSON *order = cJSON_GetObjectItemCaseSensitive(p, "job_order");
+            if (used < sizeof(buf))
+                used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%s",
+                                         cJSON_IsString(order) ? order->valuestring : "");
+            const char *io[] = {"h2d_bytes", "d2h_bytes", "evictions", "gpu_wait_s", "gpu_busy_fraction"};
+            for (size_t k = 0; k < 5 && used < sizeof(buf); k++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, io[k]);
+                used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
+            }
             free(lines[(size_t)idx->valuedouble]);
             lines[(size_t)idx->valuedouble] = strdup(buf);
         }
@@ -71,7 +82,8 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
     int ret = out == NULL ? -errno : 0;
     if (out != NULL) {
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
-              "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs\n",
+              "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs,"
+              "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)

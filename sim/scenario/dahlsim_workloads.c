@@ -5,7 +5,9 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
+#include "dahl_perfnames.h"
 #include "dahl_netdesc.h"
+#include "dahlsim_share.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +20,7 @@
 #define DEEP_BLOCKS 3 /* as `dahlsim train --model deep` */
 #define DEEP_WIDTH 8
 
+static const char *const ga_keys[] = {"population", "select", "generations", "patience", "mutation", "seed"};
 static const char *const job_keys[] = {"name", "model", "dataset", "batch", "samples", "iterations", "start_s",
                                        "priority"};
 static const char *const orders[] = {"round-robin", "fifo", "weight", "ga", "given"};
@@ -250,13 +253,123 @@ static bool memory_fits(const char *path, const char *point, const struct dahlsi
     return true;
 }
 
+/* "ga": the genetic search's settings, defaults from the lab. */
+static bool ga_from(const char *path, const char *point, const cJSON *o, struct dahlsim_share_ga_conf *ga)
+{
+    dahlsim_share_ga_defaults(ga);
+    ga->seed = 1;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "ga");
+    if (g == NULL)
+        return true;
+    if (!cJSON_IsObject(g)) {
+        wl_error(path, point, "ga", g, "an object of population, select, generations, patience, mutation, seed");
+        return false;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, g) {
+        bool known = false;
+        for (size_t k = 0; k < sizeof(ga_keys) / sizeof(ga_keys[0]); k++)
+            known = known || strcmp(item->string, ga_keys[k]) == 0;
+        double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+        bool integer = strcmp(item->string, "mutation") != 0;
+        double min = strcmp(item->string, "population") == 0 ? 2 : strcmp(item->string, "seed") == 0 ? 0 : integer;
+        double max = integer ? 100000 : 1;
+        char field[48];
+        snprintf(field, sizeof(field), "ga.%s", item->string);
+        if (!known || !(v >= min && v <= max) || (integer && v != floor(v))) {
+            char expected[96];
+            snprintf(expected, sizeof(expected), known ? "%s in [%g, %g]" : "no such key (ga has population, select, "
+                     "generations, patience, mutation, seed)%.0s%.0g%.0g", integer ? "an integer" : "a number", min, max);
+            wl_error(path, point, field, item, expected);
+            return false;
+        }
+        if (strcmp(item->string, "population") == 0)
+            ga->population = (int)v;
+        else if (strcmp(item->string, "select") == 0)
+            ga->select = (int)v;
+        else if (strcmp(item->string, "generations") == 0)
+            ga->generations = (int)v;
+        else if (strcmp(item->string, "patience") == 0)
+            ga->patience = (int)v;
+        else if (strcmp(item->string, "mutation") == 0)
+            ga->mutation = v;
+        else
+            ga->seed = (uint64_t)v;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(g, "select") == NULL)
+        ga->select = ga->population / 4 > 0 ? ga->population / 4 : 1;
+    if (ga->select > ga->population) {
+        wl_error(path, point, "ga.select", cJSON_GetObjectItemCaseSensitive(g, "select"), "at most the population");
+        return false;
+    }
+    return true;
+}
+
+int dahlsim_workloads_share(const struct dahlsim_experiment *x, struct dahlsim_share *s, char *err, size_t err_size)
+{
+    *s = (struct dahlsim_share){0};
+    int ret = dahlsim_share_platform_link(x->machine_dir, x->machine, &s->bandwidth_bytes_per_s, &s->latency_s, err,
+                                          err_size);
+    enum dahl_perfmodel_kind kind = DAHL_PERFMODEL_HISTORY;
+    dahl_perfmodel_kind_parse(x->perfmodel, &kind);
+    struct dahlsim_share_export_conf conf = {.machine_dir = x->machine_dir, .machine = x->machine,
+                                             .momentum = x->momentum > 0, .perfmodel = (int)kind};
+    uint64_t total = 0;
+    for (int i = 0; ret == 0 && i < x->njobs; i++) {
+        const struct dahlsim_job *j = &x->jobs[i];
+        int c = 1, h = 28, w = 28;
+        if (strncmp(j->dataset, "synthetic:", 10) == 0)
+            sscanf(j->dataset + 10, "%dx%dx%d", &h, &w, &c);
+        struct dahlsim_share_export_job job = {.name = j->name, .model = j->model, .c = c, .h = h, .w = w,
+                                               .batch = (int)j->batch,
+                                               .steps = (int)(j->samples / j->batch * x->epochs),
+                                               .start_s = j->start_s};
+        ret = dahlsim_share_export_job(&conf, &job, s, err, err_size);
+        if (ret == 0)
+            total += dahlsim_share_job_bytes(&s->jobs[i]);
+    }
+    s->memory_bytes = x->gpu_memory_mib > 0 ? (uint64_t)x->gpu_memory_mib << 20 : total;
+    if (ret != 0)
+        dahlsim_share_fini(s);
+    return ret;
+}
+
+/* "ga": the lab's genetic search over the jobs' orders, emulated with StarPU's eviction; its best order
+ * becomes the sequence the program runs. */
+static bool ga_order(const char *path, const char *point, const struct dahlsim_share_ga_conf *ga,
+                     struct dahlsim_experiment *x)
+{
+    struct dahlsim_share s;
+    char err[PATH_MAX + 256];
+    int ret = dahlsim_workloads_share(x, &s, err, sizeof(err));
+    struct dahlsim_share_result best = {0};
+    struct dahlsim_share_ga_stats stats;
+    struct dahlsim_share_conf conf = {.policy = DAHLSIM_SHARE_STARPU, .prefetch = x->prefetch,
+                                      .window = (int)x->job_window};
+    if (ret == 0)
+        ret = dahlsim_share_ga(&s, &conf, ga, &best, &stats, err, sizeof(err));
+    if (ret == 0 && best.norder > DAHLSIM_MAX_SEQUENCE) {
+        snprintf(err, sizeof(err), "%d job-steps, at most %d", best.norder, DAHLSIM_MAX_SEQUENCE);
+        ret = -EINVAL;
+    }
+    if (ret != 0) {
+        dahlsim_error("%s: %s\"job_order\": ga: %s", path, point, err);
+    } else {
+        x->nsequence = best.norder;
+        memcpy(x->sequence, best.order, (size_t)best.norder * sizeof(int));
+    }
+    dahlsim_share_result_fini(&best);
+    dahlsim_share_fini(&s);
+    return ret == 0;
+}
+
 bool dahlsim_workloads_from(const char *path, const char *point, const char *scenario_dir, const cJSON *o,
                             struct dahlsim_experiment *x)
 {
     const cJSON *wl = cJSON_GetObjectItemCaseSensitive(o, "workloads");
     if (wl == NULL) {
-        static const char *const only[] = {"job_order", "job_window", "job_sequence"};
-        for (size_t k = 0; k < 3; k++)
+        static const char *const only[] = {"job_order", "job_window", "job_sequence", "ga"};
+        for (size_t k = 0; k < 4; k++)
             if (cJSON_GetObjectItemCaseSensitive(o, only[k]) != NULL) {
                 wl_error(path, point, only[k], NULL, "\"workloads\" too (it orders several jobs)");
                 return false;
@@ -323,5 +436,12 @@ bool dahlsim_workloads_from(const char *path, const char *point, const char *sce
     }
     if (given && (!sequence_from(path, point, scenario_dir, o, x) || !sequence_counts(path, point, x)))
         return false;
-    return memory_fits(path, point, x);
+    struct dahlsim_share_ga_conf ga;
+    if (!ga_from(path, point, o, &ga) || !memory_fits(path, point, x))
+        return false;
+    if (cJSON_GetObjectItemCaseSensitive(o, "ga") != NULL && strcmp(x->job_order, "ga") != 0) {
+        wl_error(path, point, "ga", NULL, "job_order \"ga\" (its settings)");
+        return false;
+    }
+    return strcmp(x->job_order, "ga") != 0 || ga_order(path, point, &ga, x);
 }

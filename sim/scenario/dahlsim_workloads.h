@@ -9,6 +9,10 @@
  *   job_sequence  given: the job of every job-step, by name or index, e.g. ["a", "b", "a", "b"] (each job as
  *                 many times as it has steps), or a file holding such a list ({"sequence": [...]}, as
  *                 `dahlsim dag share --order ga` writes it), relative to the scenario's directory
+ *   ga            job_order ga: {"population" (>= 2, 32), "select" (population / 4), "generations" (50),
+ *                 "patience" (10), "mutation" (0.2), "seed" (1)}: the lab's genetic search over the orders
+ *                 (dahlsim_share.h), emulated with StarPU's eviction on the machine's perf models and PCIe
+ *                 link; its best order is the sequence the program runs
  *
  * StarPU-free, front end only. */
 #ifndef DAHLSIM_WORKLOADS_H
@@ -29,5 +33,11 @@ bool dahlsim_workloads_from(const char *path, const char *point, const char *sce
 /* The largest data one task of job j's step touches, in bytes, and the job's whole footprint (every tensor
  * its network registers); false when the job's model cannot be built. */
 bool dahlsim_workloads_job_bytes(const struct dahlsim_job *j, int64_t *largest_task, int64_t *footprint);
+
+struct dahlsim_share;
+/* The jobs of x as the lab's GPU-sharing emulator sees them (dahlsim_share.h): per job one step's GPU time
+ * from the calibration's perf models and its tensors, the machine's PCIe link, x's GPU memory limit (none:
+ * the jobs' summed data). Returns 0, or a negative errno with the reason in err. */
+int dahlsim_workloads_share(const struct dahlsim_experiment *x, struct dahlsim_share *s, char *err, size_t err_size);
 
 #endif /* DAHLSIM_WORKLOADS_H */
