@@ -611,31 +611,27 @@ void dahl_network_wait(struct dahl_network *net)
 {
     starpu_data_handle_t handles[2 * DAHL_NETWORK_MAX_LAYERS];
     int n = param_handles(net, handles);
-    /* R: the step's update is the last writer of every parameter; RW would also wait for the readers, the
-     * idle write-back starpu_data_wont_use asks for among them, which StarPU runs only when a bus is idle. */
+    /* R: the step's update is the last writer of every parameter, and a read acquire waits for it alone */
     for (int i = 0; i < n; i++) {
         if (starpu_data_acquire_on_node(handles[i], STARPU_ACQUIRE_NO_NODE, STARPU_R) == 0)
             starpu_data_release_on_node(handles[i], STARPU_ACQUIRE_NO_NODE);
     }
 }
 
-/* The handles that hold tensor t now: its chunks while it is partitioned (touching the whole, or the chunks
- * of a tensor that is not, would make StarPU partition or gather it behind the network's back), its samples
- * when split, else itself. */
+/* The handles that hold parameter tensor t now: its chunks while it is partitioned (touching the whole, or
+ * the chunks of a tensor that is not, would make StarPU partition or gather it behind the network's back),
+ * else itself. */
 static int leaves(const struct dahl_tensor *t, const struct dahl_chunks *plan, starpu_data_handle_t *out, int max)
 {
-    int n = 0;
-    if (t == NULL)
+    if (t == NULL || max < 1)
         return 0;
-    if (plan != NULL && plan->n > 0 && plan->partitioned) {
-        for (int c = 0; c < plan->n && n < max; c++)
-            out[n++] = plan->parts[c];
-        return n;
+    if (plan->n == 0 || !plan->partitioned) {
+        out[0] = dahl_tensor_handle(t);
+        return 1;
     }
-    for (int s = 0; dahl_tensor_sample(t, s) != NULL && n < max; s++)
-        out[n++] = dahl_tensor_sample(t, s);
-    if (n == 0 && max > 0)
-        out[n++] = dahl_tensor_handle(t);
+    int n = 0;
+    for (int c = 0; c < plan->n && n < max; c++)
+        out[n++] = plan->parts[c];
     return n;
 }
 

@@ -27,10 +27,4 @@ static inline int cmp_int(const void *a, const void *b)
 }
 
 struct dahlsim_dag_export_conf;
-struct dahl_network_desc;
-/* The network conf->model names for conf's image shape (10 classes, as `dahlsim train`). Returns 0 or -EINVAL
- * with the reason in err. */
-int lab_export_desc(const struct dahlsim_dag_export_conf *conf, struct dahl_network_desc *d, char *err,
-                    size_t err_size);
-
 #endif /* DAHLSIM_LAB_INTERNAL_H */

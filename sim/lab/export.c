@@ -19,8 +19,8 @@
 #define EXPORT_DEEP_BLOCKS 3 /* as `dahlsim train --model deep` */
 #define EXPORT_DEEP_WIDTH 8
 
-int lab_export_desc(const struct dahlsim_dag_export_conf *conf, struct dahl_network_desc *d, char *err,
-                    size_t err_size)
+int dahlsim_dag_export_desc(const struct dahlsim_dag_export_conf *conf, struct dahl_network_desc *d, char *err,
+                            size_t err_size)
 {
     int ret = -EINVAL;
     if (strcmp(conf->model, "lenet") == 0) {
@@ -65,7 +65,7 @@ int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsi
 {
     memset(g, 0, sizeof(*g));
     struct dahl_network_desc d;
-    int ret = lab_export_desc(conf, &d, err, err_size);
+    int ret = dahlsim_dag_export_desc(conf, &d, err, err_size);
     if (ret != 0)
         return ret;
     struct dahl_catalogue_conf cc = {.batch = conf->batch,

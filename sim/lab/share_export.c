@@ -89,7 +89,7 @@ int dahlsim_share_export_job(const struct dahlsim_share_export_conf *conf, const
     }
     struct dahlsim_dag_export_conf ec = {.model = job->model, .c = job->c, .h = job->h, .w = job->w};
     struct dahl_network_desc d;
-    int ret = lab_export_desc(&ec, &d, err, err_size);
+    int ret = dahlsim_dag_export_desc(&ec, &d, err, err_size);
     struct dahlsim_share_job *out = &s->jobs[s->njobs];
     memset(out, 0, sizeof(*out));
     if (ret == 0)

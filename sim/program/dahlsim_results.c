@@ -327,7 +327,6 @@ nomem:
     return false;
 }
 
-/* Builds the document; NULL when memory runs out. */
 /* A job's transfers, evictions and GPU time into o. */
 static bool job_io_json(cJSON *o, const struct dahl_profile_job *io)
 {
@@ -378,6 +377,7 @@ nomem:
     return false;
 }
 
+/* Builds the document; NULL when memory runs out. */
 static cJSON *results_json(const struct dahlsim_results *r)
 {
     cJSON *root = cJSON_CreateObject();

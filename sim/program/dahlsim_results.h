@@ -90,7 +90,7 @@ struct dahlsim_results_job {
 struct dahlsim_results_jobs {
     const char *order;      /* fifo, round-robin, weight, ga, given */
     long window;            /* weight: steps per job in the window */
-    bool prefetch;          /* next job's parameters prefetched, the previous job's tensors marked wont-use */
+    bool prefetch;          /* the next job's parameters prefetched to the GPU during each step */
     const struct dahlsim_results_job *jobs;
     size_t njobs;
     struct dahl_profile_job total; /* the jobs' figures summed, and StarPU's own buffers' */

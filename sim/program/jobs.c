@@ -3,8 +3,9 @@
  * evictions and GPU time are counted per job: dahl_profile_jobs). The machine runs one job-step at a time,
  * in the order job_order gives: the submitting thread submits a step of a job, then waits for it, so no other
  * job's task runs meanwhile; with prefetch (and StarPU's STARPU_PREFETCH), it also starts copying the next
- * job's parameters to the GPU, so the copy overlaps the step where free memory allows. A GPU memory limit below the jobs' footprint makes StarPU's memory manager evict and
- * reload. The same program runs natively, where every job still learns (its loss is reported). */
+ * job's parameters to the GPU, so the copy overlaps the step where free memory allows. A GPU memory limit
+ * below the jobs' footprint makes StarPU's memory manager evict and reload. The same program runs natively,
+ * where every job still learns (its loss is reported). */
 #include "train.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
@@ -43,10 +44,7 @@ struct jobs_run {
 static bool job_shape(const char *path, int index, struct job *j)
 {
     const char *d = j->spec->dataset;
-    if (strcmp(d, "fashion-mnist") == 0)
-        return true;
-    if (strncmp(d, "synthetic:", 10) == 0 && sscanf(d + 10, "%dx%dx%d", &j->syn_h, &j->syn_w, &j->syn_c) == 3 &&
-        j->syn_h > 0 && j->syn_w > 0 && j->syn_c > 0)
+    if (train_dataset_shape(d, &j->syn_h, &j->syn_w, &j->syn_c))
         return true;
     dahlsim_error("%s: \"workloads\"[%d].dataset: expected fashion-mnist or synthetic:HxWxC, got \"%s\"", path, index,
                   d);
@@ -298,9 +296,6 @@ static int job_step(struct jobs_run *run, int i, int next, double start_us)
 static int jobs_train(struct jobs_run *run, double start_us)
 {
     const struct dahlsim_experiment *x = &run->o->x;
-    int *seq = calloc((size_t)run->total_steps, sizeof(int));
-    if (seq == NULL)
-        return -ENOMEM;
     int ret = 0;
     if (strcmp(x->job_order, "fifo") == 0) {
         /* the next job-step, for the prefetch: the earliest ready of the others (this job is ready last) */
@@ -308,22 +303,23 @@ static int jobs_train(struct jobs_run *run, double start_us)
             int next = fifo_pick(run, start_us, i);
             ret = job_step(run, i, next >= 0 ? next : i, start_us);
         }
-    } else if (strcmp(x->job_order, "weight") == 0) {
-        int round[DAHLSIM_MAX_JOBS], next_round[DAHLSIM_MAX_JOBS];
-        int n = weight_round(run, round);
-        while (ret == 0 && n > 0) {
-            /* the next job-step (for the prefetch) is the round's next, or the next round's first, which
-             * cannot be known before this round ran: none then */
+        return ret;
+    }
+    if (strcmp(x->job_order, "weight") == 0) {
+        /* the next job-step, for the prefetch: the round's next; after a round's last, none (the next round
+         * is decided from what this one measured) */
+        int round[DAHLSIM_MAX_JOBS];
+        for (int n = weight_round(run, round); ret == 0 && n > 0; n = weight_round(run, round))
             for (int k = 0; ret == 0 && k < n; k++)
                 ret = job_step(run, round[k], k + 1 < n ? round[k + 1] : -1, start_us);
-            n = ret == 0 ? weight_round(run, next_round) : 0;
-            memcpy(round, next_round, sizeof(round));
-        }
-    } else {
-        ret = static_order(run, seq);
-        for (long k = 0; ret == 0 && k < run->total_steps; k++)
-            ret = job_step(run, seq[k], k + 1 < run->total_steps ? seq[k + 1] : -1, start_us);
+        return ret;
     }
+    int *seq = calloc((size_t)run->total_steps, sizeof(int));
+    if (seq == NULL)
+        return -ENOMEM;
+    ret = static_order(run, seq);
+    for (long k = 0; ret == 0 && k < run->total_steps; k++)
+        ret = job_step(run, seq[k], k + 1 < run->total_steps ? seq[k + 1] : -1, start_us);
     free(seq);
     return ret;
 }

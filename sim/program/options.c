@@ -89,14 +89,18 @@ static bool parse_shape(const char *text, int *h, int *w, int *c)
     return true;
 }
 
+bool train_dataset_shape(const char *dataset, int *h, int *w, int *c)
+{
+    *h = *w = *c = 0;
+    if (strcmp(dataset, "fashion-mnist") == 0)
+        return true;
+    return strncmp(dataset, "synthetic:", 10) == 0 && parse_shape(dataset + 10, h, w, c) && *c <= 64;
+}
+
 static bool parse_dataset(const char *text, struct train_opts *o)
 {
     o->dataset = text;
-    o->syn_h = o->syn_w = o->syn_c = 0;
-    if (strcmp(text, "fashion-mnist") == 0)
-        return true;
-    if (strncmp(text, "synthetic:", 10) == 0 && parse_shape(text + 10, &o->syn_h, &o->syn_w, &o->syn_c) &&
-        o->syn_c <= 64)
+    if (train_dataset_shape(text, &o->syn_h, &o->syn_w, &o->syn_c))
         return true;
     dahlsim_error("--dataset: expected fashion-mnist or synthetic:HxWxC with sizes in [1, 4096] (C <= 64), "
                   "e.g. synthetic:28x28x3, got \"%s\"",

@@ -67,6 +67,9 @@ struct train_opts {
  * wrote it) into o (o->help: --help was printed, nothing to run). Returns 0, or -EINVAL after printing the
  * error. */
 int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o);
+/* The image shape a dataset name gives: synthetic:HxWxC (sizes in [1, 4096], C <= 64), or 0, 0, 0 for
+ * fashion-mnist; false when it is neither. */
+bool train_dataset_shape(const char *dataset, int *h, int *w, int *c);
 
 /* ---- the model (model.c) ------------------------------------------------------------------------------ */
 

@@ -7,6 +7,7 @@
 
 #include "dahl_perfnames.h"
 #include "dahl_netdesc.h"
+#include "dahlsim_dag.h"
 #include "dahlsim_share.h"
 
 #include <errno.h>
@@ -15,10 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NCLASSES 10   /* every dataset has 10 classes */
-#define DEEP_BLOCKS 3 /* as `dahlsim train --model deep` */
-#define DEEP_WIDTH 8
 
 static const char *const ga_keys[] = {"population", "select", "generations", "patience", "mutation", "seed"};
 static const char *const job_keys[] = {"name", "model", "dataset", "batch", "samples", "iterations", "start_s",
@@ -34,38 +31,30 @@ static void wl_error(const char *path, const char *point, const char *field, con
     free(text);
 }
 
-/* The network description of a job's model and dataset; false when either is not one we can build. */
-static bool job_desc(const struct dahlsim_job *j, struct dahl_network_desc *d)
+/* A job's image shape from its dataset (fashion-mnist: 28x28x1); false when it names neither. */
+static bool job_shape(const struct dahlsim_job *j, int *c, int *h, int *w)
 {
-    int c = 1, h = 28, w = 28;
     char tail;
-    if (strncmp(j->dataset, "synthetic:", 10) == 0 &&
-        (sscanf(j->dataset + 10, "%dx%dx%d%c", &h, &w, &c, &tail) != 3 || h < 1 || w < 1 || c < 1 || h > 4096 ||
-         w > 4096 || c > 64))
-        return false;
-    if (strncmp(j->dataset, "synthetic:", 10) != 0 && strcmp(j->dataset, "fashion-mnist") != 0)
-        return false;
-    int ret = -EINVAL;
-    if (strcmp(j->model, "lenet") == 0) {
-        ret = dahl_network_desc_lenet(c, h, w, NCLASSES, d);
-    } else if (strcmp(j->model, "deep") == 0 || strncmp(j->model, "deep:", 5) == 0) {
-        char *end = NULL;
-        long blocks = j->model[4] == ':' ? strtol(j->model + 5, &end, 10) : DEEP_BLOCKS;
-        if (end == NULL || (*end == '\0' && end != j->model + 5 && blocks >= 1 && blocks <= 9))
-            ret = dahl_network_desc_deep(c, h, w, NCLASSES, (int)blocks, DEEP_WIDTH, d);
-    }
-    char err[256];
-    return ret == 0 && dahl_network_desc_check(d, err, sizeof(err)) == 0;
+    *c = 1, *h = 28, *w = 28;
+    if (strcmp(j->dataset, "fashion-mnist") == 0)
+        return true;
+    return strncmp(j->dataset, "synthetic:", 10) == 0 &&
+           sscanf(j->dataset + 10, "%dx%dx%d%c", h, w, c, &tail) == 3 && *h >= 1 && *w >= 1 && *c >= 1 &&
+           *h <= 4096 && *w <= 4096 && *c <= 64;
 }
 
-bool dahlsim_workloads_job_bytes(const struct dahlsim_job *j, int64_t *largest_task, int64_t *footprint)
+/* The largest data one task of job j's step touches, in bytes; false when the job's model cannot be built
+ * for its images. */
+static bool job_largest_task(const struct dahlsim_job *j, int64_t *bytes)
 {
     struct dahl_network_desc d;
     struct dahl_layer_shape s[DAHL_NETWORK_MAX_LAYERS];
+    struct dahlsim_dag_export_conf conf = {.model = j->model};
     char err[256];
-    if (!job_desc(j, &d) || dahl_network_desc_shapes(&d, s, err, sizeof(err)) != 0)
+    if (!job_shape(j, &conf.c, &conf.h, &conf.w) || dahlsim_dag_export_desc(&conf, &d, err, sizeof(err)) != 0 ||
+        dahl_network_desc_shapes(&d, s, err, sizeof(err)) != 0)
         return false;
-    int64_t largest = 0, floats = 0, batch = j->batch;
+    int64_t largest = 0;
     for (int i = 0; i < d.nlayers; i++) {
         int64_t in = (int64_t)s[i].in_c * s[i].in_h * s[i].in_w, out = (int64_t)s[i].out_c * s[i].out_h * s[i].out_w;
         int64_t nw = (int64_t)s[i].nw, nb = (int64_t)s[i].nb;
@@ -77,13 +66,8 @@ bool dahlsim_workloads_job_bytes(const struct dahlsim_job *j, int64_t *largest_t
                            3 * chunk};          /* update: p, g, v */
         for (size_t t = 0; t < sizeof(tasks) / sizeof(tasks[0]); t++)
             largest = tasks[t] > largest ? tasks[t] : largest;
-        floats += 3 * (nw + nb) + 2 * out * batch; /* w, dw, vw and biases; activations and their gradients */
-        if (i == 0)
-            floats += in * batch; /* the input */
     }
-    floats += 2 * batch; /* metrics */
-    *largest_task = 4 * largest;
-    *footprint = 4 * floats;
+    *bytes = 4 * largest; /* floats */
     return true;
 }
 
@@ -152,9 +136,9 @@ static bool job_from(const char *path, const char *point, const char *dir, const
     j->samples = v[2] > 0 ? (long)v[2] * j->batch : (long)v[1];
     j->start_s = v[3];
     j->priority = (long)v[4];
-    int64_t largest, footprint;
+    int64_t largest;
     snprintf(field, sizeof(field), "workloads[%d]", i);
-    if (!dahlsim_workloads_job_bytes(j, &largest, &footprint)) {
+    if (!job_largest_task(j, &largest)) {
         wl_error(path, point, field, jo, "a model of lenet, deep or deep:N (1-9 blocks) for a dataset of "
                                          "fashion-mnist or synthetic:HxWxC");
         return false;
@@ -240,8 +224,8 @@ static bool memory_fits(const char *path, const char *point, const struct dahlsi
     if (x->gpu_memory_mib <= 0)
         return true;
     for (int i = 0; i < x->njobs; i++) {
-        int64_t largest, footprint;
-        dahlsim_workloads_job_bytes(&x->jobs[i], &largest, &footprint);
+        int64_t largest = 0;
+        job_largest_task(&x->jobs[i], &largest);
         if (largest > (int64_t)x->gpu_memory_mib * 1048576) {
             char expected[200];
             snprintf(expected, sizeof(expected), "at least the %.1f MiB one task of job \"%s\" touches, got %ld",
@@ -276,10 +260,14 @@ static bool ga_from(const char *path, const char *point, const cJSON *o, struct 
         double max = integer ? 100000 : 1;
         char field[48];
         snprintf(field, sizeof(field), "ga.%s", item->string);
-        if (!known || !(v >= min && v <= max) || (integer && v != floor(v))) {
+        if (!known) {
+            wl_error(path, point, field, NULL,
+                     "no such key (ga has population, select, generations, patience, mutation, seed)");
+            return false;
+        }
+        if (!(v >= min && v <= max) || (integer && v != floor(v))) {
             char expected[96];
-            snprintf(expected, sizeof(expected), known ? "%s in [%g, %g]" : "no such key (ga has population, select, "
-                     "generations, patience, mutation, seed)%.0s%.0g%.0g", integer ? "an integer" : "a number", min, max);
+            snprintf(expected, sizeof(expected), "%s in [%g, %g]", integer ? "an integer" : "a number", min, max);
             wl_error(path, point, field, item, expected);
             return false;
         }
@@ -317,9 +305,8 @@ int dahlsim_workloads_share(const struct dahlsim_experiment *x, struct dahlsim_s
     uint64_t total = 0;
     for (int i = 0; ret == 0 && i < x->njobs; i++) {
         const struct dahlsim_job *j = &x->jobs[i];
-        int c = 1, h = 28, w = 28;
-        if (strncmp(j->dataset, "synthetic:", 10) == 0)
-            sscanf(j->dataset + 10, "%dx%dx%d", &h, &w, &c);
+        int c, h, w;
+        job_shape(j, &c, &h, &w); /* checked when the job was read */
         struct dahlsim_share_export_job job = {.name = j->name, .model = j->model, .c = c, .h = h, .w = w,
                                                .batch = (int)j->batch,
                                                .steps = (int)(j->samples / j->batch * x->epochs),

@@ -22,17 +22,12 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
-#include <stdint.h>
 
 /* Reads the keys above from scenario object o (file path; point: "" or the sweep point's label, for
  * messages) into x, whose single-job keys are already read. Absent "workloads": nothing to do (the job
  * keys are then refused). Returns false after printing a one-line error naming the file and the field. */
 bool dahlsim_workloads_from(const char *path, const char *point, const char *scenario_dir, const cJSON *o,
                             struct dahlsim_experiment *x);
-
-/* The largest data one task of job j's step touches, in bytes, and the job's whole footprint (every tensor
- * its network registers); false when the job's model cannot be built. */
-bool dahlsim_workloads_job_bytes(const struct dahlsim_job *j, int64_t *largest_task, int64_t *footprint);
 
 struct dahlsim_share;
 /* The jobs of x as the lab's GPU-sharing emulator sees them (dahlsim_share.h): per job one step's GPU time
