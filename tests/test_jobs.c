@@ -38,10 +38,7 @@ static const char *scenario(const char *name, const char *text)
 {
     static char path[128];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
+    dahl_test_write_file(path, text);
     return path;
 }
 
