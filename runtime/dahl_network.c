@@ -62,6 +62,7 @@ struct dahl_network {
     /* Step completion times (guarded by lock): end_us[i] is when step i's updates had all completed. */
     double *end_us;
     size_t steps_submitted, steps_capacity, steps_done;
+    size_t refs_pending; /* step references whose callback has not released its acquire yet */
 };
 
 /* One training step's countdown: one reference per parameter tensor, whose read acquire is granted once the
@@ -527,8 +528,8 @@ static int track(struct dahl_network *net, int s)
 }
 
 /* StarPU callback: this parameter tensor's update of the step has run. The last one of the step records
- * the time. Every access to the network happens before the release: once a write acquire of every
- * parameter is granted (wait_step_marks), no callback touches the network any more. */
+ * the time. Its last access to the network is the count of pending references, after the release: once
+ * that count is 0 (wait_step_marks), no callback touches the network any more. */
 static void step_param_updated(void *arg)
 {
     struct step_ref *ref = arg;
@@ -545,6 +546,9 @@ static void step_param_updated(void *arg)
     if (last)
         dahl_profile_step_end((long)mark->index);
     starpu_data_release_on_node(ref->handle, STARPU_ACQUIRE_NO_NODE);
+    pthread_mutex_lock(&net->lock);
+    net->refs_pending--;
+    pthread_mutex_unlock(&net->lock);
     if (last)
         free(mark);
 }
@@ -587,23 +591,35 @@ static int mark_step_end(struct dahl_network *net)
         mark->refs[i] = (struct step_ref){.mark = mark, .handle = handles[i]};
     for (int i = 0; i < n; i++) {
         /* NO_NODE: the callback needs no copy of the data, so a parameter living on a GPU is not fetched. */
+        pthread_mutex_lock(&net->lock);
+        net->refs_pending++;
+        pthread_mutex_unlock(&net->lock);
         int ret = starpu_data_acquire_on_node_cb(handles[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, step_param_updated,
                                                  &mark->refs[i]);
+        if (ret != 0) {
+            pthread_mutex_lock(&net->lock);
+            net->refs_pending--;
+            pthread_mutex_unlock(&net->lock);
+        }
         if (ret != 0)
             return ret; /* the step never completes its countdown; its mark leaks with it */
     }
     return 0;
 }
 
-/* Waits for the tasks, then for the step callbacks still pending (see step_param_updated). */
+/* Waits for the tasks, then for the step callbacks still pending (see step_param_updated). Not a write
+ * acquire of the parameters: under StarPU-SimGrid its invalidation of a GPU copy can wait forever on an idle
+ * GPU worker (seen at teardown with several jobs under a GPU memory limit). */
 static void wait_step_marks(struct dahl_network *net)
 {
     dahl_wait_for_all("dahl_network: step marks");
-    starpu_data_handle_t handles[2 * DAHL_NETWORK_MAX_LAYERS];
-    int n = param_handles(net, handles);
-    for (int i = 0; i < n; i++) {
-        if (starpu_data_acquire_on_node(handles[i], STARPU_ACQUIRE_NO_NODE, STARPU_RW) == 0)
-            starpu_data_release_on_node(handles[i], STARPU_ACQUIRE_NO_NODE);
+    for (;;) {
+        pthread_mutex_lock(&net->lock);
+        size_t pending = net->refs_pending;
+        pthread_mutex_unlock(&net->lock);
+        if (pending == 0)
+            break;
+        dahl_engine_sleep_us(10.0);
     }
 }
 

@@ -134,14 +134,32 @@ Test(jobs, a_memory_limit_makes_starpu_evict, .init = setup, .fini = teardown, .
 {
     const char *file = scenario("two.json", two_jobs);
     cJSON *free_run = simulate(file, "free", "gpu_memory_mib=null", "prefetch=true");
-    cJSON *tight = simulate(file, "tight", "gpu_memory_mib=80", "prefetch=true");
+    cJSON *tight = simulate(file, "tight", "gpu_memory_mib=48", "prefetch=true");
     const cJSON *t0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(free_run, "jobs"), "total");
     const cJSON *t1 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tight, "jobs"), "total");
     cr_assert_eq(number(t0, "evictions"), 0);
-    cr_assert_gt(number(t1, "evictions"), 0, "80 MiB for two jobs: nothing evicted");
+    cr_assert_gt(number(t1, "evictions"), 0, "48 MiB for two jobs (116 MiB without a limit): nothing evicted");
     cr_assert_gt(number(t1, "h2d_bytes"), number(t0, "h2d_bytes"), "evictions without reloads");
     cJSON_Delete(free_run);
     cJSON_Delete(tight);
+}
+
+/* A limit above every task's data that StarPU still cannot run the jobs in (their fully-connected weights
+ * and REDUX contributions together): a clear error in seconds, not a simulation that never returns. */
+Test(jobs, a_limit_with_no_room_ends_with_an_error, .init = setup, .fini = teardown, .timeout = 120)
+{
+    const char *file = scenario("noroom.json",
+                                "{\"machine\": \"roofline-14cpu-1v100\", \"scheduler\": \"dmda\", \"cpus\": 13, "
+                                "\"batch\": 32, \"samples\": 64, \"gpu_memory_mib\": 16, \"job_order\": \"weight\", "
+                                "\"workloads\": [{\"name\": \"a\", \"dataset\": \"synthetic:128x128x3\"}, "
+                                "{\"name\": \"b\", \"dataset\": \"synthetic:128x128x3\"}, {\"name\": \"c\"}]}");
+    char out[128];
+    snprintf(out, sizeof(out), "%s/noroom", dir);
+    char *argv[] = {DAHLSIM_BIN, "run", (char *)file, "--out", out, "--quiet", NULL};
+    dahl_test_run(&run, argv, v100_env);
+    cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "\"gpu_memory_mib\": expected room for the run's tasks, got 16") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "raise the limit") != NULL, "%s", run.err);
 }
 
 Test(jobs, two_jobs_learn_natively_together_as_alone, .init = setup, .fini = teardown, .timeout = 300)
@@ -193,7 +211,10 @@ Test(jobs, bad_workloads_are_one_line_errors, .init = setup, .fini = teardown)
         {"\"workloads\": [{}], \"job_order\": \"lifo\"", "\"job_order\": expected one of round-robin", "\"lifo\""},
         {"\"workloads\": [{}], \"job_order\": \"ga\", \"ga\": {\"population\": 1}", "\"ga.population\": expected an "
                                                                                     "integer in [2,", NULL},
-        {"\"workloads\": [{\"dataset\": \"synthetic:128x128x3\"}], \"gpu_memory_mib\": 4", "\"gpu_memory_mib\": expected at least the", "MiB one task"},
+        {"\"workloads\": [{\"dataset\": \"synthetic:128x128x3\"}], \"gpu_memory_mib\": 4",
+         "\"gpu_memory_mib\": expected at least 16 MiB (the", "MiB one task of job \"job0\""},
+        {"\"dataset\": \"synthetic:128x128x3\", \"gpus\": 1, \"gpu_memory_mib\": 15",
+         "\"gpu_memory_mib\": expected at least 16 MiB", "one task of the model"},
         {"\"workloads\": [{\"colour\": 1}]", "\"workloads[0].colour\": expected no such key", NULL},
         {"\"job_order\": \"fifo\"", "\"job_order\": expected \"workloads\" too", NULL},
         {"\"workloads\": [{}], \"job_order\": \"given\", \"job_sequence\": [0]", "\"job_sequence\": expected job "

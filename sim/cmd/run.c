@@ -179,6 +179,8 @@ int dahlsim_cmd_run(int argc, char **argv)
                 x->dataset, x->machine, x->cpus, x->gpus, x->model, x->batch, x->scheduler);
     int status = dahlsim_run_experiment(x, o.file, out, NULL, o.quiet);
     dahlsim_scenario_destroy(s);
+    if (status == DAHLSIM_EXIT_USAGE)
+        return DAHLSIM_EXIT_USAGE;
     if (status != 0) {
         dahlsim_error("run: %s: the simulation failed (exit %d)", o.file, status);
         return DAHLSIM_EXIT_FAILURE;

@@ -56,11 +56,21 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     env[nenv++] = (struct dahlsim_env_var){"STARPU_CALIBRATE", "0"};
     env[nenv++] = (struct dahlsim_env_var){"STARPU_PREFETCH", x->prefetch ? "1" : "0"};
     env[nenv++] = (struct dahlsim_env_var){"STARPU_SILENT", "1"};
-    if (x->gpu_memory_mib > 0)
+    if (x->gpu_memory_mib > 0) {
         env[nenv++] = (struct dahlsim_env_var){"STARPU_LIMIT_CUDA_MEM", mem};
+        /* scripts/patches/starpu-gpu-memory-limit.patch: a limit StarPU can make no room under ends the run
+         * (exit DAHLSIM_SIM_EXIT_NO_ROOM) after 1 s of simulated time instead of spinning forever. */
+        env[nenv++] = (struct dahlsim_env_var){"STARPU_SIMGRID_ALLOC_TIMEOUT", "1"};
+    }
     char out[65536];
     int status = (x->nodes > 0 ? dahlsim_spawn_nodes(x, out_dir, args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path)
                                 : dahlsim_spawn_sim_err(args, env, nenv, quiet ? out : NULL, sizeof(out), stderr_path));
+    if (status == DAHLSIM_SIM_EXIT_NO_ROOM && x->gpu_memory_mib > 0) {
+        dahlsim_error("%s: \"gpu_memory_mib\": expected room for the run's tasks, got %ld: StarPU could not place "
+                      "their data for 1 s of simulated time (raise the limit)",
+                      scenario != NULL && scenario[0] ? scenario : point_path, x->gpu_memory_mib);
+        return DAHLSIM_EXIT_USAGE;
+    }
     if (status == 0 && x->trace) {
         /* The Gantt chart is drawn here, by the native front end: the simulation wrote its data and script. */
         char trace_dir[PATH_MAX + 8];

@@ -130,6 +130,16 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
         const cJSON *busy = cJSON_GetObjectItemCaseSensitive(jobs, "gpu_busy_fraction");
         if (cJSON_IsNumber(busy))
             cJSON_AddNumberToObject(o, "gpu_busy_fraction", busy->valuedouble);
+        /* StarPU's peak use of the GPU: without a limit, the jobs' footprint */
+        double peak = 0;
+        const cJSON *node;
+        cJSON_ArrayForEach(node, cJSON_GetObjectItemCaseSensitive(r, "memory_nodes")) {
+            const cJSON *kind = cJSON_GetObjectItemCaseSensitive(node, "kind");
+            const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(node, "peak_bytes");
+            if (cJSON_IsString(kind) && strcmp(kind->valuestring, "cuda") == 0 && cJSON_IsNumber(bytes))
+                peak = bytes->valuedouble > peak ? bytes->valuedouble : peak;
+        }
+        cJSON_AddNumberToObject(o, "gpu_peak_bytes", peak);
     }
     const char *copy[] = {"makespan_s", "samples_per_s", "iterations", "wall_s"};
     for (size_t k = 0; k < sizeof(copy) / sizeof(copy[0]); k++) {

@@ -66,8 +66,9 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
             if (used < sizeof(buf))
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%s",
                                          cJSON_IsString(order) ? order->valuestring : "");
-            const char *io[] = {"h2d_bytes", "d2h_bytes", "evictions", "gpu_wait_s", "gpu_busy_fraction"};
-            for (size_t k = 0; k < 5 && used < sizeof(buf); k++) {
+            const char *io[] = {"h2d_bytes", "d2h_bytes", "evictions", "gpu_wait_s", "gpu_busy_fraction",
+                                "gpu_peak_bytes"};
+            for (size_t k = 0; k < 6 && used < sizeof(buf); k++) {
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, io[k]);
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
             }
@@ -83,7 +84,7 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
     if (out != NULL) {
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
               "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs,"
-              "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction\n",
+              "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction,gpu_peak_bytes\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)
@@ -161,6 +162,9 @@ int dahlsim_sweep_write_plots(const char *dir, const struct dahlsim_scenario *s)
                 failures++;
         }
     }
+    /* Several jobs swept over the GPU memory limit: cost against oversubscription, per job order. */
+    if (dahlsim_sweep_write_sharing(dir, s) != 0)
+        failures++;
     /* A node-count sweep: speedup, efficiency and the simulation's cost against nodes. */
     for (size_t k = 0; k < nkeys; k++)
         if (strcmp(keys[k], "nodes") == 0 && dahlsim_scaling_write(dir, s) != 0)

@@ -5,6 +5,7 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
+#include "dahl_kernels.h"
 #include "dahl_perfnames.h"
 #include "dahl_netdesc.h"
 #include "dahlsim_dag.h"
@@ -43,8 +44,17 @@ static bool job_shape(const struct dahlsim_job *j, int *c, int *h, int *w)
            *h <= 4096 && *w <= 4096 && *c <= 64;
 }
 
-/* The largest data one task of job j's step touches, in bytes; false when the job's model cannot be built
- * for its images. */
+/* What a GPU must hold beside a task's data: StarPU serves small buffers from chunks of 1/16 of a GPU under
+ * 512 MiB (malloc.c with scripts/patches/starpu-gpu-memory-limit.patch), and one chunk can stay held by
+ * buffers it cannot evict. Measured: one 128x128x3 LeNet job (13.2 MiB task) runs at 16 MiB, not at 15. */
+static int64_t gpu_bytes_needed(int64_t largest_task)
+{
+    return largest_task + largest_task / 16 + 1048576;
+}
+
+/* The largest data one task of job j's step touches, in bytes (tensors are split per sample, so a task
+ * touches one sample's activations; the REDUX reduction of a gradient touches it and one worker's
+ * contribution); false when the job's model cannot be built for its images. */
 static bool job_largest_task(const struct dahlsim_job *j, int64_t *bytes)
 {
     struct dahl_network_desc d;
@@ -60,10 +70,12 @@ static bool job_largest_task(const struct dahlsim_job *j, int64_t *bytes)
         int64_t nw = (int64_t)s[i].nw, nb = (int64_t)s[i].nb;
         int k = dahl_update_chunks((size_t)nw, 0);
         int64_t chunk = k > 1 ? (int64_t)dahl_update_chunk_elems((size_t)nw, k, 0) : nw;
-        int64_t tasks[] = {in + out + nw + nb,  /* forward: x, w, b -> y */
-                           out + in + nw,       /* backward input: dy, w -> dx */
-                           in + out + nw + nb,  /* backward weights: x, dy -> dw, db */
-                           3 * chunk};          /* update: p, g, v */
+        int64_t ws = s[i].desc.kind == DAHL_LAYER_CONV ? (int64_t)dahl_conv2d_workspace_bytes(&s[i].conv) / 4 : 0;
+        int64_t tasks[] = {in + out + nw + nb + ws, /* forward: x, w, b -> y */
+                           out + in + nw + ws,      /* backward input: dy, w -> dx */
+                           in + out + nw + nb + ws, /* backward weights: x, dy -> dw, db */
+                           2 * (nw + nb),           /* gradient reduction: dw, one worker's dw */
+                           3 * chunk};              /* update: p, g, v */
         for (size_t t = 0; t < sizeof(tasks) / sizeof(tasks[0]); t++)
             largest = tasks[t] > largest ? tasks[t] : largest;
     }
@@ -218,18 +230,25 @@ static bool sequence_counts(const char *path, const char *point, struct dahlsim_
     return true;
 }
 
-/* The GPU memory limit against each job's largest task. */
-static bool memory_fits(const char *path, const char *point, const struct dahlsim_experiment *x)
+/* The GPU memory limit against the largest task of each of the n jobs: below it StarPU's memory manager
+ * cannot make room and the run would never end. */
+static bool memory_fits(const char *path, const char *point, const struct dahlsim_experiment *x,
+                        const struct dahlsim_job *jobs, int n, bool named)
 {
-    if (x->gpu_memory_mib <= 0)
+    if (x->gpu_memory_mib <= 0 || x->gpus == 0)
         return true;
-    for (int i = 0; i < x->njobs; i++) {
+    for (int i = 0; i < n; i++) {
         int64_t largest = 0;
-        job_largest_task(&x->jobs[i], &largest);
-        if (largest > (int64_t)x->gpu_memory_mib * 1048576) {
-            char expected[200];
-            snprintf(expected, sizeof(expected), "at least the %.1f MiB one task of job \"%s\" touches, got %ld",
-                     (double)largest / 1048576.0, x->jobs[i].name, x->gpu_memory_mib);
+        if (!job_largest_task(&jobs[i], &largest))
+            continue;
+        int64_t need = gpu_bytes_needed(largest);
+        if (need > (int64_t)x->gpu_memory_mib * 1048576) {
+            char expected[240];
+            snprintf(expected, sizeof(expected),
+                     "at least %lld MiB (the %.1f MiB one task of %s%s%s touches, with room for StarPU's "
+                     "allocator), got %ld",
+                     (long long)((need + 1048575) / 1048576), (double)largest / 1048576.0, named ? "job \"" : "",
+                     named ? jobs[i].name : "the model", named ? "\"" : "", x->gpu_memory_mib);
             wl_error(path, point, "gpu_memory_mib", NULL, expected);
             return false;
         }
@@ -361,7 +380,10 @@ bool dahlsim_workloads_from(const char *path, const char *point, const char *sce
                 wl_error(path, point, only[k], NULL, "\"workloads\" too (it orders several jobs)");
                 return false;
             }
-        return true;
+        struct dahlsim_job alone = {.batch = x->batch, .samples = x->samples};
+        snprintf(alone.model, sizeof(alone.model), "%.255s", x->model);
+        snprintf(alone.dataset, sizeof(alone.dataset), "%s", x->dataset);
+        return memory_fits(path, point, x, &alone, 1, false);
     }
     if (!cJSON_IsArray(wl) || cJSON_GetArraySize(wl) < 1 || cJSON_GetArraySize(wl) > DAHLSIM_MAX_JOBS) {
         char expected[80];
@@ -424,7 +446,7 @@ bool dahlsim_workloads_from(const char *path, const char *point, const char *sce
     if (given && (!sequence_from(path, point, scenario_dir, o, x) || !sequence_counts(path, point, x)))
         return false;
     struct dahlsim_share_ga_conf ga;
-    if (!ga_from(path, point, o, &ga) || !memory_fits(path, point, x))
+    if (!ga_from(path, point, o, &ga) || !memory_fits(path, point, x, x->jobs, (int)x->njobs, true))
         return false;
     if (cJSON_GetObjectItemCaseSensitive(o, "ga") != NULL && strcmp(x->job_order, "ga") != 0) {
         wl_error(path, point, "ga", NULL, "job_order \"ga\" (its settings)");
