@@ -1,7 +1,8 @@
 /* The GPU-sharing view of a sweep (dahlsim_sweep.h): for a "workloads" scenario swept over gpu_memory_mib,
  * each point's oversubscription (the jobs' footprint over the limit) and what it cost, one series per job
- * order and prefetch setting. The footprint is measured, not assumed: StarPU's peak GPU use in the point of
- * the same series that ran without a limit. */
+ * order and prefetch setting. The footprint is measured, not assumed: StarPU's largest peak GPU use among
+ * the points that ran without a limit (one figure for the whole sweep, so that a limit has one
+ * oversubscription whatever the order). */
 #include "dahlsim_sweep.h"
 
 #include "dahlsim_fs.h"
@@ -78,13 +79,14 @@ static int by_series_then_limit(const void *a, const void *b)
     return (x->limit_mib > y->limit_mib) - (x->limit_mib < y->limit_mib);
 }
 
-/* The footprint of a series: its no-limit point's peak GPU use in MiB, or NAN. */
-static double footprint(const struct sharing_row *rows, size_t n, const char *series)
+/* The jobs' footprint: the largest peak GPU use (MiB) of the points without a limit, or NAN when none. */
+static double footprint(const struct sharing_row *rows, size_t n)
 {
+    double fp = NAN;
     for (size_t i = 0; i < n; i++)
-        if (strcmp(rows[i].series, series) == 0 && !(rows[i].limit_mib > 0))
-            return rows[i].peak_mib;
-    return NAN;
+        if (!(rows[i].limit_mib > 0) && !(rows[i].peak_mib <= fp))
+            fp = rows[i].peak_mib;
+    return fp;
 }
 
 static int write_table(const char *csv, const struct sharing_row *rows, size_t n)
@@ -95,8 +97,8 @@ static int write_table(const char *csv, const struct sharing_row *rows, size_t n
     if (f == NULL)
         return -errno;
     fputs("series,gpu_memory_mib,footprint_mib,oversubscription,makespan_s,h2d_mib,d2h_mib,evictions\n", f);
+    double fp = footprint(rows, n);
     for (size_t i = 0; i < n; i++) {
-        double fp = footprint(rows, n, rows[i].series);
         double over = rows[i].limit_mib > 0 ? fp / rows[i].limit_mib : 0.0;
         fprintf(f, "%s,%.0f,%.1f,%.3f,%.9g,%.3f,%.3f,%.0f\n", rows[i].series,
                 rows[i].limit_mib > 0 ? rows[i].limit_mib : 0.0, fp, over, rows[i].makespan_s, rows[i].h2d_mib,
@@ -150,7 +152,7 @@ int dahlsim_sweep_write_sharing(const char *dir, const struct dahlsim_scenario *
                 "set grid\n"
                 "set xlabel 'oversubscription: footprint / GPU memory limit (0: no limit)'\n"
                 "set ylabel '%s'\n"
-                "set title '%s'\n"
+                "set title '%s' font ',9'\n"
                 "series = system(\"tail -n +2 '%s' | cut -d, -f1 | sort -u | tr ' ' '_' | tr '\\\\n' ' '\")\n"
                 "do for [fmt in 'pngcairo svg'] {\n"
                 "  set terminal fmt size 900,540 noenhanced\n"
