@@ -589,20 +589,21 @@ static int mark_step_end(struct dahl_network *net)
     *mark = (struct step_mark){.net = net, .index = index, .remaining = n, .n = n};
     for (int i = 0; i < n; i++)
         mark->refs[i] = (struct step_ref){.mark = mark, .handle = handles[i]};
+    pthread_mutex_lock(&net->lock);
+    net->refs_pending += (size_t)n;
+    pthread_mutex_unlock(&net->lock);
     for (int i = 0; i < n; i++) {
         /* NO_NODE: the callback needs no copy of the data, so a parameter living on a GPU is not fetched. */
-        pthread_mutex_lock(&net->lock);
-        net->refs_pending++;
-        pthread_mutex_unlock(&net->lock);
         int ret = starpu_data_acquire_on_node_cb(handles[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, step_param_updated,
                                                  &mark->refs[i]);
         if (ret != 0) {
+            /* the references from i on will have no callback; the step never completes its countdown and
+             * its mark leaks with it */
             pthread_mutex_lock(&net->lock);
-            net->refs_pending--;
+            net->refs_pending -= (size_t)(n - i);
             pthread_mutex_unlock(&net->lock);
+            return ret;
         }
-        if (ret != 0)
-            return ret; /* the step never completes its countdown; its mark leaks with it */
     }
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "dahlsim_scaling.h"
 
 #include "dahlsim_fs.h"
+#include "dahlsim_sweep.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -146,10 +147,7 @@ int dahlsim_scaling_write(const char *dir, const struct dahlsim_scenario *s)
             fprintf(g, ", 1 with lines dashtype 2 title 'ideal'");
         fprintf(g, "\n}\n");
         fclose(g);
-        char cmd[2 * PATH_MAX];
-        snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", script);
-        if (system(cmd) != 0)
-            failures++;
+        failures += dahlsim_sweep_gnuplot(script);
     }
     return failures ? 1 : 0;
 }

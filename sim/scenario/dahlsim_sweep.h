@@ -42,10 +42,15 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s);
  * missing or failed (the sweep's results stand; only plots are missing). */
 int dahlsim_sweep_write_plots(const char *dir, const struct dahlsim_scenario *s);
 
+/* Runs gnuplot on a script the plot writers wrote (its output and errors discarded). Returns 0, or 1 when
+ * gnuplot is missing or failed. */
+int dahlsim_sweep_gnuplot(const char *script);
+
 /* For a "workloads" scenario swept over gpu_memory_mib: dir/plots/gpu-sharing.csv (per job order and prefetch
- * setting: limit, footprint = the no-limit point's peak GPU use, oversubscription = footprint / limit, makespan,
- * bytes moved, evictions) and gpu-sharing-{makespan_s,h2d_mib}.{png,svg} against oversubscription. Nothing for
- * other sweeps. Returns 0, or 1 when the table could not be written or gnuplot failed. */
+ * setting: limit, footprint = the largest peak GPU use of the no-limit points, oversubscription = footprint /
+ * limit, makespan, bytes moved, evictions) and gpu-sharing-{makespan_s,h2d_mib}.{png,svg} against
+ * oversubscription. Nothing for other sweeps. Returns 0, or 1 when the table could not be written or gnuplot
+ * failed. */
 int dahlsim_sweep_write_sharing(const char *dir, const struct dahlsim_scenario *s);
 
 #endif /* DAHLSIM_SWEEP_H */

@@ -115,6 +115,13 @@ static int numeric_column(const char *key)
     return 0;
 }
 
+int dahlsim_sweep_gnuplot(const char *script)
+{
+    char cmd[2 * PATH_MAX];
+    snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", script);
+    return system(cmd) != 0;
+}
+
 /* One gnuplot script per numeric swept key and metric, run for PNG and SVG. */
 int dahlsim_sweep_write_plots(const char *dir, const struct dahlsim_scenario *s)
 {
@@ -156,10 +163,7 @@ int dahlsim_sweep_write_plots(const char *dir, const struct dahlsim_scenario *s)
                     metrics[m], keys[k], keys[k], metrics[m], dahlsim_scenario_comment(s), dir, plots, metrics[m],
                     keys[k], dir, col, col, mcol[m]);
             fclose(f);
-            char cmd[2 * PATH_MAX];
-            snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", script);
-            if (system(cmd) != 0)
-                failures++;
+            failures += dahlsim_sweep_gnuplot(script);
         }
     }
     /* Several jobs swept over the GPU memory limit: cost against oversubscription, per job order. */

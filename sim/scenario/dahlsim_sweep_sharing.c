@@ -162,10 +162,7 @@ int dahlsim_sweep_write_sharing(const char *dir, const struct dahlsim_scenario *
                 "}\n",
                 metrics[m], labels[m], dahlsim_scenario_comment(s), csv, plots, metrics[m], csv, mcol[m]);
         fclose(f);
-        char cmd[2 * PATH_MAX];
-        snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", script);
-        if (system(cmd) != 0)
-            failures++;
+        failures += dahlsim_sweep_gnuplot(script);
     }
     return failures ? 1 : 0;
 }
