@@ -180,6 +180,31 @@ void dahl_engine_stop(void)
     engine_profiling = false;
 }
 
+int dahl_engine_context_create(const char *name)
+{
+    if (!engine_started)
+        return -EPERM;
+    int n = (int)starpu_worker_get_count();
+    int ids[STARPU_NMAXWORKERS];
+    for (int i = 0; i < n; i++)
+        ids[i] = i;
+    /* The global context's policy struct (dahl_schedcost's wrapper) and its init hook (heteroprio's
+     * buckets, dahl_sched.c), so that the new context's scheduling costs are the same. */
+    const unsigned global = 0; /* the context starpu_init makes */
+    struct starpu_sched_policy *policy = starpu_sched_ctx_get_sched_policy(global);
+    void (*init)(unsigned) = starpu_sched_ctx_get_sched_policy_init(global);
+    unsigned id = init != NULL ? starpu_sched_ctx_create(ids, n, name, STARPU_SCHED_CTX_POLICY_STRUCT, policy,
+                                                         STARPU_SCHED_CTX_POLICY_INIT, init, 0)
+                               : starpu_sched_ctx_create(ids, n, name, STARPU_SCHED_CTX_POLICY_STRUCT, policy, 0);
+    return (int)id;
+}
+
+void dahl_engine_context_use(int id)
+{
+    unsigned ctx = (unsigned)id;
+    starpu_sched_ctx_set_context(id < 0 ? NULL : &ctx);
+}
+
 void dahl_engine_sched_cost(struct dahl_sched_cost *out)
 {
     dahl_schedcost_get(out);

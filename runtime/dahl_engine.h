@@ -71,6 +71,15 @@ struct dahl_sched_cost {
 };
 void dahl_engine_sched_cost(struct dahl_sched_cost *out);
 
+/* Scheduling contexts (StarPU's sched_ctx): a context over every worker, scheduled by its own instance of the
+ * engine's policy (the same policy, wrapped as the global context's). Workers belong to the global context
+ * and to every context created, so contexts share the machine. Returns the context's id (>= 1), or a
+ * negative errno when the engine is not started. Contexts end with the engine. */
+int dahl_engine_context_create(const char *name);
+/* Makes the calling thread submit its tasks into context id; -1: back to none named (the global context;
+ * waiting for all tasks then waits for every context's). */
+void dahl_engine_context_use(int id);
+
 /* Waits for every submitted task, then shuts StarPU down. No-op when the engine is not started. */
 void dahl_engine_stop(void);
 

@@ -130,6 +130,42 @@ Test(jobs, every_order_runs_and_repeats_to_the_bit, .init = setup, .fini = teard
     free(rb);
 }
 
+/* job_count runs the first N of the workloads (a sweep varies the number of jobs); job_contexts per-job gives
+ * each job its own StarPU scheduling context over the same workers: the same job-steps run, in the same order. */
+Test(jobs, job_count_and_per_job_contexts, .init = setup, .fini = teardown, .timeout = 300)
+{
+    const char *file = scenario("two.json", two_jobs);
+    cJSON *r = simulate(file, "one", "job_count=1", "prefetch=true");
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(r, "jobs");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(jobs, "detail")), 1);
+    char *seq = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(jobs, "sequence"));
+    cr_assert_str_eq(seq, "[0,0,0]");
+    free(seq);
+    cJSON_Delete(r);
+    r = simulate(file, "ctx", "job_contexts=\"per-job\"", "prefetch=true");
+    jobs = cJSON_GetObjectItemCaseSensitive(r, "jobs");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(jobs, "contexts")->valuestring, "per-job");
+    seq = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(jobs, "sequence"));
+    cr_assert_str_eq(seq, "[0,1,0,1,0]");
+    free(seq);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(jobs, "detail")) {
+        cr_assert_gt(number(e, "gpu_busy_s"), 0, "a job's context never used the GPU");
+        cr_assert_gt(number(e, "samples_per_s"), 0);
+    }
+    cJSON *shared = simulate(file, "shared", "job_contexts=\"shared\"", "prefetch=true");
+    cr_assert_eq(number(r, "iterations"), number(shared, "iterations"));
+    const cJSON *tasks_a = cJSON_GetObjectItemCaseSensitive(r, "tasks");
+    const cJSON *tasks_b = cJSON_GetObjectItemCaseSensitive(shared, "tasks");
+    char *ta = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(tasks_a, "per_codelet"));
+    char *tb = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(tasks_b, "per_codelet"));
+    cr_assert_str_eq(ta, tb, "per-job contexts ran other tasks");
+    free(ta);
+    free(tb);
+    cJSON_Delete(shared);
+    cJSON_Delete(r);
+}
+
 Test(jobs, a_memory_limit_makes_starpu_evict, .init = setup, .fini = teardown, .timeout = 300)
 {
     const char *file = scenario("two.json", two_jobs);
@@ -166,7 +202,7 @@ Test(jobs, two_jobs_learn_natively_together_as_alone, .init = setup, .fini = tea
 {
     const char *both = "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"batch\": 8, \"samples\": "
                        "64, \"epochs\": 4, \"scheduler\": \"dmda\", \"reduction\": \"manual\", \"workloads\": "
-                       "[{\"name\": \"a\"}, {\"name\": \"b\", \"batch\": 16}]}";
+                       "[{\"name\": \"a\"}, {\"name\": \"b\", \"batch\": 16}], \"job_contexts\": \"per-job\"}";
     const char *alone = "{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"batch\": 8, \"samples\": "
                         "64, \"epochs\": 4, \"scheduler\": \"dmda\", \"reduction\": \"manual\", \"workloads\": "
                         "[{\"name\": \"b\", \"batch\": 16}]}";
@@ -197,7 +233,7 @@ Test(jobs, two_jobs_learn_natively_together_as_alone, .init = setup, .fini = tea
         cJSON_Delete(r);
     }
     /* job b draws the same data and weights alone or beside a (its seed is its name's), reduced in a fixed
-     * order (manual): the same loss to float rounding */
+     * order (manual), in its own scheduling context or in the shared one: the same loss to float rounding */
     cr_assert_float_eq(last[0][0], last[1][0], 1e-4 * last[1][0], "together %g, alone %g", last[0][0], last[1][0]);
 }
 
@@ -217,6 +253,11 @@ Test(jobs, bad_workloads_are_one_line_errors, .init = setup, .fini = teardown)
          "\"gpu_memory_mib\": expected at least 16 MiB", "one task of the model"},
         {"\"workloads\": [{\"colour\": 1}]", "\"workloads[0].colour\": expected no such key", NULL},
         {"\"job_order\": \"fifo\"", "\"job_order\": expected \"workloads\" too", NULL},
+        {"\"workloads\": [{}], \"job_count\": 2", "\"job_count\": expected an integer in [1, 1]", NULL},
+        {"\"workloads\": [{}], \"job_contexts\": \"private\"", "\"job_contexts\": expected \"shared\" or",
+         "\"private\""},
+        {"\"workloads\": [{}], \"scheduler\": \"heteroprio:auto-prws\", \"job_contexts\": \"per-job\"",
+         "\"job_contexts\": expected \"shared\" with heteroprio", NULL},
         {"\"workloads\": [{}], \"job_order\": \"given\", \"job_sequence\": [0]", "\"job_sequence\": expected job "
                                                                                   "\"job0\" 2 times", NULL},
     };

@@ -72,6 +72,7 @@ static const struct field fields[] = {
     FIELD(point, FIELD_STRING),
     ARRAY(jobs, FIELD_JOBS, njobs),
     FIELD(job_order, FIELD_STRING),
+    FIELD(job_contexts, FIELD_STRING),
     FIELD(job_window, FIELD_LONG),
     ARRAY(sequence, FIELD_SEQUENCE, nsequence),
 };

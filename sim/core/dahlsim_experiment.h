@@ -63,10 +63,12 @@ struct dahlsim_experiment {
     /* Several jobs sharing the machine ("workloads"; njobs 0: one job, the fields above). The GPU runs one
      * job-step at a time in the order job_order gives: fifo (each job to its end, by arrival), round-robin,
      * weight (the weight heuristic over job_window steps), ga or given (the explicit sequence below, job
-     * indices, the k-th occurrence of job j being its step k). */
+     * indices, the k-th occurrence of job j being its step k). job_contexts: "shared" (one StarPU
+     * scheduling context) or "per-job" (one each, over the same workers). */
     long njobs;
     struct dahlsim_job jobs[DAHLSIM_MAX_JOBS];
     char job_order[16];
+    char job_contexts[16];
     long job_window;
     long nsequence;
     int sequence[DAHLSIM_MAX_SEQUENCE];

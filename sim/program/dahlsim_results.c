@@ -80,7 +80,7 @@
  *   maps_first_step, maps_peak  the process's memory mappings after the first training step and at their
  *                     peak (sampled every 0.5 s of wall time): a simulation whose mappings grow step after
  *                     step dies at vm.max_map_count. These three vary from run to run.
- *   jobs              (several jobs sharing the machine, "workloads", only) {"order", "window", "prefetch",
+ *   jobs              (several jobs sharing the machine, "workloads", only) {"order", "window", "contexts", "prefetch",
  *                     "gpu_busy_fraction", "total": IO, "sequence": [job index of each job-step as it ran],
  *                     "detail": [{"name", "model", "dataset", "batch", "steps", "start_s", "first_s", "end_s",
  *                     "samples_per_s", "loss_first", "loss_last", IO...}]}, IO being "h2d_bytes", "d2h_bytes",
@@ -347,6 +347,7 @@ static bool jobs_json(cJSON *root, const struct dahlsim_results_jobs *js)
     CHK(o = cJSON_AddObjectToObject(root, "jobs"));
     CHK(cJSON_AddStringToObject(o, "order", js->order));
     CHK(cJSON_AddNumberToObject(o, "window", (double)js->window));
+    CHK(cJSON_AddStringToObject(o, "contexts", js->contexts));
     CHK(cJSON_AddBoolToObject(o, "prefetch", js->prefetch));
     CHK(cJSON_AddNumberToObject(o, "gpu_busy_fraction", js->gpu_busy_fraction));
     CHK(total = cJSON_AddObjectToObject(o, "total"));

@@ -90,6 +90,7 @@ struct dahlsim_results_job {
 struct dahlsim_results_jobs {
     const char *order;      /* fifo, round-robin, weight, ga, given */
     long window;            /* weight: steps per job in the window */
+    const char *contexts;   /* StarPU scheduling contexts: shared or per-job */
     bool prefetch;          /* the next job's parameters prefetched to the GPU during each step */
     const struct dahlsim_results_job *jobs;
     size_t njobs;

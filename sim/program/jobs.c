@@ -23,6 +23,7 @@ struct job {
     struct dahl_dataset all, train; /* all owns the arrays (synthetic, simulated); train views or owns them */
     bool owns_train;
     struct dahl_network *net;
+    int context; /* job_contexts per-job: its StarPU scheduling context; -1: the shared one */
     long steps_per_epoch, steps, done;
     double first_us, end_us;
     double loss_sum, loss_first, loss_last; /* native: the epoch's summed loss, the first and last epochs' mean */
@@ -118,6 +119,11 @@ static int job_create(struct jobs_run *run, int i)
     dahl_profile_job_set(-1);
     if (j->net == NULL) {
         dahlsim_error("train: job %s: %s", j->spec->name, err);
+        return -EIO;
+    }
+    j->context = -1;
+    if (strcmp(o->x.job_contexts, "per-job") == 0 && (j->context = dahl_engine_context_create(j->spec->name)) < 0) {
+        dahlsim_error("train: job %s: cannot create its scheduling context: %s", j->spec->name, strerror(-j->context));
         return -EIO;
     }
     return 0;
@@ -257,7 +263,9 @@ static int job_step(struct jobs_run *run, int i, int next, double start_us)
     long s = j->done % j->steps_per_epoch;
     size_t first = (size_t)s * (size_t)j->spec->batch;
     const float *images = j->train.images != NULL ? j->train.images + first * per : NULL;
+    dahl_engine_context_use(j->context);
     int ret = dahl_network_train_step(j->net, images, j->train.labels + first, !run->simulated);
+    dahl_engine_context_use(-1);
     if (ret == 0 && run->o->x.prefetch && next >= 0 && next != i)
         ret = dahl_network_prefetch(run->jobs[next].net);
     if (ret != 0)
@@ -331,6 +339,7 @@ static int jobs_results(struct jobs_run *run, struct run_state *st, double start
     struct dahl_profile_job io[DAHLSIM_MAX_JOBS], other;
     dahl_profile_jobs(io, run->njobs, &other);
     struct dahlsim_results_jobs js = {.order = run->o->x.job_order, .window = run->o->x.job_window,
+                                      .contexts = run->o->x.job_contexts,
                                       .prefetch = run->o->x.prefetch, .jobs = detail, .njobs = (size_t)run->njobs,
                                       .total = other, .sequence = run->sequence, .nsequence = (size_t)run->nsequence};
     double end_us = start_us;

@@ -34,7 +34,8 @@
  *   network         "10gbe"|"ib-100g"|{...}  "10gbe" (with nodes)     the network between nodes: a preset or
  *                                                                 {"bandwidth": "25Gbps", "latency": "2us",
  *                                                                 "topology": "flat|fat-tree|torus"}
- *   workloads, job_order, job_window, job_sequence: several jobs sharing the machine (dahlsim_workloads.h)
+ *   workloads, job_count, job_order, job_contexts, job_window, job_sequence, ga: several jobs sharing the
+ *                   machine (dahlsim_workloads.h)
  *   sweep           {key: [values...]}   -                        a grid over any keys above but comment/sweep
  */
 #include "dahlsim_scenario.h"
@@ -75,7 +76,8 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
                                    "trace",   "trace_window", "nodes", "batch_per_node", "network", "workloads",
-                                   "job_order", "job_window", "job_sequence", "ga", "sweep"};
+                                   "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
+                                   "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool key_known(const char *key)

@@ -120,6 +120,8 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
     const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(r, "jobs");
     if (x->njobs > 0 && jobs != NULL) {
         cJSON_AddStringToObject(params, "job_order", x->job_order);
+        cJSON_AddNumberToObject(params, "jobs", (double)x->njobs);
+        cJSON_AddStringToObject(params, "job_contexts", x->job_contexts);
         const cJSON *total = cJSON_GetObjectItemCaseSensitive(jobs, "total");
         const char *io[] = {"h2d_bytes", "d2h_bytes", "evictions", "gpu_wait_s"};
         for (size_t k = 0; k < sizeof(io) / sizeof(io[0]); k++) {

@@ -46,11 +46,12 @@ int dahlsim_sweep_write_plots(const char *dir, const struct dahlsim_scenario *s)
  * gnuplot is missing or failed. */
 int dahlsim_sweep_gnuplot(const char *script);
 
-/* For a "workloads" scenario swept over gpu_memory_mib: dir/plots/gpu-sharing.csv (per job order and prefetch
- * setting: limit, footprint = the largest peak GPU use of the no-limit points, oversubscription = footprint /
- * limit, makespan, bytes moved, evictions) and gpu-sharing-{makespan_s,h2d_mib}.{png,svg} against
- * oversubscription. Nothing for other sweeps. Returns 0, or 1 when the table could not be written or gnuplot
- * failed. */
+/* For a "workloads" scenario swept over gpu_memory_mib or job_count: dir/plots/gpu-sharing.csv (per job order
+ * and prefetch setting, and per limit when job_count is swept: limit, footprint = the largest peak GPU use of
+ * the no-limit points with as many jobs, oversubscription = footprint / limit, makespan, bytes moved,
+ * evictions, jobs) and gpu-sharing-{makespan_s,h2d_mib}.{png,svg} against the number of jobs (job_count
+ * swept) or else against oversubscription. Nothing for other sweeps. Returns 0, or 1 when the table could not
+ * be written or gnuplot failed. */
 int dahlsim_sweep_write_sharing(const char *dir, const struct dahlsim_scenario *s);
 
 #endif /* DAHLSIM_SWEEP_H */

@@ -72,6 +72,12 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, io[k]);
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
             }
+            const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(p, "jobs");
+            const cJSON *contexts = cJSON_GetObjectItemCaseSensitive(p, "job_contexts");
+            if (used < sizeof(buf))
+                used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g,%s",
+                                         cJSON_IsNumber(jobs) ? jobs->valuedouble : NAN,
+                                         cJSON_IsString(contexts) ? contexts->valuestring : "");
             free(lines[(size_t)idx->valuedouble]);
             lines[(size_t)idx->valuedouble] = strdup(buf);
         }
@@ -84,7 +90,8 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
     if (out != NULL) {
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
               "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs,"
-              "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction,gpu_peak_bytes\n",
+              "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction,gpu_peak_bytes,jobs,"
+              "job_contexts\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)
@@ -112,6 +119,8 @@ static int numeric_column(const char *key)
         return 7; /* iterations are shown as samples */
     if (strcmp(key, "nodes") == 0)
         return 19;
+    if (strcmp(key, "job_count") == 0)
+        return 30; /* the jobs that ran */
     return 0;
 }
 

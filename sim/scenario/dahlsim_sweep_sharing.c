@@ -1,8 +1,9 @@
-/* The GPU-sharing view of a sweep (dahlsim_sweep.h): for a "workloads" scenario swept over gpu_memory_mib,
- * each point's oversubscription (the jobs' footprint over the limit) and what it cost, one series per job
- * order and prefetch setting. The footprint is measured, not assumed: StarPU's largest peak GPU use among
- * the points that ran without a limit (one figure for the whole sweep, so that a limit has one
- * oversubscription whatever the order). */
+/* The GPU-sharing view of a sweep (dahlsim_sweep.h): for a "workloads" scenario swept over gpu_memory_mib
+ * or job_count, each point's oversubscription (the jobs' footprint over the limit) and what it cost, one
+ * series per job order and prefetch setting (and, when the number of jobs is swept, per limit). The
+ * footprint is measured, not assumed: StarPU's largest peak GPU use among the points that ran the same
+ * number of jobs without a limit (one figure per number of jobs, so that a limit has one oversubscription
+ * whatever the order). */
 #include "dahlsim_sweep.h"
 
 #include "dahlsim_fs.h"
@@ -16,8 +17,8 @@
 #include <string.h>
 
 struct sharing_row {
-    char series[48]; /* "ORDER prefetch" or "ORDER no-prefetch" */
-    double limit_mib, makespan_s, h2d_mib, d2h_mib, evictions, peak_mib;
+    char series[64]; /* "ORDER prefetch" or "ORDER no-prefetch", then " at L MiB" or " no limit" when by_jobs */
+    double jobs, limit_mib, makespan_s, h2d_mib, d2h_mib, evictions, peak_mib;
 };
 
 static double number_or_nan(const cJSON *o, const char *key)
@@ -26,8 +27,9 @@ static double number_or_nan(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-/* The rows of dir/results.jsonl that ran several jobs; *n of them (NULL and 0 when none or unreadable). */
-static struct sharing_row *read_rows(const char *dir, size_t *n)
+/* The rows of dir/results.jsonl that ran several jobs; *n of them (NULL and 0 when none or unreadable).
+ * by_jobs: the number of jobs is the x axis, so the limit goes into the series. */
+static struct sharing_row *read_rows(const char *dir, bool by_jobs, size_t *n)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/results.jsonl", dir);
@@ -54,9 +56,14 @@ static struct sharing_row *read_rows(const char *dir, size_t *n)
         }
         if (cJSON_IsString(order)) {
             struct sharing_row *r = &rows[(*n)++];
-            snprintf(r->series, sizeof(r->series), "%s %s", order->valuestring,
-                     cJSON_IsTrue(prefetch) ? "prefetch" : "no-prefetch");
             r->limit_mib = number_or_nan(p, "gpu_memory_mib");
+            char limit[32] = "";
+            if (by_jobs && r->limit_mib > 0)
+                snprintf(limit, sizeof(limit), " at %.0f MiB", r->limit_mib);
+            snprintf(r->series, sizeof(r->series), "%s %s%s", order->valuestring,
+                     cJSON_IsTrue(prefetch) ? "prefetch" : "no-prefetch",
+                     by_jobs ? (r->limit_mib > 0 ? limit : " no limit") : "");
+            r->jobs = number_or_nan(p, "jobs");
             r->makespan_s = number_or_nan(o, "makespan_s");
             r->h2d_mib = number_or_nan(o, "h2d_bytes") / 1048576.0;
             r->d2h_mib = number_or_nan(o, "d2h_bytes") / 1048576.0;
@@ -70,21 +77,24 @@ static struct sharing_row *read_rows(const char *dir, size_t *n)
     return rows;
 }
 
-static int by_series_then_limit(const void *a, const void *b)
+static int by_series_then_jobs_then_limit(const void *a, const void *b)
 {
     const struct sharing_row *x = a, *y = b;
     int c = strcmp(x->series, y->series);
     if (c != 0)
         return c;
+    if (x->jobs != y->jobs)
+        return (x->jobs > y->jobs) - (x->jobs < y->jobs);
     return (x->limit_mib > y->limit_mib) - (x->limit_mib < y->limit_mib);
 }
 
-/* The jobs' footprint: the largest peak GPU use (MiB) of the points without a limit, or NAN when none. */
-static double footprint(const struct sharing_row *rows, size_t n)
+/* The footprint of `jobs` jobs: the largest peak GPU use (MiB) of the points that ran that many without a
+ * limit, or NAN when none. */
+static double footprint(const struct sharing_row *rows, size_t n, double jobs)
 {
     double fp = NAN;
     for (size_t i = 0; i < n; i++)
-        if (!(rows[i].limit_mib > 0) && !(rows[i].peak_mib <= fp))
+        if (rows[i].jobs == jobs && !(rows[i].limit_mib > 0) && !(rows[i].peak_mib <= fp))
             fp = rows[i].peak_mib;
     return fp;
 }
@@ -96,13 +106,13 @@ static int write_table(const char *csv, const struct sharing_row *rows, size_t n
     FILE *f = fopen(tmp, "w");
     if (f == NULL)
         return -errno;
-    fputs("series,gpu_memory_mib,footprint_mib,oversubscription,makespan_s,h2d_mib,d2h_mib,evictions\n", f);
-    double fp = footprint(rows, n);
+    fputs("series,gpu_memory_mib,footprint_mib,oversubscription,makespan_s,h2d_mib,d2h_mib,evictions,jobs\n", f);
     for (size_t i = 0; i < n; i++) {
+        double fp = footprint(rows, n, rows[i].jobs);
         double over = rows[i].limit_mib > 0 ? fp / rows[i].limit_mib : 0.0;
-        fprintf(f, "%s,%.0f,%.1f,%.3f,%.9g,%.3f,%.3f,%.0f\n", rows[i].series,
+        fprintf(f, "%s,%.0f,%.1f,%.3f,%.9g,%.3f,%.3f,%.0f,%.0f\n", rows[i].series,
                 rows[i].limit_mib > 0 ? rows[i].limit_mib : 0.0, fp, over, rows[i].makespan_s, rows[i].h2d_mib,
-                rows[i].d2h_mib, rows[i].evictions);
+                rows[i].d2h_mib, rows[i].evictions, rows[i].jobs);
     }
     int ret = fclose(f) != 0 ? -errno : 0;
     if (ret == 0 && rename(tmp, csv) != 0)
@@ -114,17 +124,19 @@ int dahlsim_sweep_write_sharing(const char *dir, const struct dahlsim_scenario *
 {
     size_t nkeys, n;
     const char *const *keys = dahlsim_scenario_sweep_keys(s, &nkeys);
-    bool memory = false;
-    for (size_t k = 0; k < nkeys; k++)
+    bool memory = false, by_jobs = false;
+    for (size_t k = 0; k < nkeys; k++) {
         memory = memory || strcmp(keys[k], "gpu_memory_mib") == 0;
-    if (!memory || dahlsim_scenario_points(s) == 0 || dahlsim_scenario_point(s, 0)->njobs == 0)
+        by_jobs = by_jobs || strcmp(keys[k], "job_count") == 0;
+    }
+    if (!(memory || by_jobs) || dahlsim_scenario_points(s) == 0 || dahlsim_scenario_point(s, 0)->njobs == 0)
         return 0;
-    struct sharing_row *rows = read_rows(dir, &n);
+    struct sharing_row *rows = read_rows(dir, by_jobs, &n);
     if (n == 0) {
         free(rows);
         return 0;
     }
-    qsort(rows, n, sizeof(*rows), by_series_then_limit);
+    qsort(rows, n, sizeof(*rows), by_series_then_jobs_then_limit);
     char plots[PATH_MAX + 16], csv[PATH_MAX + 48];
     snprintf(plots, sizeof(plots), "%s/plots", dir);
     snprintf(csv, sizeof(csv), "%s/gpu-sharing.csv", plots);
@@ -144,23 +156,26 @@ int dahlsim_sweep_write_sharing(const char *dir, const struct dahlsim_scenario *
         FILE *f = fopen(script, "w");
         if (f == NULL)
             return 1;
-        /* One line per job order and prefetch setting: gnuplot filters the rows by the series column. */
+        /* One line per series: gnuplot filters the rows by the series column (its spaces made '_'). */
         fprintf(f,
-                "# %s against oversubscription, one line per job order and prefetch (from gpu-sharing.csv)\n"
+                "# %s against %s, one line per job order and prefetch%s (from gpu-sharing.csv)\n"
                 "set datafile separator ','\n"
-                "set key outside right\n"
+                "set key below\n"
                 "set grid\n"
-                "set xlabel 'oversubscription: footprint / GPU memory limit (0: no limit)'\n"
+                "set xlabel '%s'\n"
                 "set ylabel '%s'\n"
                 "set title '%s' font ',9'\n"
                 "series = system(\"tail -n +2 '%s' | cut -d, -f1 | sort -u | tr ' ' '_' | tr '\\\\n' ' '\")\n"
                 "do for [fmt in 'pngcairo svg'] {\n"
-                "  set terminal fmt size 900,540 noenhanced\n"
+                "  set terminal fmt size 900,700 noenhanced\n"
                 "  set output sprintf('%s/gpu-sharing-%s.%%s', fmt eq 'svg' ? 'svg' : 'png')\n"
-                "  plot for [se in series] sprintf(\"< tr ' ' '_' < '%s' | grep '^%%s,' | sort -t, -k4 -g\", se) "
-                "using 4:%d with linespoints title se\n"
+                "  plot for [se in series] sprintf(\"< tr ' ' '_' < '%s' | grep '^%%s,' | sort -t, -k%d -g\", se) "
+                "using %d:%d with linespoints title se\n"
                 "}\n",
-                metrics[m], labels[m], dahlsim_scenario_comment(s), csv, plots, metrics[m], csv, mcol[m]);
+                metrics[m], by_jobs ? "the number of jobs" : "oversubscription", by_jobs ? " and limit" : "",
+                by_jobs ? "jobs sharing the GPU" : "oversubscription: footprint / GPU memory limit (0: no limit)",
+                labels[m], dahlsim_scenario_comment(s), csv, plots, metrics[m], csv, by_jobs ? 9 : 4, by_jobs ? 9 : 4,
+                mcol[m]);
         fclose(f);
         failures += dahlsim_sweep_gnuplot(script);
     }

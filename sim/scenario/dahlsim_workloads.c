@@ -374,8 +374,9 @@ bool dahlsim_workloads_from(const char *path, const char *point, const char *sce
 {
     const cJSON *wl = cJSON_GetObjectItemCaseSensitive(o, "workloads");
     if (wl == NULL) {
-        static const char *const only[] = {"job_order", "job_window", "job_sequence", "ga"};
-        for (size_t k = 0; k < 4; k++)
+        static const char *const only[] = {"job_order", "job_window", "job_sequence", "ga", "job_count",
+                                           "job_contexts"};
+        for (size_t k = 0; k < sizeof(only) / sizeof(only[0]); k++)
             if (cJSON_GetObjectItemCaseSensitive(o, only[k]) != NULL) {
                 wl_error(path, point, only[k], NULL, "\"workloads\" too (it orders several jobs)");
                 return false;
@@ -415,6 +416,17 @@ bool dahlsim_workloads_from(const char *path, const char *point, const char *sce
             }
         x->njobs++;
     }
+    const cJSON *count = cJSON_GetObjectItemCaseSensitive(o, "job_count");
+    if (count != NULL) {
+        if (!cJSON_IsNumber(count) || count->valuedouble != floor(count->valuedouble) || count->valuedouble < 1 ||
+            count->valuedouble > (double)x->njobs) {
+            char expected[96];
+            snprintf(expected, sizeof(expected), "an integer in [1, %ld] (how many of the workloads run)", x->njobs);
+            wl_error(path, point, "job_count", count, expected);
+            return false;
+        }
+        x->njobs = (long)count->valuedouble;
+    }
     const cJSON *order = cJSON_GetObjectItemCaseSensitive(o, "job_order");
     snprintf(x->job_order, sizeof(x->job_order), "round-robin");
     if (order != NULL) {
@@ -426,6 +438,22 @@ bool dahlsim_workloads_from(const char *path, const char *point, const char *sce
             return false;
         }
         snprintf(x->job_order, sizeof(x->job_order), "%s", order->valuestring);
+    }
+    const cJSON *contexts = cJSON_GetObjectItemCaseSensitive(o, "job_contexts");
+    snprintf(x->job_contexts, sizeof(x->job_contexts), "shared");
+    if (contexts != NULL) {
+        if (!cJSON_IsString(contexts) ||
+            (strcmp(contexts->valuestring, "shared") != 0 && strcmp(contexts->valuestring, "per-job") != 0)) {
+            wl_error(path, point, "job_contexts", contexts, "\"shared\" or \"per-job\"");
+            return false;
+        }
+        snprintf(x->job_contexts, sizeof(x->job_contexts), "%s", contexts->valuestring);
+        /* dahl's heteroprio maps its buckets, learnt at run time, in one context (runtime/dahl_sched.c) */
+        if (strcmp(x->job_contexts, "per-job") == 0 && strncmp(x->scheduler, "heteroprio", 10) == 0) {
+            wl_error(path, point, "job_contexts", contexts, "\"shared\" with heteroprio (its buckets live in one "
+                                                            "context)");
+            return false;
+        }
     }
     const cJSON *window = cJSON_GetObjectItemCaseSensitive(o, "job_window");
     x->job_window = 4;

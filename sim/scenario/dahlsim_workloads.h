@@ -1,10 +1,15 @@
-/* Scenario keys of several jobs sharing one machine (issue 20): "workloads", "job_order", "job_window",
- * "job_sequence", read into the experiment (dahlsim_experiment.h) and checked against the GPU memory limit.
+/* Scenario keys of several jobs sharing one machine (issue 20): "workloads", "job_count", "job_order",
+ * "job_contexts", "job_window", "job_sequence", "ga", read into the experiment (dahlsim_experiment.h) and
+ * checked against the GPU memory limit.
  *
  *   workloads     [{"name", "model", "dataset", "batch", "samples" | "iterations", "start_s", "priority"}],
  *                 1 to 8 jobs; a key left out takes the scenario's own (model, dataset, batch, samples), name
  *                 "jobN", start_s 0, priority 0. Models: lenet, deep, deep:N.
+ *   job_count     integer in [1, the number of workloads], default all: only the first N jobs run (so that a
+ *                 sweep can vary the number of jobs sharing the machine)
  *   job_order     "round-robin" (default), "fifo", "weight", "ga" or "given"
+ *   job_contexts  "shared" (default: one StarPU scheduling context for every job) or "per-job" (one context
+ *                 each, over the same workers, its own instance of the scheduler)
  *   job_window    integer >= 1, default 4: the weight heuristic's window, in steps of each job
  *   job_sequence  given: the job of every job-step, by name or index, e.g. ["a", "b", "a", "b"] (each job as
  *                 many times as it has steps), or a file holding such a list ({"sequence": [...]}, as
