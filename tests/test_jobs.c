@@ -130,9 +130,10 @@ Test(jobs, every_order_runs_and_repeats_to_the_bit, .init = setup, .fini = teard
     free(rb);
 }
 
-/* job_count runs the first N of the workloads (a sweep varies the number of jobs); job_contexts per-job gives
- * each job its own StarPU scheduling context over the same workers: the same job-steps run, in the same order. */
-Test(jobs, job_count_and_per_job_contexts, .init = setup, .fini = teardown, .timeout = 300)
+/* job_count runs the first N of the workloads (a sweep varies the number of jobs); a job's priority orders
+ * round-robin's cycle; job_contexts per-job gives each job its own StarPU scheduling context over the same
+ * workers: the same job-steps run, in the same order. */
+Test(jobs, job_count_priority_and_per_job_contexts, .init = setup, .fini = teardown, .timeout = 300)
 {
     const char *file = scenario("two.json", two_jobs);
     cJSON *r = simulate(file, "one", "job_count=1", "prefetch=true");
@@ -153,6 +154,18 @@ Test(jobs, job_count_and_per_job_contexts, .init = setup, .fini = teardown, .tim
         cr_assert_gt(number(e, "gpu_busy_s"), 0, "a job's context never used the GPU");
         cr_assert_gt(number(e, "samples_per_s"), 0);
     }
+    /* a job's priority puts it first in round-robin's cycle */
+    const char *prio = scenario("prio.json",
+                                "{\"machine\": \"roofline-14cpu-1v100\", \"scheduler\": \"dmda\", \"cpus\": 2, "
+                                "\"gpus\": 1, \"batch\": 16, \"workloads\": [{\"name\": \"small\", \"dataset\": "
+                                "\"fashion-mnist\", \"samples\": 48}, {\"name\": \"large\", \"dataset\": "
+                                "\"synthetic:128x128x3\", \"samples\": 32, \"priority\": 1}]}");
+    cJSON *p = simulate(prio, "prio", "job_order=\"round-robin\"", "prefetch=false");
+    seq = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "jobs"),
+                                                                  "sequence"));
+    cr_assert_str_eq(seq, "[1,0,1,0,0]");
+    free(seq);
+    cJSON_Delete(p);
     cJSON *shared = simulate(file, "shared", "job_contexts=\"shared\"", "prefetch=true");
     cr_assert_eq(number(r, "iterations"), number(shared, "iterations"));
     const cJSON *tasks_a = cJSON_GetObjectItemCaseSensitive(r, "tasks");

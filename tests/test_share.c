@@ -147,6 +147,29 @@ static void three_in_two(struct dahlsim_share *s)
     add_job(s, "c", 3, 1.0, 0.0, 1, one, false);
 }
 
+/* A job's priority decides where an order has a choice: round-robin's cycle, fifo's and weight's ties. */
+Test(share, priority_breaks_the_ties)
+{
+    struct dahlsim_share s;
+    three_in_two(&s);
+    s.jobs[2].priority = 1;
+    int want[] = {2, 0, 1, 2, 0, 1, 2, 0, 1};
+    enum dahlsim_share_order orders[] = {DAHLSIM_SHARE_ROUND_ROBIN, DAHLSIM_SHARE_FIFO};
+    for (int k = 0; k < 2; k++) {
+        struct dahlsim_share_result r;
+        run(&s, DAHLSIM_SHARE_LRU, false, orders[k], &r);
+        cr_assert_eq(r.norder, 9);
+        cr_assert_arr_eq(r.order, want, sizeof(want), "order %d", k);
+        dahlsim_share_result_fini(&r);
+    }
+    /* weight: every job weighs the same before it ran (its whole data missing): c first */
+    struct dahlsim_share_result r;
+    run(&s, DAHLSIM_SHARE_LRU, false, DAHLSIM_SHARE_WEIGHT, &r);
+    cr_assert_eq(r.order[0], 2);
+    dahlsim_share_result_fini(&r);
+    dahlsim_share_fini(&s);
+}
+
 Test(share, belady_moves_fewer_bytes_than_lru)
 {
     struct dahlsim_share s;

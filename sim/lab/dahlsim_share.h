@@ -40,7 +40,8 @@ struct dahlsim_share_job {
     char name[64];
     int steps;           /* iterations */
     int batch;           /* samples per step, 0: unknown (informational) */
-    int priority;        /* informational */
+    int priority;        /* higher first where an order has a choice: round-robin's cycle, fifo's and
+                            weight's ties */
     double start_s;      /* arrival */
     double compute_s;    /* GPU time of one step */
     double host_s;       /* time off the GPU between two of its steps */
@@ -87,14 +88,14 @@ int dahlsim_share_save(const struct dahlsim_share *s, const char *path, char *er
 enum dahlsim_share_policy { DAHLSIM_SHARE_LRU, DAHLSIM_SHARE_STARPU, DAHLSIM_SHARE_BELADY, DAHLSIM_SHARE_NPOLICIES };
 
 /* Orders: which job-step the GPU runs next.
- * - FIFO (dynamic): the job whose next step is ready earliest (ties: lower job index).
- * - ROUND_ROBIN: one step of each unfinished job in turn, in job index order.
+ * - FIFO (dynamic): the job whose next step is ready earliest (ties: higher priority, then lower job index).
+ * - ROUND_ROBIN: one step of each unfinished job in turn, by decreasing priority, then job index.
  * - WEIGHT (dynamic): the study's heuristic; per job over its last `window` steps reward = compute / (compute
  *   + idle), idle being the time between the end of its previous step (its start_s for step 0) and the
  *   step's start; no step yet: reward 1; penalty = its missing bytes / bandwidth + latency per missing
  *   tensor (before its first step: its whole data); weight = reward / penalty (penalty 0: infinite). The
  *   unfinished jobs that have arrived (none: those arriving first) are sorted by weight, largest first (ties:
- *   smaller penalty, then lower index), and taken largest, smallest, next largest...: one step each, then
+ *   smaller penalty, then higher priority, then lower index), and taken largest, smallest, next largest...: one step each, then
  *   the weights are recomputed.
  * - GA: the genetic search (dahlsim_share_ga).
  * - GIVEN: an explicit sequence of job indices; the k-th occurrence of job j is its step k.
@@ -187,7 +188,7 @@ struct dahlsim_share_export_job {
     const char *name;
     const char *model;   /* lenet, deep, deep:N */
     int c, h, w;         /* image shape */
-    int batch, steps;
+    int batch, steps, priority;
     double host_s, start_s;
 };
 struct dahlsim_share_export_conf {

@@ -105,6 +105,7 @@ int dahlsim_share_export_job(const struct dahlsim_share_export_conf *conf, const
     out->steps = job->steps;
     out->batch = job->batch;
     out->start_s = job->start_s;
+    out->priority = job->priority;
     out->host_s = job->host_s;
     s->njobs++;
     return 0;

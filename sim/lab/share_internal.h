@@ -53,6 +53,8 @@ struct share_emu {
 };
 
 int share_emu_init(struct share_emu *e, const struct dahlsim_share *s, char *err, size_t err_size);
+/* The jobs by decreasing priority, ties by index: round-robin's cycle (s->njobs entries into cycle). */
+void share_priority_cycle(const struct dahlsim_share *s, int *cycle);
 void share_emu_fini(struct share_emu *e);
 /* One emulation of e->s under conf and order (FIFO, ROUND_ROBIN, WEIGHT or GIVEN with given, checked by the
  * caller); r gets the figures and, when r->order is not NULL, the realised order (e->nsteps entries). */

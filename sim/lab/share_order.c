@@ -66,7 +66,8 @@ int share_pick_fifo(struct share_emu *e)
             continue;
         const struct dahlsim_share_job *job = &e->s->jobs[j];
         double ready = e->next_step[j] == 0 ? job->start_s : e->last_end[j] + job->host_s;
-        if (best < 0 || ready < best_ready) {
+        /* ties: the higher priority, then the lower index */
+        if (best < 0 || ready < best_ready || (ready == best_ready && job->priority > e->s->jobs[best].priority)) {
             best = j;
             best_ready = ready;
         }
@@ -74,17 +75,32 @@ int share_pick_fifo(struct share_emu *e)
     return best;
 }
 
+/* Round-robin visits the jobs by decreasing priority, ties by index: e->rr_last is a position in that
+ * cycle. */
 int share_pick_round_robin(struct share_emu *e)
 {
-    int n = e->s->njobs;
+    int n = e->s->njobs, cycle[DAHLSIM_SHARE_MAX_JOBS];
+    share_priority_cycle(e->s, cycle);
     for (int d = 1; d <= n; d++) {
-        int j = (e->rr_last + d) % n;
-        if (unfinished(e, j)) {
-            e->rr_last = j;
-            return j;
+        int k = (e->rr_last + d) % n;
+        if (unfinished(e, cycle[k])) {
+            e->rr_last = k;
+            return cycle[k];
         }
     }
     return -1;
+}
+
+void share_priority_cycle(const struct dahlsim_share *s, int *cycle)
+{
+    for (int j = 0; j < s->njobs; j++)
+        cycle[j] = j;
+    for (int a = 1; a < s->njobs; a++) /* insertion sort: stable */
+        for (int b = a; b > 0 && s->jobs[cycle[b]].priority > s->jobs[cycle[b - 1]].priority; b--) {
+            int x = cycle[b];
+            cycle[b] = cycle[b - 1];
+            cycle[b - 1] = x;
+        }
 }
 
 void share_window_add(struct share_emu *e, int j, double compute_s, double idle_s)
@@ -96,17 +112,19 @@ void share_window_add(struct share_emu *e, int j, double compute_s, double idle_
 }
 
 struct weighted {
-    int job;
+    int job, priority;
     double weight, penalty;
 };
 
-/* a before b: larger weight, then smaller penalty, then lower index. */
+/* a before b: larger weight, then smaller penalty, then higher priority, then lower index. */
 static bool weighted_before(const struct weighted *a, const struct weighted *b)
 {
     if (a->weight != b->weight)
         return a->weight > b->weight;
     if (a->penalty != b->penalty)
         return a->penalty < b->penalty;
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
     return a->job < b->job;
 }
 
@@ -128,7 +146,8 @@ static struct weighted job_weight(const struct share_emu *e, int j)
             count++;
         }
     double penalty = (double)missing / s->bandwidth_bytes_per_s + s->latency_s * count;
-    return (struct weighted){.job = j, .penalty = penalty, .weight = penalty > 0.0 ? reward / penalty : INFINITY};
+    return (struct weighted){.job = j, .priority = s->jobs[j].priority, .penalty = penalty,
+                             .weight = penalty > 0.0 ? reward / penalty : INFINITY};
 }
 
 int share_pick_weight(struct share_emu *e, double now)

@@ -147,6 +147,20 @@ static void jobs_fini(struct jobs_run *run)
 
 /* ---- orders ------------------------------------------------------------------------------------------------ */
 
+/* The jobs by decreasing priority, ties by index (round-robin's cycle; the emulator's share_priority_cycle
+ * does the same for its jobs). */
+static void priority_cycle(const struct jobs_run *run, int *cycle)
+{
+    for (int i = 0; i < run->njobs; i++)
+        cycle[i] = i;
+    for (int a = 1; a < run->njobs; a++) /* insertion sort: stable, n <= 8 */
+        for (int b = a; b > 0 && run->jobs[cycle[b]].spec->priority > run->jobs[cycle[b - 1]].spec->priority; b--) {
+            int t = cycle[b];
+            cycle[b] = cycle[b - 1];
+            cycle[b - 1] = t;
+        }
+}
+
 /* The static orders: round-robin (one step of each unfinished job in turn), given/ga (the point's sequence,
  * checked against the jobs' step counts). Returns 0, or -EINVAL after printing the error. */
 static int static_order(struct jobs_run *run, int *seq)
@@ -154,10 +168,12 @@ static int static_order(struct jobs_run *run, int *seq)
     const struct dahlsim_experiment *x = &run->o->x;
     long n = 0;
     if (strcmp(x->job_order, "round-robin") == 0) {
+        int cycle[DAHLSIM_MAX_JOBS];
+        priority_cycle(run, cycle);
         for (long round = 0; n < run->total_steps; round++)
-            for (int i = 0; i < run->njobs; i++)
-                if (round < run->jobs[i].steps)
-                    seq[n++] = i;
+            for (int k = 0; k < run->njobs; k++)
+                if (round < run->jobs[cycle[k]].steps)
+                    seq[n++] = cycle[k];
         return 0;
     }
     long count[DAHLSIM_MAX_JOBS] = {0};
@@ -179,7 +195,7 @@ static int static_order(struct jobs_run *run, int *seq)
 }
 
 /* fifo: the job whose next step was ready first (its arrival, or the end of its previous step; ties: the
- * lower index), leaving out job `skip` (-1: none); -1 when every job is done. */
+ * higher priority, then the lower index), leaving out job `skip` (-1: none); -1 when every job is done. */
 static int fifo_pick(const struct jobs_run *run, double start_us, int skip)
 {
     int best = -1;
@@ -189,7 +205,8 @@ static int fifo_pick(const struct jobs_run *run, double start_us, int skip)
         if (i == skip || j->done >= j->steps)
             continue;
         double ready_us = j->done == 0 ? start_us + 1e6 * j->spec->start_s : j->end_us;
-        if (best < 0 || ready_us < best_us) {
+        if (best < 0 || ready_us < best_us ||
+            (ready_us == best_us && j->spec->priority > run->jobs[best].spec->priority)) {
             best = i;
             best_us = ready_us;
         }
@@ -214,8 +231,8 @@ static void job_weight(const struct job *j, long window, double *weight, double 
     *weight = reward / (*penalty + 1.0); /* + 1 byte: a job that moved nothing weighs most, not infinitely */
 }
 
-/* The weight heuristic's next round: unfinished jobs sorted by weight (ties: smaller penalty, then index),
- * then the largest and the smallest remaining in turn. Returns how many entries it wrote into round. */
+/* The weight heuristic's next round: unfinished jobs sorted by weight (ties: smaller penalty, then higher
+ * priority, then index), then the largest and the smallest remaining in turn. Returns how many entries it wrote into round. */
 static int weight_round(const struct jobs_run *run, int *round)
 {
     int idx[DAHLSIM_MAX_JOBS], n = 0;
@@ -229,7 +246,9 @@ static int weight_round(const struct jobs_run *run, int *round)
     for (int a = 1; a < n; a++) /* insertion sort, heaviest first: n <= 8 */
         for (int b = a; b > 0; b--) {
             int x = idx[b - 1], y = idx[b];
-            bool swap = w[y] > w[x] || (w[y] == w[x] && (p[y] < p[x] || (p[y] == p[x] && y < x)));
+            long py = run->jobs[y].spec->priority, px = run->jobs[x].spec->priority;
+            bool swap = w[y] > w[x] ||
+                        (w[y] == w[x] && (p[y] < p[x] || (p[y] == p[x] && (py > px || (py == px && y < x)))));
             if (!swap)
                 break;
             idx[b - 1] = y;

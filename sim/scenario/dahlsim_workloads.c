@@ -329,7 +329,7 @@ int dahlsim_workloads_share(const struct dahlsim_experiment *x, struct dahlsim_s
         struct dahlsim_share_export_job job = {.name = j->name, .model = j->model, .c = c, .h = h, .w = w,
                                                .batch = (int)j->batch,
                                                .steps = (int)(j->samples / j->batch * x->epochs),
-                                               .start_s = j->start_s};
+                                               .start_s = j->start_s, .priority = (int)j->priority};
         ret = dahlsim_share_export_job(&conf, &job, s, err, err_size);
         if (ret == 0)
             total += dahlsim_share_job_bytes(&s->jobs[i]);

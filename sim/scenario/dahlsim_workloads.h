@@ -4,7 +4,8 @@
  *
  *   workloads     [{"name", "model", "dataset", "batch", "samples" | "iterations", "start_s", "priority"}],
  *                 1 to 8 jobs; a key left out takes the scenario's own (model, dataset, batch, samples), name
- *                 "jobN", start_s 0, priority 0. Models: lenet, deep, deep:N.
+ *                 "jobN", start_s 0, priority 0 (higher first where the order has a choice: round-robin's
+ *                 cycle, fifo's and weight's ties). Models: lenet, deep, deep:N.
  *   job_count     integer in [1, the number of workloads], default all: only the first N jobs run (so that a
  *                 sweep can vary the number of jobs sharing the machine)
  *   job_order     "round-robin" (default), "fifo", "weight", "ga" or "given"
