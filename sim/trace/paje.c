@@ -209,7 +209,7 @@ int dahlsim_trace_paje_write(const struct dahlsim_trace_run *run, const char *co
 
 struct paje_line {
     const char *text; /* into the file's buffer, NUL-terminated (the newline replaced) */
-    double t;         /* its time, or the previous timed line's for lines without one */
+    double t;         /* its time; -INFINITY for lines without one (the header and the definitions) */
     size_t index;     /* original position: equal times keep their order */
 };
 
@@ -257,7 +257,7 @@ int dahlsim_trace_paje_sort(const char *path, long *moved, char *err, size_t err
     memset(timed, 0, sizeof(timed));
     int def_id = -1, def_field = 0;
     size_t n = 0;
-    double last_t = -INFINITY, max_t = -INFINITY;
+    double max_t = -INFINITY;
     for (char *p = buf; *p != '\0';) {
         char *eol = strchr(p, '\n');
         if (eol != NULL)
@@ -275,17 +275,20 @@ int dahlsim_trace_paje_sort(const char *path, long *moved, char *err, size_t err
                     timed[def_id] = true;
                 def_field++;
             }
-        } else {
-            int id;
-            double t;
-            if (sscanf(p, "%d %lf", &id, &t) == 2 && id >= 0 && id < MAX_IDS && timed[id]) {
-                if (t < max_t)
-                    (*moved)++; /* earlier than an event before it */
-                max_t = fmax(max_t, t);
-                last_t = t;
-            }
         }
-        lines[n] = (struct paje_line){.text = p, .t = last_t, .index = n};
+        /* Lines without a time (the header, and the type and value definitions StarPU writes when it first
+         * meets a codelet) go first, in their order: a definition must stay ahead of every event that uses
+         * it, including events that sorting moves earlier than where it was written. */
+        double line_t = -INFINITY;
+        int id;
+        double t;
+        if (p[0] != '%' && sscanf(p, "%d %lf", &id, &t) == 2 && id >= 0 && id < MAX_IDS && timed[id]) {
+            if (t < max_t)
+                (*moved)++; /* earlier than an event before it */
+            max_t = fmax(max_t, t);
+            line_t = t;
+        }
+        lines[n] = (struct paje_line){.text = p, .t = line_t, .index = n};
         n++;
         if (eol == NULL)
             break;
