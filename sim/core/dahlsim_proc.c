@@ -1,11 +1,18 @@
-/* Mapping counts of this process from /proc: see dahlsim_proc.h. */
+/* Mapping counts of this process from /proc, and the tie of a started process to its front end: see
+ * dahlsim_proc.h. */
 #include "dahlsim_proc.h"
 
 #include "dahlsim_fs.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 long dahlsim_proc_maps(void)
 {
@@ -51,4 +58,49 @@ void dahlsim_proc_meter_tick(struct dahlsim_proc_meter *m, bool force)
         m->first = maps;
     if (maps > m->peak)
         m->peak = maps;
+}
+
+#ifdef __linux__
+/* Whether process pid runs: it exists and is not a zombie (an init that reaps late keeps dead parents as
+ * zombies for a while). */
+static bool running(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold spaces */
+    return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] != 'Z' && close_paren[2] != 'X';
+}
+#endif
+
+void dahlsim_proc_die_with(long parent)
+{
+#ifdef __linux__
+    if (parent <= 1)
+        return;
+    if ((long)getppid() != parent) {
+        if (!running(parent))
+            _exit(137); /* the front end died before this process got this far */
+        return;         /* started through another process (smpirun): no tie */
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if ((long)getppid() != parent) /* it died before the tie was made */
+        _exit(137);
+#else
+    (void)parent;
+#endif
+}
+
+void dahlsim_proc_die_with_front_end(void)
+{
+    const char *v = getenv(DAHLSIM_PARENT_PID_VAR);
+    char *end;
+    long pid = v != NULL ? strtol(v, &end, 10) : 0;
+    if (v != NULL && *end == '\0')
+        dahlsim_proc_die_with(pid);
 }

@@ -23,4 +23,14 @@ void dahlsim_proc_meter_init(struct dahlsim_proc_meter *m, double interval_s);
 /* Samples when none was taken yet, when force is set, or when interval_s passed since the last sample. */
 void dahlsim_proc_meter_tick(struct dahlsim_proc_meter *m, bool force);
 
+/* The variable a front end sets to its pid in the environment of the processes it starts (dahlsim_spawn.h). */
+#define DAHLSIM_PARENT_PID_VAR "DAHLSIM_PARENT_PID"
+/* In a process a front end started: dies (SIGKILL) when that front end dies, so that a sweep killed with
+ * kill -9 leaves no simulation writing into its directory. Does nothing when the variable is unset or names
+ * a live process other than the parent (smpirun's ranks: their parent is smpirun); exits 137 when the front
+ * end is already gone. Linux only (prctl); elsewhere nothing. Likewise dahlsim_proc_die_with(pid): the same tie
+ * to an explicit parent pid (a forked child of a sweep, before it starts the simulation). */
+void dahlsim_proc_die_with_front_end(void);
+void dahlsim_proc_die_with(long parent);
+
 #endif /* DAHLSIM_PROC_H */

@@ -2,6 +2,7 @@
 #include "dahlsim_spawn.h"
 
 #include "dahlsim_fs.h"
+#include "dahlsim_proc.h"
 #include "dahlsim_util.h"
 #include "dahlsim_simfail.h"
 
@@ -85,8 +86,19 @@ int dahlsim_spawn(char *const argv[], const struct dahlsim_env_var *vars, size_t
 int dahlsim_spawn_err(char *const argv[], const struct dahlsim_env_var *vars, size_t nvars, char *out,
                       size_t out_size, const char *stderr_path)
 {
+    /* The child dies with this process (dahlsim_proc_die_with_front_end): one more variable. */
+    struct dahlsim_env_var *all = calloc(nvars + 1, sizeof(*all));
+    char self[24];
+    snprintf(self, sizeof(self), "%ld", (long)getpid());
+    if (all != NULL) {
+        if (nvars > 0)
+            memcpy(all, vars, nvars * sizeof(*all));
+        all[nvars] = (struct dahlsim_env_var){.name = DAHLSIM_PARENT_PID_VAR, .value = self};
+    }
     size_t nkept;
-    char **env = child_environment(vars, nvars, &nkept);
+    char **env = all != NULL ? child_environment(all, nvars + 1, &nkept) : NULL;
+    free(all);
+    nvars++;
     if (env == NULL) {
         dahlsim_error("out of memory");
         return -1;

@@ -1,5 +1,6 @@
 /* The command line of the program-only binaries: see dahlsim_program.h. */
 #include "dahlsim_program.h"
+#include "dahlsim_proc.h"
 #include "dahlsim_util.h"
 
 #include "dahl_engine.h"
@@ -42,6 +43,7 @@ void dahlsim_program_print_version(void)
 
 int dahlsim_program_main(int argc, char **argv)
 {
+    dahlsim_proc_die_with_front_end(); /* started by build/dahlsim: dies with it */
     const char *name = argc > 1 ? argv[1] : "";
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (strcmp(name, commands[i].name) == 0)

@@ -4,10 +4,12 @@
  * an fsync, so an interruption loses no finished point and never leaves half a line that counts. Re-running
  * the same command skips the points already in results.jsonl. At the end DIR/results.csv and gnuplot plots
  * (DIR/plots/, PNG and SVG: makespan and samples/s against each numeric swept key, one line per scheduler)
- * are rebuilt from results.jsonl. --emit-slurm writes DIR/sweep.slurm, a job array of one point per task. */
+ * are rebuilt from results.jsonl. --emit-slurm writes DIR/sweep.slurm, a job array of one point per task.
+ * DIR/.sweep.lock keeps two sweeps from writing one directory at once (dahlsim_sweep.h). */
 #include "dahlsim_sweep.h"
 
 #include "dahlsim_fs.h"
+#include "dahlsim_proc.h"
 #include "dahlsim_run.h"
 #include "dahlsim_util.h"
 
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -156,6 +159,22 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
     return line;
 }
 
+/* Fault injection for tests/test_faults.c: DAHLSIM_FAULT=torn-record:K kills this process (SIGKILL) after
+ * writing half of its K-th record (1-based), as a kill -9 in the middle of that write would leave the file. */
+static void fault_torn_record(int fd, const char *buf, size_t len)
+{
+    static long records;
+    const char *f = getenv("DAHLSIM_FAULT");
+    long k;
+    records++;
+    if (f != NULL && sscanf(f, "torn-record:%ld", &k) == 1 && k == records) {
+        ssize_t w = write(fd, buf, len / 2);
+        (void)w;
+        fsync(fd);
+        raise(SIGKILL);
+    }
+}
+
 /* Appends line + '\n' with one write, then fsync. */
 static int append_line(const char *path, const char *line)
 {
@@ -170,6 +189,7 @@ static int append_line(const char *path, const char *line)
     }
     memcpy(buf, line, len);
     buf[len] = '\n';
+    fault_torn_record(fd, buf, len + 1);
     ssize_t w = write(fd, buf, len + 1);
     int ret = w == (ssize_t)(len + 1) ? 0 : -EIO;
     free(buf);
@@ -213,9 +233,12 @@ struct sweep_run {
     int code;
 };
 
-/* In the child: simulates point i into dir and exits with the simulation's status. */
-static void __attribute__((noreturn)) run_point(const struct sweep_run *r, size_t i, const char *dir)
+/* In the child of the sweep (pid parent): simulates point i into dir and exits with the simulation's
+ * status. It dies with the sweep, and the simulation with it (dahlsim_proc.h): a sweep killed with kill -9
+ * leaves nothing writing into its directory, and no lock held. */
+static void __attribute__((noreturn)) run_point(const struct sweep_run *r, size_t i, const char *dir, pid_t parent)
 {
+    dahlsim_proc_die_with((long)parent);
     sigaction(SIGINT, &r->old_int, NULL);
     sigaction(SIGTERM, &r->old_term, NULL);
     char err[PATH_MAX + 48];
@@ -238,7 +261,7 @@ static void launch(struct sweep_run *r)
             slot++;
         char dir[PATH_MAX + 32];
         snprintf(dir, sizeof(dir), "%s/points/%04zu", r->o->out, i);
-        pid_t pid = fork();
+        pid_t self = getpid(), pid = fork();
         if (pid < 0) {
             dahlsim_error("sweep: fork: %s", strerror(errno));
             interrupted = 1;
@@ -246,7 +269,7 @@ static void launch(struct sweep_run *r)
             break;
         }
         if (pid == 0)
-            run_point(r, i, dir);
+            run_point(r, i, dir, self);
         r->pids[slot] = pid;
         r->slot_point[slot] = i;
         r->running++;
@@ -348,8 +371,66 @@ static int run_points(struct sweep_run *r)
     return finish(r);
 }
 
+/* ---- one writer per directory --------------------------------------------------------------------------- */
+
+/* Opens and flocks path (LOCK_EX or LOCK_SH, never waiting). Returns the descriptor, -EWOULDBLOCK when
+ * another process holds it, or another negative errno. */
+static int lock_file(const char *path, int how)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return -errno;
+    if (flock(fd, how | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        return e == EWOULDBLOCK ? -EWOULDBLOCK : -e;
+    }
+    return fd;
+}
+
+/* The sweep's locks on its directory, held until the process ends (the kernel drops them then, kill -9
+ * included, so a lock never outlives its sweep): a whole sweep takes DIR/.sweep.lock alone; an --only
+ * point (a Slurm array's tasks run side by side) shares it and takes its point's own lock. fds[0..1] get
+ * the descriptors (-1: none). Returns 0, or -EBUSY / another negative errno after an error message. */
+static int lock_dir(const struct dahlsim_sweep_opts *o, int fds[2])
+{
+    char path[PATH_MAX + 48];
+    fds[0] = fds[1] = -1;
+    snprintf(path, sizeof(path), "%s/.sweep.lock", o->out);
+    int ret = lock_file(path, o->only >= 0 ? LOCK_SH : LOCK_EX);
+    if (ret >= 0) {
+        fds[0] = ret;
+        ret = 0;
+    }
+    if (ret == 0 && o->only >= 0) {
+        snprintf(path, sizeof(path), "%s/points", o->out);
+        ret = dahlsim_make_dirs(path);
+        snprintf(path, sizeof(path), "%s/points/%04ld.lock", o->out, o->only);
+        if (ret == 0 && (ret = lock_file(path, LOCK_EX)) >= 0) {
+            fds[1] = ret;
+            ret = 0;
+        }
+    }
+    if (ret == -EWOULDBLOCK) {
+        dahlsim_error("sweep: another dahlsim sweep is writing %s (it holds %s)", o->out, path);
+        fprintf(stderr, "hint: wait for it to end, or give this one another --out\n");
+        ret = -EBUSY;
+    } else if (ret != 0) {
+        dahlsim_error("sweep: cannot lock %s: %s", path, strerror(-ret));
+    }
+    if (ret != 0 && fds[0] >= 0) {
+        close(fds[0]);
+        fds[0] = -1;
+    }
+    return ret;
+}
+
 int dahlsim_sweep_run(const struct dahlsim_sweep_opts *o, const struct dahlsim_scenario *s)
 {
+    int locks[2];
+    int ret = lock_dir(o, locks);
+    if (ret != 0)
+        return ret;
     struct sweep_run r = {.o = o, .s = s, .n = dahlsim_scenario_points(s)};
     snprintf(r.jsonl, sizeof(r.jsonl), "%s/results.jsonl", o->out);
     r.done = calloc(r.n, sizeof(bool));
@@ -365,6 +446,9 @@ int dahlsim_sweep_run(const struct dahlsim_sweep_opts *o, const struct dahlsim_s
     free(r.done);
     free(r.pids);
     free(r.slot_point);
+    for (int k = 0; k < 2; k++)
+        if (locks[k] >= 0)
+            close(locks[k]);
     return code;
 }
 
