@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define MAX_NODES STARPU_MAXNODES
@@ -491,7 +492,16 @@ int dahl_profile_fxt_convert(char *err, size_t err_size)
      * gets one that keeps nothing. */
     options.states_path = "/dev/null";
     starpu_fxt_generate_trace(&options);
+    /* Neither FxT nor StarPU's converter reports a failed write (FxT prints "write buffer: No space left on
+     * device" and goes on): a file system left without a free block means the recording or its conversion
+     * was cut short. */
+    struct statvfs fs;
+    bool full = statvfs(prof.fxt_dir, &fs) == 0 && (geteuid() == 0 ? fs.f_bfree : fs.f_bavail) == 0;
     unlink(in); /* the raw recording (hundreds of MB for 100k tasks): its content is in the two files now */
+    if (full) {
+        snprintf(err, err_size, "%s: No space left on device: StarPU's FxT trace may be cut short", prof.fxt_dir);
+        return -ENOSPC;
+    }
     return 0;
 }
 

@@ -99,7 +99,11 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
         return 0;
     char line[512];
     dahlsim_calibrate_last_line(p->errlog, line, sizeof(line));
-    dahlsim_error("calibrate: %s: the native training run failed (exit %d): %s", name, status, line);
+    if (dahlsim_fs_full(p->tmp))
+        dahlsim_error("calibrate: %s: No space left on device in %s: the native training run failed (exit %d)", name,
+                      p->tmp, status);
+    else
+        dahlsim_error("calibrate: %s: the native training run failed (exit %d): %s", name, status, line);
     return status == DAHLSIM_EXIT_USAGE ? -EINVAL : -EIO;
 }
 

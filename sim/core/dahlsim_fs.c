@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -304,4 +305,10 @@ const char *dahlsim_calibration_root(void)
     static char root[PATH_MAX];
     snprintf(root, sizeof(root), "%s/calibration", dahlsim_home());
     return root;
+}
+
+bool dahlsim_fs_full(const char *path)
+{
+    struct statvfs fs;
+    return statvfs(path, &fs) == 0 && (geteuid() == 0 ? fs.f_bfree : fs.f_bavail) == 0;
 }

@@ -13,6 +13,9 @@ int dahlsim_remove_tree(const char *path);
 /* cp -r from to, regular files and directories only; to must not exist. Returns 0 or -errno. */
 int dahlsim_copy_tree(const char *from, const char *to);
 bool dahlsim_is_dir(const char *path);
+/* True when the file system holding path has no block left for this process (root may use the reserved
+ * ones): what a tool whose writes go unchecked (StarPU's perf models, FxT) was cut short by. */
+bool dahlsim_fs_full(const char *path);
 
 /* The whole file as a NUL-terminated heap string, or NULL with errno set (EFBIG beyond max_bytes, EIO on a
  * read error, ENOMEM). The caller frees it. */

@@ -49,10 +49,14 @@ int train_trace_write(struct run_state *st, const struct dahl_network_desc *desc
     struct dahlsim_trace_transfer *transfers = NULL;
     size_t ntransfers = 0;
     double t0 = dahlsim_mono_s();
+    int fxt_ret = 0;
     if (o->trace_per_node) {
         /* No FxT trace: the multi-node simulator's static StarPU is built without FxT (no data transfer
          * times, no comparison). */
-    } else if (dahl_profile_fxt_convert(err, sizeof(err)) != 0) {
+    } else if ((fxt_ret = dahl_profile_fxt_convert(err, sizeof(err))) == -ENOSPC) {
+        dahlsim_error("--trace: %s", err);
+        return -EIO;
+    } else if (fxt_ret != 0) {
         fprintf(stderr, "dahlsim: warning: --trace: no StarPU FxT trace: %s\n", err);
     } else {
         snprintf(rec, sizeof(rec), "%s/starpu/tasks.rec", dir);

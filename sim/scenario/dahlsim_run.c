@@ -15,37 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scenario, const char *out_dir,
-                           const char *stderr_path, bool quiet)
+/* The simulation of x (its point file written at point_path) into out_dir, and its Gantt chart when traced.
+ * Returns the simulation's exit status, or DAHLSIM_EXIT_* after an error line. */
+static int simulate(const struct dahlsim_experiment *x, const char *scenario, const char *out_dir,
+                    const char *point_path, const char *stderr_path, bool quiet)
 {
-    /* The experiment travels as a typed file, OUT/point.json, which stays beside results.json: the
-     * experiment exactly as this run replayed it. */
-    struct dahlsim_experiment point = *x;
-    snprintf(point.scenario, sizeof(point.scenario), "%s", scenario != NULL ? scenario : "");
-    char point_path[PATH_MAX + 16], err[PATH_MAX + 256];
-    snprintf(point_path, sizeof(point_path), "%s/point.json", out_dir);
-    int r = dahlsim_make_dirs(out_dir);
-    if (r != 0)
-        snprintf(err, sizeof(err), "cannot create %s: %s", out_dir, strerror(-r));
-    else
-        r = dahlsim_experiment_save(&point, point_path, err, sizeof(err));
-    if (r != 0) {
-        dahlsim_error("run: %s", err);
-        return DAHLSIM_EXIT_FAILURE;
-    }
-    if (x->trace && x->nodes > 0) {
-        /* every rank traces into OUT/trace/node-RANK; merged below. A fresh OUT/trace: an earlier run's
-         * nodes must not pass for this one's. */
-        char trace_dir[PATH_MAX + 8];
-        snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out_dir);
-        r = dahlsim_remove_tree(trace_dir);
-        if (r != 0) {
-            dahlsim_error("--trace: cannot remove %s: %s", trace_dir, strerror(-r));
-            return DAHLSIM_EXIT_FAILURE;
-        }
-    }
-    char *args[] = {"sim-train", "--point", point_path, "--out", (char *)out_dir, "--quiet", NULL};
+    char err[PATH_MAX + 256];
+    char *args[] = {"sim-train", "--point", (char *)point_path, "--out", (char *)out_dir, "--quiet", NULL};
     char sampling[PATH_MAX + 16], mem[32];
     snprintf(sampling, sizeof(sampling), "%s/sampling", x->machine_dir);
     snprintf(mem, sizeof(mem), "%ld", x->gpu_memory_mib);
@@ -95,5 +74,86 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         else if (!quiet)
             fprintf(stderr, "dahlsim run: Gantt chart drawn in %.2f s\n", dahlsim_mono_s() - t0);
     }
+    return status;
+}
+
+/* What a run writes into OUT. An earlier run's are kept until the new run has succeeded: set aside in
+ * OUT/.previous/ before it starts, removed after it, or put back when it failed (a full disk, a killed
+ * simulation), so that a failed run never leaves a mix of two runs' files, nor an earlier run's files lost. */
+static const char *const outputs[] = {"results.json", "point.json", "trace"};
+#define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
+
+/* Moves OUT's outputs into OUT/.previous (created only when there is one). *aside: whether any was. */
+static int earlier_aside(const char *out_dir, bool *aside)
+{
+    char previous[PATH_MAX + 16], from[PATH_MAX + 32], to[PATH_MAX + 32];
+    snprintf(previous, sizeof(previous), "%s/.previous", out_dir);
+    *aside = false;
+    int r = dahlsim_remove_tree(previous); /* left by a run killed before it could settle */
+    for (size_t k = 0; r == 0 && k < NOUTPUTS; k++) {
+        snprintf(from, sizeof(from), "%s/%s", out_dir, outputs[k]);
+        snprintf(to, sizeof(to), "%s/%s", previous, outputs[k]);
+        if (access(from, F_OK) != 0)
+            continue;
+        if (!*aside && mkdir(previous, 0777) != 0)
+            r = -errno;
+        else if (rename(from, to) != 0)
+            r = -errno;
+        else
+            *aside = true;
+    }
+    if (r != 0) {
+        dahlsim_error("run: cannot set the earlier run's files aside in %s: %s", previous, strerror(-r));
+        if (*aside) /* put back what moved */
+            for (size_t k = 0; k < NOUTPUTS; k++) {
+                snprintf(from, sizeof(from), "%s/%s", previous, outputs[k]);
+                snprintf(to, sizeof(to), "%s/%s", out_dir, outputs[k]);
+                rename(from, to);
+            }
+        rmdir(previous);
+    }
+    return r;
+}
+
+/* After the run: the earlier files dropped (it succeeded), or the new ones dropped and the earlier put back. */
+static void earlier_settle(const char *out_dir, bool aside, bool succeeded)
+{
+    char previous[PATH_MAX + 16], from[PATH_MAX + 32], to[PATH_MAX + 32];
+    snprintf(previous, sizeof(previous), "%s/.previous", out_dir);
+    for (size_t k = 0; !succeeded && k < NOUTPUTS; k++) {
+        snprintf(to, sizeof(to), "%s/%s", out_dir, outputs[k]);
+        snprintf(from, sizeof(from), "%s/%s", previous, outputs[k]);
+        dahlsim_remove_tree(to);
+        if (aside && access(from, F_OK) == 0 && rename(from, to) != 0)
+            dahlsim_error("run: cannot put the earlier run's %s back from %s: %s", outputs[k], previous,
+                          strerror(errno));
+    }
+    if (aside)
+        dahlsim_remove_tree(previous);
+}
+
+int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scenario, const char *out_dir,
+                           const char *stderr_path, bool quiet)
+{
+    /* The experiment travels as a typed file, OUT/point.json, which stays beside results.json: the
+     * experiment exactly as this run replayed it. */
+    struct dahlsim_experiment point = *x;
+    snprintf(point.scenario, sizeof(point.scenario), "%s", scenario != NULL ? scenario : "");
+    char point_path[PATH_MAX + 16], err[PATH_MAX + 256];
+    snprintf(point_path, sizeof(point_path), "%s/point.json", out_dir);
+    int r = dahlsim_make_dirs(out_dir);
+    if (r != 0) {
+        dahlsim_error("run: cannot create %s: %s", out_dir, strerror(-r));
+        return DAHLSIM_EXIT_FAILURE;
+    }
+    bool aside;
+    if (earlier_aside(out_dir, &aside) != 0)
+        return DAHLSIM_EXIT_FAILURE;
+    int status = DAHLSIM_EXIT_FAILURE;
+    if (dahlsim_experiment_save(&point, point_path, err, sizeof(err)) != 0)
+        dahlsim_error("run: %s", err);
+    else
+        status = simulate(x, scenario, out_dir, point_path, stderr_path, quiet);
+    earlier_settle(out_dir, aside, status == 0);
     return status;
 }

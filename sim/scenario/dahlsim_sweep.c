@@ -327,17 +327,18 @@ static int finish(const struct sweep_run *r)
                       r->n, r->jsonl);
         return -EIO;
     }
-    if (dahlsim_sweep_write_csv(o->out, r->s) != 0)
-        dahlsim_error("sweep: cannot write %s/results.csv", o->out);
+    int csv = dahlsim_sweep_write_csv(o->out, r->s);
+    if (csv != 0)
+        dahlsim_error("sweep: cannot write %s/results.csv: %s", o->out, strerror(-csv));
     else if (o->only < 0 && dahlsim_sweep_write_plots(o->out, r->s) != 0)
         fprintf(stderr, "dahlsim sweep: note: gnuplot is missing or failed; no plots in %s/plots\n", o->out);
     if (r->failed > 0) {
         dahlsim_error("sweep: %zu point(s) failed; the others are in %s", r->failed, r->jsonl);
         return -EIO;
     }
-    if (!o->quiet && r->code == 0)
+    if (!o->quiet && r->code == 0 && csv == 0)
         fprintf(stderr, "dahlsim sweep: %zu/%zu points in %s, results.csv, plots/\n", r->finished, r->n, o->out);
-    return r->code;
+    return r->code != 0 ? r->code : csv != 0 ? -EIO : 0;
 }
 
 /* Runs the points r->done does not have yet, with SIGINT and SIGTERM caught: they stop the launching. */

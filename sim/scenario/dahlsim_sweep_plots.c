@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
 {
@@ -96,10 +97,14 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)
                 fprintf(out, "%s\n", lines[i]);
-        if (fclose(out) != 0)
+        if (fflush(out) != 0 || fsync(fileno(out)) != 0)
+            ret = -errno;
+        if (fclose(out) != 0 && ret == 0)
             ret = -errno;
         if (ret == 0 && rename(tmp, csv) != 0)
             ret = -errno;
+        if (ret != 0)
+            unlink(tmp);
     }
     for (size_t i = 0; i < n; i++)
         free(lines[i]);
