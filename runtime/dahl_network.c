@@ -75,7 +75,8 @@ struct step_ref {
 struct step_mark {
     struct dahl_network *net;
     size_t index;
-    int remaining; /* guarded by net->lock */
+    int remaining;  /* updates not run yet; guarded by net->lock */
+    int unreleased; /* references not released yet (the mark lives until then); guarded by net->lock */
     int n;
     struct step_ref refs[];
 };
@@ -528,28 +529,34 @@ static int track(struct dahl_network *net, int s)
 }
 
 /* StarPU callback: this parameter tensor's update of the step has run. The last one of the step records
- * the time. Its last access to the network is the count of pending references, after the release: once
- * that count is 0 (wait_step_marks), no callback touches the network any more. */
+ * the time. The mark (which holds every reference) is freed by the callback that releases last, not by the
+ * one that counted last: another callback may still be releasing its reference (freeing it earlier made
+ * StarPU release a handle read from freed memory: "corrupted double-linked list" in one native run under
+ * load). Its last access to the network is the count of pending references, after the release: once that
+ * count is 0 (wait_step_marks), no callback touches the network any more. */
 static void step_param_updated(void *arg)
 {
     struct step_ref *ref = arg;
     struct step_mark *mark = ref->mark;
     struct dahl_network *net = mark->net;
+    starpu_data_handle_t handle = ref->handle;
     double now = starpu_timing_now();
     pthread_mutex_lock(&net->lock);
     bool last = --mark->remaining == 0;
+    size_t index = mark->index;
     if (last) {
-        net->end_us[mark->index] = now;
+        net->end_us[index] = now;
         net->steps_done++;
     }
     pthread_mutex_unlock(&net->lock);
     if (last)
-        dahl_profile_step_end((long)mark->index);
-    starpu_data_release_on_node(ref->handle, STARPU_ACQUIRE_NO_NODE);
+        dahl_profile_step_end((long)index);
+    starpu_data_release_on_node(handle, STARPU_ACQUIRE_NO_NODE);
     pthread_mutex_lock(&net->lock);
+    bool unused = --mark->unreleased == 0;
     net->refs_pending--;
     pthread_mutex_unlock(&net->lock);
-    if (last)
+    if (unused)
         free(mark);
 }
 
@@ -586,7 +593,7 @@ static int mark_step_end(struct dahl_network *net)
     struct step_mark *mark = malloc(sizeof(*mark) + (size_t)n * sizeof(struct step_ref));
     if (mark == NULL)
         return -ENOMEM;
-    *mark = (struct step_mark){.net = net, .index = index, .remaining = n, .n = n};
+    *mark = (struct step_mark){.net = net, .index = index, .remaining = n, .unreleased = n, .n = n};
     for (int i = 0; i < n; i++)
         mark->refs[i] = (struct step_ref){.mark = mark, .handle = handles[i]};
     pthread_mutex_lock(&net->lock);
@@ -598,9 +605,10 @@ static int mark_step_end(struct dahl_network *net)
                                                  &mark->refs[i]);
         if (ret != 0) {
             /* the references from i on will have no callback; the step never completes its countdown and
-             * its mark leaks with it */
+             * its mark leaks with it (never freed: the earlier references' callbacks may still run) */
             pthread_mutex_lock(&net->lock);
             net->refs_pending -= (size_t)(n - i);
+            mark->unreleased = -1;
             pthread_mutex_unlock(&net->lock);
             return ret;
         }
