@@ -3,6 +3,7 @@
  * entry with its spread. */
 #include "dahlsim_calibrate.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_probe.h"
 
 #include "dahl_engine.h"
 #include "dahl_kernels.h"
@@ -20,43 +21,24 @@
 #define DAHLSIM_SIMGRID_VERSION "unknown"
 #endif
 
-static void cpu_model(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL)
-        return;
-    char line[512];
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *colon = strchr(line, ':');
-            if (colon != NULL) {
-                colon += 1 + (colon[1] == ' ');
-                colon[strcspn(colon, "\n")] = '\0';
-                snprintf(buf, size, "%s", colon);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
-
 int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_status *cs,
                                      const struct dahlsim_model_table *t, cJSON *submission, cJSON *scheduling,
                                      const char *path)
 {
     cJSON *root = cJSON_CreateObject();
-    char cpu[256], date[32];
-    cpu_model(cpu, sizeof(cpu));
+    char date[32];
+    struct dahlsim_node here;
+    dahlsim_node_here(&here, true); /* what validate and later calibrations compare with */
     time_t now = time(NULL);
     strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     cJSON_AddStringToObject(root, "machine", o->machine);
     cJSON_AddStringToObject(root, "source", "measured");
     cJSON *node = cJSON_AddObjectToObject(root, "node");
-    cJSON_AddStringToObject(node, "cpu_model", cpu);
-    cJSON_AddNumberToObject(node, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
+    cJSON_AddStringToObject(node, "cpu_model", here.cpu_model);
+    cJSON_AddNumberToObject(node, "cores", (double)here.cores);
     cJSON_AddNumberToObject(node, "gpus", o->ngpu);
-    cJSON_AddNumberToObject(node, "memory_bytes", (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE));
+    cJSON_AddNumberToObject(node, "memory_bytes", here.memory_bytes);
+    cJSON_AddNumberToObject(node, "probe_gflops", here.probe_gflops);
     cJSON *v = cJSON_AddObjectToObject(root, "versions");
     cJSON_AddStringToObject(v, "dahlsim", DAHLSIM_VERSION);
     cJSON_AddStringToObject(v, "starpu", dahl_engine_starpu_version());

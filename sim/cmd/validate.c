@@ -11,27 +11,37 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char usage[] = "usage: dahlsim validate --machine NAME [--repeats N] [--out DIR] [--quiet]\n";
+static const char usage[] = "usage: dahlsim validate --machine NAME [--runs K] [--noisy X] [--reruns N] [--force]\n"
+                            "                        [--out DIR] [--quiet]\n";
 
 static void validate_print_help(void)
 {
     fputs(usage, stdout);
     printf("\nThe fidelity report: %zu small training setups (image sizes, batch sizes, schedulers, 1 and 2 CPU\n"
-           "workers) run natively here N times (in N rounds over the setups; median) and simulated once with\n"
-           "calibration/NAME, which must be a measured calibration of this machine covering 28x28x1, 28x28x3\n"
-           "and 128x128x3 LeNet. Prints the table and writes DIR/fidelity.json and DIR/fidelity.md (default\n"
-           "DIR: results/validate-NAME).\n\n"
+           "workers) run natively here K times (in K rounds over the setups; median over the quiet runs) and\n"
+           "simulated once with calibration/NAME, which must be a measured calibration of this machine (its\n"
+           "manifest's CPU model, cores, memory and probe are compared with this machine's) covering 28x28x1,\n"
+           "28x28x3 and 128x128x3 LeNet. Before and after each native run a fixed compute probe (dahl's conv2d\n"
+           "kernel) runs on every core the run uses: a run whose probe is more than X slower than the session's\n"
+           "fastest on that core ran on a loaded machine; it is marked noisy, run again, and left out of the\n"
+           "medians. Prints the table and writes DIR/fidelity.json and DIR/fidelity.md (default DIR:\n"
+           "results/validate-NAME).\n\n"
            "options:\n"
            "  --machine NAME   the calibration to validate (required)\n"
-           "  --repeats N      native runs per setup (default 5)\n"
+           "  --runs K         native runs per setup (default 3; --repeats is the same)\n"
+           "  --noisy X        a run whose probe is X slower than the fastest is noisy (default 0.05)\n"
+           "  --reruns N       a noisy run is run again up to N times (default 2)\n"
+           "  --force          validate even where the calibration was measured on another machine\n"
            "  --out DIR        where the report goes\n"
            "  --quiet          no progress lines\n",
            dahlsim_validate_nsetups());
 }
 
-enum { O_MACHINE = 256, O_REPEATS, O_OUT, O_QUIET, O_HELP };
+enum { O_MACHINE = 256, O_REPEATS, O_RUNS, O_NOISY, O_RERUNS, O_FORCE, O_OUT, O_QUIET, O_HELP };
 static const struct option options[] = {
     {"machine", required_argument, NULL, O_MACHINE}, {"repeats", required_argument, NULL, O_REPEATS},
+    {"runs", required_argument, NULL, O_RUNS},       {"noisy", required_argument, NULL, O_NOISY},
+    {"reruns", required_argument, NULL, O_RERUNS},   {"force", no_argument, NULL, O_FORCE},
     {"out", required_argument, NULL, O_OUT},         {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
 };
@@ -45,6 +55,15 @@ static bool validate_set_option(int opt, const char *arg, void *ctx)
         return true;
     case O_REPEATS:
         return dahlsim_parse_int("--repeats", arg, 1, DAHLSIM_VALIDATE_MAX_REPEATS, &o->repeats);
+    case O_RUNS:
+        return dahlsim_parse_int("--runs", arg, 1, DAHLSIM_VALIDATE_MAX_REPEATS, &o->repeats);
+    case O_NOISY:
+        return dahlsim_parse_double("--noisy", arg, 1e-6, 0.99, &o->noisy);
+    case O_RERUNS:
+        return dahlsim_parse_int("--reruns", arg, 0, 10, &o->reruns);
+    case O_FORCE:
+        o->force = true;
+        return true;
     case O_OUT:
         o->out = arg;
         return true;
@@ -61,7 +80,7 @@ static const struct dahlsim_options validate_options = {"validate", usage, optio
 /* Parses argv into o (*help: --help was printed). Returns 0, or -EINVAL after printing the error. */
 static int validate_parse_options(int argc, char **argv, struct dahlsim_validate_opts *o, bool *help)
 {
-    *o = (struct dahlsim_validate_opts){.repeats = 5};
+    *o = (struct dahlsim_validate_opts){.repeats = 3, .noisy = 0.05, .reruns = 2};
     int ret = dahlsim_options_parse(&validate_options, argc, argv, o, help);
     if (ret != 0 || *help)
         return ret;

@@ -12,7 +12,10 @@
 struct dahlsim_validate_opts {
     const char *machine; /* a measured calibration of this machine */
     const char *out;     /* the report's directory */
-    long repeats;        /* native runs per setup, 1 to DAHLSIM_VALIDATE_MAX_REPEATS */
+    long repeats;        /* native runs per setup (--runs), 1 to DAHLSIM_VALIDATE_MAX_REPEATS */
+    double noisy;        /* a run whose probe is this much slower than the session's fastest is noisy (0.05) */
+    long reruns;         /* a noisy run is run again up to this many times (2) */
+    bool force;          /* validate even on another machine than the calibrated one */
     bool quiet;          /* no progress lines */
 };
 
