@@ -87,15 +87,89 @@ static int drop_flagged(const struct dahlsim_calibrate_opts *o, const char *samp
 
 /* ---- the setups: native rounds until the simulated check is clean ---------------------------------------- */
 
-/* One native calibration run of setup i. Returns 0, or a negative errno after the error line (-EINVAL: the
- * run refused its options). */
+/* The machine probe around the measuring runs (dahlsim_probe.h): the session's fastest per core, and each
+ * run's slowest probe against it. */
+static struct {
+    int cores;
+    double best[DAHLSIM_PROBE_MAX_CORES], run[DAHLSIM_PROBE_MAX_CORES];
+} quiet;
+
+/* Probes every core into quiet.run (keeping the slower of this probe and what it holds, fresh: reset it)
+ * and raises quiet.best. Returns 0 or a negative errno. */
+static int probe_cores(bool fresh)
+{
+    double g[DAHLSIM_PROBE_MAX_CORES];
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    quiet.cores = online > 0 && online <= DAHLSIM_PROBE_MAX_CORES ? (int)online : 1;
+    int ret = dahlsim_probe_cores(quiet.cores, DAHLSIM_PROBE_S, g);
+    for (int c = 0; ret == 0 && c < quiet.cores; c++) {
+        quiet.run[c] = fresh || g[c] < quiet.run[c] ? g[c] : quiet.run[c];
+        quiet.best[c] = g[c] > quiet.best[c] ? g[c] : quiet.best[c];
+    }
+    return ret;
+}
+
+/* How much slower than the session's fastest the last run's slowest probe was (0: as fast). */
+static double run_slowness(void)
+{
+    double slow = 0;
+    for (int c = 0; c < quiet.cores; c++) {
+        double s = quiet.best[c] > 0 ? 1 - quiet.run[c] / quiet.best[c] : 0;
+        slow = s > slow ? s : slow;
+    }
+    return slow;
+}
+
+/* One native calibration run of setup i between two probes of the machine, into p->sampling. A run whose
+ * probe was noisy (o->noisy) leaves nothing: the perf models as they were before it are put back and it runs
+ * again, up to o->reruns times, after which calibrate stops rather than store figures of a loaded machine.
+ * Returns 0, or a negative errno after the error line (-EINVAL: the run refused its options). */
 static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct dahlsim_calibrate_paths *p, int round,
                    const char *name)
 {
-    if (!o->quiet)
-        fprintf(stderr, "[%d/%d] %s: measuring, run %d/%ld (%ld steps of %ld samples)...\n", i + 1, o->ncovers, name,
-                round, o->rounds, o->steps, o->batch);
-    int status = dahlsim_calibrate_native_round(o, &o->covers[i], p, round, true);
+    char before[XPATH + 16];
+    snprintf(before, sizeof(before), "%s.before", p->sampling);
+    int status = 0;
+    for (long attempt = 0;; attempt++) {
+        if (!o->quiet)
+            fprintf(stderr, "[%d/%d] %s: measuring, run %d/%ld (%ld steps of %ld samples)%s...\n", i + 1,
+                    o->ncovers, name, round, o->rounds, o->steps, o->batch, attempt > 0 ? ", again" : "");
+        int ret = dahlsim_remove_tree(before);
+        if (ret == 0 && dahlsim_is_dir(p->sampling))
+            ret = dahlsim_copy_tree(p->sampling, before);
+        if (ret == 0)
+            ret = probe_cores(true);
+        if (ret != 0) {
+            dahlsim_error("calibrate: %s: cannot keep the perf models aside or probe the machine: %s", name,
+                          strerror(-ret));
+            return -EIO;
+        }
+        status = dahlsim_calibrate_native_round(o, &o->covers[i], p, round, true);
+        if (status != 0 || probe_cores(false) != 0)
+            break;
+        double slow = run_slowness();
+        if (slow <= o->noisy) {
+            dahlsim_remove_tree(before);
+            return 0;
+        }
+        /* noisy: its figures out, the models as they were */
+        dahlsim_remove_tree(p->sampling);
+        ret = dahlsim_is_dir(before) ? rename(before, p->sampling) == 0 ? 0 : -errno : 0;
+        if (ret != 0) {
+            dahlsim_error("calibrate: %s: cannot put the perf models back from %s: %s", name, before, strerror(-ret));
+            return -EIO;
+        }
+        if (attempt == o->reruns) {
+            dahlsim_error("calibrate: %s: the machine stayed noisy: %ld run(s) in a row probed over %.0f %% slower "
+                          "than its fastest (last %.0f %%); nothing of them is stored",
+                          name, attempt + 1, 100 * o->noisy, 100 * slow);
+            fprintf(stderr, "hint: run calibrate on a quiet machine (nothing else running), or raise --noisy\n");
+            return -EIO;
+        }
+        fprintf(stderr, "dahlsim calibrate: %s: run %d was noisy (probe %.0f %% slower than the fastest): its figures "
+                        "are dropped, measuring again\n", name, round, 100 * slow);
+    }
+    dahlsim_remove_tree(before);
     if (status == 0)
         return 0;
     char line[512];

@@ -42,6 +42,8 @@ struct dahlsim_calibrate_opts {
     int ngpu;             /* CUDA workers in every run (0: CPU only) */
     char schedulers[512]; /* comma-separated scenario scheduler values whose push cost is measured; "" none */
     double max_rsd;
+    double noisy;         /* a round whose probe is this much slower than the session's fastest is noisy */
+    long reruns;          /* a noisy round is measured again up to this many times, then calibrate stops */
     bool force, recalibrate_flagged, report_only, quiet;
 };
 

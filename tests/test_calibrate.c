@@ -31,11 +31,12 @@ static void remove_tree(const char *dir)
     cr_assert_eq(system(cmd), 0);
 }
 
-/* Runs build/dahlsim calibrate with args (NULL-terminated). */
+/* Runs build/dahlsim calibrate with args (NULL-terminated); the machine probe judges no run noisy (the
+ * test suite's own load would), but in calibrate::noisy_runs_are_measured_again_then_refused. */
 static void calibrate(const char *const *args)
 {
-    char *argv[40] = {DAHLSIM_BIN, "calibrate"};
-    size_t n = 2;
+    char *argv[40] = {DAHLSIM_BIN, "calibrate", "--noisy", "0.99"};
+    size_t n = 4;
     for (size_t i = 0; args[i] != NULL && n < 39; i++)
         argv[n++] = (char *)args[i];
     argv[n] = NULL;
@@ -285,4 +286,26 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.out, "dahl_conv2d_forward") != NULL && strstr(run.out, "flagged") != NULL, "%s", run.out);
     remove_tree(dir);
+}
+
+/* A machine that probes slower after each run than before it (DAHLSIM_FAULT=slow-probe halves every probe
+ * after the first): each run is noisy, measured again --reruns times, then calibrate stops with nothing
+ * stored. */
+Test(calibrate, noisy_runs_are_measured_again_then_refused)
+{
+    char dir[64];
+    scratch_dir(dir, sizeof(dir));
+    char *argv[] = {DAHLSIM_BIN, "calibrate", "--machine", "noisy", "--dir", dir, "--cover", "synthetic:12x12x1",
+                    "--schedulers", "none", "--reruns", "1", NULL};
+    char *noisy_env[] = {"DAHLSIM_FAULT=slow-probe", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    dahl_test_run(&run, argv, noisy_env);
+    cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "run 1 was noisy (probe ") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "% slower than the fastest): its figures are dropped, measuring again") != NULL, "%s",
+              run.err);
+    cr_assert(strstr(run.err, "the machine stayed noisy: 2 run(s) in a row probed over 5 % slower") != NULL, "%s",
+              run.err);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/noisy", dir);
+    cr_assert_neq(access(path, F_OK), 0, "a noisy calibration was stored in %s", path);
 }

@@ -26,8 +26,8 @@ static const char usage_line[] =
     "usage: dahlsim calibrate --machine NAME [--scenario FILE]... [--cover DATASET[,model=M][,perfmodel=K]]...\n"
     "                         [--force]\n"
     "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
-    "                         [--ngpu N] [--schedulers LIST] [--sched-steps N] [--dir DIR] [--report]\n"
-    "                         [--quiet]\n";
+    "                         [--ngpu N] [--schedulers LIST] [--sched-steps N] [--noisy X] [--reruns N]\n"
+    "                         [--dir DIR] [--report] [--quiet]\n";
 
 static void calibrate_print_help(void)
 {
@@ -56,6 +56,10 @@ static void calibrate_print_help(void)
            "                        cost per push the simulations charge, timed in plain native runs\n"
            "                        (default " DEFAULT_SCHEDULERS ")\n"
            "  --sched-steps N       steps of 32 samples per run timing a policy (default %d)\n"
+           "  --noisy X             a measuring run whose machine probe (dahl's conv2d kernel on every core,\n"
+           "                        before and after it) is X slower than the session's fastest is noisy:\n"
+           "                        its figures are dropped and it runs again (default 0.05)\n"
+           "  --reruns N            at most N such runs again per run, then stop (default 2)\n"
            "  --ngpu N              CUDA workers next to the CPU ones (default 0; needs a CUDA build): the\n"
            "                        runs then use the dmda scheduler, which sends tasks to whichever worker\n"
            "                        kind still lacks measurements, so both get calibrated\n"
@@ -110,7 +114,7 @@ static bool parse_ngpu(const char *text, struct dahlsim_calibrate_opts *o)
 }
 
 enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
-       O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS };
+       O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS, O_NOISY, O_RERUNS };
 static const struct option options[] = {
     {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
     {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
@@ -121,6 +125,7 @@ static const struct option options[] = {
     {"ngpu", required_argument, NULL, O_NGPU},       {"scenario", required_argument, NULL, O_SCENARIO},
     {"schedulers", required_argument, NULL, O_SCHEDULERS},
     {"sched-steps", required_argument, NULL, O_SCHED_STEPS},
+    {"noisy", required_argument, NULL, O_NOISY},     {"reruns", required_argument, NULL, O_RERUNS},
     {NULL, 0, NULL, 0},
 };
 
@@ -158,6 +163,10 @@ static bool calibrate_set_option(int opt, const char *arg, void *ctx)
         return parse_schedulers(arg, o);
     case O_SCHED_STEPS:
         return dahlsim_parse_int("--sched-steps", arg, 1, 100000, &o->sched_steps);
+    case O_NOISY:
+        return dahlsim_parse_double("--noisy", arg, 1e-6, 0.99, &o->noisy);
+    case O_RERUNS:
+        return dahlsim_parse_int("--reruns", arg, 0, 10, &o->reruns);
     case O_REPORT:
         o->report_only = true;
         return true;
@@ -175,7 +184,8 @@ static const struct dahlsim_options calibrate_options = {"calibrate", usage_line
 static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibrate_opts *o, bool *help)
 {
     *o = (struct dahlsim_calibrate_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
-                                         .max_rsd = DEFAULT_MAX_RSD, .sched_steps = DEFAULT_SCHED_STEPS};
+                                         .max_rsd = DEFAULT_MAX_RSD, .sched_steps = DEFAULT_SCHED_STEPS,
+                                         .noisy = 0.05, .reruns = 2};
     snprintf(o->schedulers, sizeof(o->schedulers), "%s", DEFAULT_SCHEDULERS);
     dahlsim_command_line(argc, argv, o->command, sizeof(o->command)); /* before getopt_long reorders argv */
     int ret = dahlsim_options_parse(&calibrate_options, argc, argv, o, help);

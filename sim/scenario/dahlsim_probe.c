@@ -83,9 +83,14 @@ int dahlsim_probe_cores(int n, double seconds, double *gflops)
         }
     }
     atomic_store(&go, ret == 0 ? 1 : -1); /* every core at once */
+    /* Fault injection for the tests: DAHLSIM_FAULT=slow-probe halves every probe after this process's first
+     * (a machine loaded after it was first probed). */
+    static int calls;
+    const char *fault = getenv("DAHLSIM_FAULT");
+    bool slow = calls++ > 0 && fault != NULL && strcmp(fault, "slow-probe") == 0;
     for (int i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
-        gflops[i] = p[i].gflops;
+        gflops[i] = slow ? p[i].gflops / 2 : p[i].gflops;
         ret = ret != 0 ? ret : p[i].err;
     }
     free(p);
