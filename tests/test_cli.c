@@ -89,6 +89,19 @@ Test(cli, validate_refuses_bad_options_and_another_machine)
     dahl_test_run(&run, forced, env);
     cr_assert(strstr(run.err, "validating anyway (--force)") != NULL, "%s", run.err);
     cr_assert(strstr(run.err, "was measured on another machine (") != NULL, "%s", run.err);
+    /* --setups FILE: its fields checked, one line naming the file and the field */
+    char setups[224];
+    snprintf(setups, sizeof(setups), "%s/setups.json", home);
+    dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:28x28x3\", \"samples\": 64, "
+                                 "\"cpus\": 1, \"scheduler\": \"lws\"}]}");
+    char *with_setups[] = {DAHLSIM_BIN, "validate", "--machine", "tiny-2cpu", "--out", out, "--setups", setups, NULL};
+    dahl_test_run(&run, with_setups, env);
+    dahl_test_assert_input_error(&run, "--setups without a batch", "setups.json: \"setups[0].batch\": expected an "
+                                                                  "integer in [1, 65536]",
+                                 NULL);
+    dahl_test_write_file(setups, "{\"setups\": []}");
+    dahl_test_run(&run, with_setups, env);
+    dahl_test_assert_input_error(&run, "--setups empty", "\"setups\": expected a list of 1 to 64 setup objects", NULL);
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
     cr_assert_eq(system(cmd), 0);

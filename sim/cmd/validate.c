@@ -12,13 +12,13 @@
 #include <string.h>
 
 static const char usage[] = "usage: dahlsim validate --machine NAME [--runs K] [--noisy X] [--reruns N] [--force]\n"
-                            "                        [--out DIR] [--quiet]\n";
+                            "                        [--setups FILE] [--out DIR] [--quiet]\n";
 
 static void validate_print_help(void)
 {
     fputs(usage, stdout);
-    printf("\nThe fidelity report: %zu small training setups (image sizes, batch sizes, schedulers, 1 and 2 CPU\n"
-           "workers) run natively here K times (in K rounds over the setups; median over the quiet runs) and\n"
+    printf("\nThe fidelity report: %zu small training setups (image sizes, batch 4 to 64, every policy family,\n"
+           "1 and 2 CPU workers), or those of --setups FILE, run natively here K times (in K rounds over the setups; median over the quiet runs) and\n"
            "simulated once with calibration/NAME, which must be a measured calibration of this machine (its\n"
            "manifest's CPU model, cores, memory and probe are compared with this machine's) covering 28x28x1,\n"
            "28x28x3 and 128x128x3 LeNet. Before and after each native run a fixed compute probe (dahl's conv2d\n"
@@ -32,16 +32,19 @@ static void validate_print_help(void)
            "  --noisy X        a run whose probe is X slower than the fastest is noisy (default 0.05)\n"
            "  --reruns N       a noisy run is run again up to N times (default 2)\n"
            "  --force          validate even where the calibration was measured on another machine\n"
+           "  --setups FILE    your own setups instead: {\"setups\": [{\"dataset\", \"samples\", \"batch\",\n"
+           "                   \"cpus\", \"scheduler\"[, \"name\"]}, ...]} (scenario values; 1 to 64)\n"
            "  --out DIR        where the report goes\n"
            "  --quiet          no progress lines\n",
            dahlsim_validate_nsetups());
 }
 
-enum { O_MACHINE = 256, O_REPEATS, O_RUNS, O_NOISY, O_RERUNS, O_FORCE, O_OUT, O_QUIET, O_HELP };
+enum { O_MACHINE = 256, O_REPEATS, O_RUNS, O_NOISY, O_RERUNS, O_FORCE, O_SETUPS, O_OUT, O_QUIET, O_HELP };
 static const struct option options[] = {
     {"machine", required_argument, NULL, O_MACHINE}, {"repeats", required_argument, NULL, O_REPEATS},
     {"runs", required_argument, NULL, O_RUNS},       {"noisy", required_argument, NULL, O_NOISY},
     {"reruns", required_argument, NULL, O_RERUNS},   {"force", no_argument, NULL, O_FORCE},
+    {"setups", required_argument, NULL, O_SETUPS},
     {"out", required_argument, NULL, O_OUT},         {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
 };
@@ -63,6 +66,9 @@ static bool validate_set_option(int opt, const char *arg, void *ctx)
         return dahlsim_parse_int("--reruns", arg, 0, 10, &o->reruns);
     case O_FORCE:
         o->force = true;
+        return true;
+    case O_SETUPS:
+        o->setups = arg;
         return true;
     case O_OUT:
         o->out = arg;

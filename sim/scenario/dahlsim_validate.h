@@ -8,10 +8,12 @@
 #include <stddef.h>
 
 #define DAHLSIM_VALIDATE_MAX_REPEATS 20
+#define DAHLSIM_VALIDATE_MAX_SETUPS 64
 
 struct dahlsim_validate_opts {
     const char *machine; /* a measured calibration of this machine */
     const char *out;     /* the report's directory */
+    const char *setups;  /* a file of setups ({"setups": [...]}) instead of the default set; NULL: those */
     long repeats;        /* native runs per setup (--runs), 1 to DAHLSIM_VALIDATE_MAX_REPEATS */
     double noisy;        /* a run whose probe is this much slower than the session's fastest is noisy (0.05) */
     long reruns;         /* a noisy run is run again up to this many times (2) */
@@ -19,7 +21,7 @@ struct dahlsim_validate_opts {
     bool quiet;          /* no progress lines */
 };
 
-/* How many setups a validation runs. */
+/* How many setups the default set has. */
 size_t dahlsim_validate_nsetups(void);
 
 /* Validates calibration o->machine into o->out (which exists): native runs under o->out/native/, simulations
