@@ -33,10 +33,7 @@ static void on_signal(int sig)
 
 /* ---- results.jsonl ------------------------------------------------------------------------------------ */
 
-/* Reads the finished points of DIR/results.jsonl into done[] (by index, checking the label matches the
- * scenario's point), dropping a trailing partial line (an interrupted write) from the file. Returns the
- * number done, or -1 after an error message. */
-static long load_done(const char *path, const struct dahlsim_scenario *s, bool *done)
+long dahlsim_sweep_load_done(const char *path, const struct dahlsim_scenario *s, bool *done)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL)
@@ -321,7 +318,7 @@ static int finish(const struct sweep_run *r)
 static int run_points(struct sweep_run *r)
 {
     const struct dahlsim_sweep_opts *o = r->o;
-    long ndone = load_done(r->jsonl, r->s, r->done);
+    long ndone = dahlsim_sweep_load_done(r->jsonl, r->s, r->done);
     if (ndone < 0)
         return -EINVAL;
     if (!o->quiet)
