@@ -12,7 +12,7 @@ runs=${4:-1000000}
 seconds=${5:-600}
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$work/$t"
-cp -n "$src/corpus/$t"/* "$work/$t/"
+for f in "$src/corpus/$t"/*; do [ -e "$work/$t/${f##*/}" ] || cp "$f" "$work/$t/"; done
 start=$(date +%s)
 status=0
 "$build/fuzz/fuzz_$t" -runs="$runs" -max_total_time="$seconds" -close_fd_mask=2 -timeout=10 -rss_limit_mb=2048 \
