@@ -51,8 +51,9 @@ long dahlsim_sweep_load_done(const char *path, const struct dahlsim_scenario *s,
         cJSON *o = cJSON_Parse(line);
         const cJSON *idx = cJSON_GetObjectItemCaseSensitive(o, "point");
         const cJSON *label = cJSON_GetObjectItemCaseSensitive(o, "label");
+        /* compared as doubles first: converting 1e300 to size_t is undefined */
         bool ok = cJSON_IsNumber(idx) && cJSON_IsString(label) && idx->valuedouble >= 0 &&
-                  (size_t)idx->valuedouble < dahlsim_scenario_points(s) &&
+                  idx->valuedouble < (double)dahlsim_scenario_points(s) &&
                   strcmp(dahlsim_scenario_point(s, (size_t)idx->valuedouble)->point, label->valuestring) == 0;
         if (!ok) {
             dahlsim_error("%s: line %d: not a point of %s (a different scenario's sweep?)", path, lineno,
