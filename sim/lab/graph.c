@@ -378,9 +378,10 @@ int dahlsim_prio_load(const char *path, const struct dahlsim_dag *g, struct dahl
 {
     static const char *const keys[DAHL_NARCH] = {"cpu", "gpu"};
     cJSON *doc = dahlsim_read_json(path);
-    if (doc == NULL) {
+    if (doc == NULL || !cJSON_IsObject(doc)) {
         snprintf(err, err_size, "%s: cannot read or parse (expected {\"cpu\": [types...], \"gpu\": [types...]})",
                  path);
+        cJSON_Delete(doc);
         return -EINVAL;
     }
     memset(p, 0, sizeof(*p));

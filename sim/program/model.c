@@ -22,7 +22,8 @@ static bool layer_int(const char *path, int i, const cJSON *layer, const char *k
         return false;
     }
     double v = cJSON_IsNumber(item) ? item->valuedouble : -1;
-    if (!cJSON_IsNumber(item) || v != (double)(int)v || v < min || v > 65536) {
+    /* the range first: converting a value out of int's range (1e300) is undefined */
+    if (!cJSON_IsNumber(item) || !(v >= min && v <= 65536) || v != (double)(int)v) {
         char *text = cJSON_PrintUnformatted(item);
         dahlsim_error("%s: layers[%d].%s: expected an integer in [%d, 65536], got %s", path, i, key, min,
                       text != NULL ? text : "?");

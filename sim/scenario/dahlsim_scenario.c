@@ -220,10 +220,12 @@ static void machine_list(char *buf, size_t size)
     closedir(d);
 }
 
-/* Normalised shape key for coverage: fashion-mnist is 28x28x1. */
+/* Normalised shape key for coverage: fashion-mnist is 28x28x1. Any other name but synthetic:HxWxC (a
+ * manifest may hold anything) is "", which matches no experiment's dataset. */
 void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : dataset + 10);
+    bool synthetic = strncmp(dataset, "synthetic:", 10) == 0;
+    snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : synthetic ? dataset + 10 : "");
 }
 
 /* Whether the machine's manifest (root, parsed) lists a covered setup with this shape, model and perf-model

@@ -31,7 +31,8 @@ const struct dahlsim_experiment *dahlsim_scenario_point(const struct dahlsim_sce
 /* The swept keys (static strings owned by s), *n of them. */
 const char *const *dahlsim_scenario_sweep_keys(const struct dahlsim_scenario *s, size_t *n);
 
-/* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist), into buf. */
+/* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist, "" for a name that is not a
+ * dataset), into buf. */
 void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);
 
 #endif /* DAHLSIM_SCENARIO_H */

@@ -36,10 +36,7 @@ static void on_signal(int sig)
 
 /* ---- results.jsonl ------------------------------------------------------------------------------------ */
 
-/* Reads the finished points of DIR/results.jsonl into done[] (by index, checking the label matches the
- * scenario's point), dropping a trailing partial line (an interrupted write) from the file. Returns the
- * number done, or -1 after an error message. */
-static long load_done(const char *path, const struct dahlsim_scenario *s, bool *done)
+long dahlsim_sweep_load_done(const char *path, const struct dahlsim_scenario *s, bool *done)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL)
@@ -57,8 +54,9 @@ static long load_done(const char *path, const struct dahlsim_scenario *s, bool *
         cJSON *o = cJSON_Parse(line);
         const cJSON *idx = cJSON_GetObjectItemCaseSensitive(o, "point");
         const cJSON *label = cJSON_GetObjectItemCaseSensitive(o, "label");
+        /* compared as doubles first: converting 1e300 to size_t is undefined */
         bool ok = cJSON_IsNumber(idx) && cJSON_IsString(label) && idx->valuedouble >= 0 &&
-                  (size_t)idx->valuedouble < dahlsim_scenario_points(s) &&
+                  idx->valuedouble < (double)dahlsim_scenario_points(s) &&
                   strcmp(dahlsim_scenario_point(s, (size_t)idx->valuedouble)->point, label->valuestring) == 0;
         if (!ok) {
             dahlsim_error("%s: line %d: not a point of %s (a different scenario's sweep?)", path, lineno,
@@ -345,7 +343,7 @@ static int finish(const struct sweep_run *r)
 static int run_points(struct sweep_run *r)
 {
     const struct dahlsim_sweep_opts *o = r->o;
-    long ndone = load_done(r->jsonl, r->s, r->done);
+    long ndone = dahlsim_sweep_load_done(r->jsonl, r->s, r->done);
     if (ndone < 0)
         return -EINVAL;
     if (!o->quiet)

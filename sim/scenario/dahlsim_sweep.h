@@ -29,6 +29,11 @@ struct dahlsim_sweep_opts {
  * results; -EIO: a point failed or the sweep was interrupted). */
 int dahlsim_sweep_run(const struct dahlsim_sweep_opts *o, const struct dahlsim_scenario *s);
 
+/* Reads the finished points of path (DIR/results.jsonl) into done[] (dahlsim_scenario_points(s) flags, by
+ * index, checking each label matches the scenario's point), dropping a trailing partial line (an interrupted
+ * write) from the file. Returns the number done (0 without the file), or -1 after an error message. */
+long dahlsim_sweep_load_done(const char *path, const struct dahlsim_scenario *s, bool *done);
+
 /* Writes o->out/sweep.slurm, a job array of the npoints points (one per task, `--only I`), and prints its
  * path. Returns 0, or -EIO after the error line. */
 int dahlsim_sweep_write_slurm(const struct dahlsim_sweep_opts *o, size_t npoints);

@@ -34,13 +34,13 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
     while (getline(&line, &cap, in) > 0) {
         cJSON *o = cJSON_Parse(line);
         const cJSON *idx = cJSON_GetObjectItemCaseSensitive(o, "point");
-        if (cJSON_IsNumber(idx) && (size_t)idx->valuedouble < n) {
+        if (cJSON_IsNumber(idx) && idx->valuedouble >= 0 && idx->valuedouble < (double)n) {
             const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "params");
             char buf[2048];
             size_t used = (size_t)snprintf(buf, sizeof(buf), "%zu", (size_t)idx->valuedouble);
             const char *cols[] = {"machine", "dataset", "model", "scheduler", "batch", "samples", "epochs",
                                   "cpus", "gpus", "gpu_memory_mib", "prefetch", "perfmodel", "reduction", "seed"};
-            for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
+            for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]) && used < sizeof(buf); k++) {
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, cols[k]);
                 if (cJSON_IsString(v))
                     used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%s", v->valuestring);
