@@ -76,6 +76,14 @@ static void setups_error(const char *path, const char *field, const cJSON *got, 
 
 /* setups[] from o->setups ({"setups": [{"name", "dataset", "samples", "batch", "cpus", "scheduler"}]}; name
  * optional) or the defaults. Returns 0, or -EINVAL after the error line. */
+static int load_setups(const struct dahlsim_validate_opts *o);
+
+long dahlsim_validate_setups_load(const char *path)
+{
+    struct dahlsim_validate_opts o = {.setups = path};
+    return load_setups(&o) == 0 ? (long)nsetups : -EINVAL;
+}
+
 static int load_setups(const struct dahlsim_validate_opts *o)
 {
     nsetups = 0;

@@ -21,6 +21,10 @@ struct dahlsim_validate_opts {
     bool quiet;          /* no progress lines */
 };
 
+/* Reads a --setups FILE as validate does (for the fuzz target): the number of setups, or -EINVAL after the
+ * one-line error naming the file and the field. */
+long dahlsim_validate_setups_load(const char *path);
+
 /* How many setups the default set has. */
 size_t dahlsim_validate_nsetups(void);
 
