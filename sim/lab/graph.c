@@ -288,6 +288,13 @@ int dahlsim_dag_load(const char *path, struct dahlsim_dag *g, char *err, size_t 
     g->cpus = cJSON_IsNumber(cpus) ? cpus->valueint : 0;
     g->gpus = cJSON_IsNumber(gpus) ? gpus->valueint : 0;
     g->pipeline_s = cJSON_IsNumber(pipe) ? pipe->valuedouble : 0.0;
+    if (pipe != NULL && !(cJSON_IsNumber(pipe) && pipe->valuedouble >= 0.0 && isfinite(pipe->valuedouble))) {
+        /* what dahlsim_dag_save writes back must read again (fuzz_dag found 32.2E436484721: inf) */
+        snprintf(err, err_size, "%s: \"pipeline_makespan_s\": expected a finite number >= 0", path);
+        dahlsim_dag_fini(g);
+        ret = -EINVAL;
+        goto out;
+    }
     if (g->cpus < 0 || g->gpus < 0) {
         snprintf(err, err_size, "%s: \"cpus\"/\"gpus\": expected non-negative integers", path);
         dahlsim_dag_fini(g);
