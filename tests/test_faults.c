@@ -253,16 +253,26 @@ Test(faults, a_simulation_killed_under_a_sweep_is_rerun, .init = setup, .fini = 
     assert_complete(out, 3);
 }
 
+/* Starts a sweep of the one long point into dir/out (*file, *out: their paths; point: its point's directory)
+ * and waits until its simulation runs: the sweep holds its lock from before its first point. */
+static pid_t start_long_sweep(const char **file, const char **out, char *point, size_t size)
+{
+    *file = path_in("long.json");
+    *out = path_in("out");
+    dahl_test_write_file(*file, long_point);
+    pid_t sweep = start_sweep(*file, *out, NULL, NULL, NULL);
+    snprintf(point, size, "%s/points/0000", *out);
+    await_process("dahlsim-sim", point, 60000);
+    return sweep;
+}
+
 /* A sweep killed with kill -9 takes its running simulation with it: nothing finishes the point behind the
  * next run's back. */
 Test(faults, a_killed_sweep_leaves_no_simulation_running, .init = setup, .fini = teardown, .timeout = 120)
 {
-    const char *file = path_in("long.json"), *out = path_in("out");
-    dahl_test_write_file(file, long_point);
-    pid_t sweep = start_sweep(file, out, NULL, NULL, NULL);
+    const char *file, *out;
     char point[192];
-    snprintf(point, sizeof(point), "%s/points/0000", out);
-    await_process("dahlsim-sim", point, 60000);
+    pid_t sweep = start_long_sweep(&file, &out, point, sizeof(point));
     kill(sweep, SIGKILL);
     cr_assert_eq(wait_status(sweep), 137);
     pid_t left = 0;
@@ -276,17 +286,14 @@ Test(faults, a_killed_sweep_leaves_no_simulation_running, .init = setup, .fini =
 
 Test(faults, a_second_sweep_on_the_same_directory_refuses, .init = setup, .fini = teardown, .timeout = 120)
 {
-    const char *file = path_in("long.json"), *out = path_in("out");
-    dahl_test_write_file(file, long_point);
-    pid_t first = start_sweep(file, out, NULL, NULL, NULL);
+    const char *file, *out;
     char point[192];
-    snprintf(point, sizeof(point), "%s/points/0000", out);
-    await_process("dahlsim-sim", point, 60000); /* the first holds its lock from before its first point */
+    pid_t first = start_long_sweep(&file, &out, point, sizeof(point));
+    char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
     const char *second[][2] = {{NULL, NULL}, {"--only", "0"}};
     for (size_t k = 0; k < 2; k++) {
         char *argv[] = {DAHLSIM_BIN, "sweep", (char *)file, "--out", (char *)out, "--quiet", (char *)second[k][0],
                         (char *)second[k][1], NULL};
-        char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
         dahl_test_run(&run, argv, env);
         cr_assert_eq(run.status, 1, "second sweep %zu: exit %d: %s", k, run.status, run.err);
         cr_assert(strstr(run.err, "dahlsim: error: sweep: another dahlsim sweep is writing") != NULL, "%s", run.err);
@@ -299,7 +306,6 @@ Test(faults, a_second_sweep_on_the_same_directory_refuses, .init = setup, .fini 
     pid_t a = start_sweep(file, out, "--only", "0", NULL);
     await_process("dahlsim-sim", point, 60000);
     char *argv[] = {DAHLSIM_BIN, "sweep", (char *)file, "--out", (char *)out, "--quiet", "--only", "0", NULL};
-    char *env[] = {"DAHLSIM_HOME=" DATA, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
     dahl_test_run(&run, argv, env);
     cr_assert_eq(run.status, 1, "the same --only point twice: exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "points/0000.lock") != NULL, "%s", run.err);
