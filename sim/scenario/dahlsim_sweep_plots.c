@@ -16,10 +16,11 @@
 
 int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
 {
-    char jsonl[PATH_MAX + 32], csv[PATH_MAX + 32], tmp[PATH_MAX + 40];
+    char jsonl[PATH_MAX + 32], csv[PATH_MAX + 32], tmp[PATH_MAX + 64];
     snprintf(jsonl, sizeof(jsonl), "%s/results.jsonl", dir);
     snprintf(csv, sizeof(csv), "%s/results.csv", dir);
-    snprintf(tmp, sizeof(tmp), "%s/.results.csv.tmp", dir);
+    /* per process: the --only tasks of a Slurm array may write it at once (the last rename wins, whole) */
+    snprintf(tmp, sizeof(tmp), "%s/.results.csv.tmp-%ld", dir, (long)getpid());
     size_t n = dahlsim_scenario_points(s);
     char **lines = calloc(n, sizeof(*lines));
     FILE *in = fopen(jsonl, "r");
