@@ -9,7 +9,8 @@
 #include <stddef.h>
 
 #define DAHLSIM_PROBE_MAX_CORES 256
-#define DAHLSIM_PROBE_S 0.03 /* seconds per core and probe: under 3 % of a 1-3 s validation run, twice */
+#define DAHLSIM_PROBE_S 0.03        /* seconds measured per core and probe */
+#define DAHLSIM_PROBE_WARMUP_S 0.05 /* run first, unmeasured: under 5 % of a 1-3 s validation run, twice */
 
 /* GFLOP/s of the probe on cores 0..n-1 at once (one pinned thread each, about seconds long) into gflops[n].
  * Returns 0, or a negative errno (no thread, or core not allowed to this process). */
