@@ -95,7 +95,7 @@ static int load_setups(const struct dahlsim_validate_opts *o)
     cJSON *doc = NULL;
     char err[PATH_MAX + 256], field[64];
     if (dahlsim_json_load(o->setups, 1 << 20, &doc, err, sizeof(err)) != 0) {
-        dahlsim_error("validate: --setups %s", err);
+        dahlsim_error("validate: --setups %s: %s", o->setups, err); /* err does not name the file */
         return -EINVAL;
     }
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "setups"), *e;
