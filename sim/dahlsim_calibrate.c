@@ -87,37 +87,22 @@ static int drop_flagged(const struct dahlsim_calibrate_opts *o, const char *samp
 
 /* ---- the setups: native rounds until the simulated check is clean ---------------------------------------- */
 
-/* The machine probe around the measuring runs (dahlsim_probe.h): the session's fastest per core, and each
- * run's slowest probe against it. */
+/* The machine probe around the measuring runs (dahlsim_probe.h): the session's fastest per core, and the
+ * slowest of the current run's probes. */
 static struct {
     int cores;
     double best[DAHLSIM_PROBE_MAX_CORES], run[DAHLSIM_PROBE_MAX_CORES];
 } quiet;
 
-/* Probes every core into quiet.run (keeping the slower of this probe and what it holds, fresh: reset it)
- * and raises quiet.best. Returns 0 or a negative errno. */
+/* Probes every core around a run (fresh: the run's first probe) and raises the session's fastest. Returns 0
+ * or a negative errno. */
 static int probe_cores(bool fresh)
 {
-    double g[DAHLSIM_PROBE_MAX_CORES];
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     quiet.cores = online > 0 && online <= DAHLSIM_PROBE_MAX_CORES ? (int)online : 1;
-    int ret = dahlsim_probe_cores(quiet.cores, DAHLSIM_PROBE_S, g);
-    for (int c = 0; ret == 0 && c < quiet.cores; c++) {
-        quiet.run[c] = fresh || g[c] < quiet.run[c] ? g[c] : quiet.run[c];
-        quiet.best[c] = g[c] > quiet.best[c] ? g[c] : quiet.best[c];
-    }
-    return ret;
-}
-
-/* How much slower than the session's fastest the last run's slowest probe was (0: as fast). */
-static double run_slowness(void)
-{
-    double slow = 0;
-    for (int c = 0; c < quiet.cores; c++) {
-        double s = quiet.best[c] > 0 ? 1 - quiet.run[c] / quiet.best[c] : 0;
-        slow = s > slow ? s : slow;
-    }
-    return slow;
+    if (fresh)
+        memset(quiet.run, 0, sizeof(quiet.run));
+    return dahlsim_probe_around(quiet.cores, quiet.run, quiet.best);
 }
 
 /* One native calibration run of setup i between two probes of the machine, into p->sampling. A run whose
@@ -147,7 +132,7 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
         status = dahlsim_calibrate_native_round(o, &o->covers[i], p, round, true);
         if (status != 0 || probe_cores(false) != 0)
             break;
-        double slow = run_slowness();
+        double slow = dahlsim_probe_slowness(quiet.cores, quiet.run, quiet.best);
         if (slow <= o->noisy) {
             dahlsim_remove_tree(before);
             return 0;

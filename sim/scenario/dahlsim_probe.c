@@ -103,6 +103,33 @@ int dahlsim_probe_cores(int n, double seconds, double *gflops)
     return ret;
 }
 
+int dahlsim_probe_around(int n, double *slowest, double *best)
+{
+    double g[DAHLSIM_PROBE_MAX_CORES];
+    int ret = dahlsim_probe_cores(n, DAHLSIM_PROBE_S, g);
+    for (int c = 0; ret == 0 && c < n; c++)
+        slowest[c] = slowest[c] > 0 && slowest[c] < g[c] ? slowest[c] : g[c];
+    if (ret == 0 && best != NULL)
+        dahlsim_probe_raise(n, g, best);
+    return ret;
+}
+
+void dahlsim_probe_raise(int n, const double *probe, double *best)
+{
+    for (int c = 0; c < n; c++)
+        best[c] = probe[c] > best[c] ? probe[c] : best[c];
+}
+
+double dahlsim_probe_slowness(int n, const double *probe, const double *best)
+{
+    double slow = 0;
+    for (int c = 0; c < n; c++) {
+        double s = best[c] > 0 ? 1 - probe[c] / best[c] : 0;
+        slow = s > slow ? s : slow;
+    }
+    return slow;
+}
+
 void dahlsim_node_here(struct dahlsim_node *n, bool probe)
 {
     *n = (struct dahlsim_node){.cores = sysconf(_SC_NPROCESSORS_ONLN),

@@ -16,6 +16,16 @@
  * Returns 0, or a negative errno (no thread, or core not allowed to this process). */
 int dahlsim_probe_cores(int n, double seconds, double *gflops);
 
+/* Around a run: probes cores 0..n-1 and keeps in slowest[c] the slower of this probe and what it holds (0:
+ * none yet), so that a probe before and one after the run leave the worse of the two; raises best[c] (the
+ * session's fastest; NULL: none kept) to this probe where faster. Returns 0 or a negative errno. */
+int dahlsim_probe_around(int n, double *slowest, double *best);
+/* Raises best[c] (the session's fastest per core) to probe[c] where faster, c in 0..n-1. */
+void dahlsim_probe_raise(int n, const double *probe, double *best);
+/* How much slower than best the slowest of a run's probes was over its cores (0: as fast): a run is noisy
+ * when this exceeds the threshold (validate and calibrate --noisy). */
+double dahlsim_probe_slowness(int n, const double *probe, const double *best);
+
 /* What identifies a machine for its calibration: manifest.json's "node". */
 struct dahlsim_node {
     char cpu_model[256];

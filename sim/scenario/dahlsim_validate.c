@@ -282,33 +282,17 @@ struct native_figures {
     int reruns[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS]; /* times the run was made again */
 };
 
-/* Probes the cores setup s's run uses into p[0..ncpu) (the slower of this probe and what p holds). */
-static int probe_run(const struct setup *s, double *p)
-{
-    double g[2];
-    int ret = dahlsim_probe_cores((int)s->ncpu, DAHLSIM_PROBE_S, g);
-    for (long c = 0; ret == 0 && c < s->ncpu; c++)
-        p[c] = p[c] > 0 && p[c] < g[c] ? p[c] : g[c];
-    return ret;
-}
-
 /* Judges every run against the session's fastest probe per core: slow[][] and noisy[][]. */
 static void judge(const struct dahlsim_validate_opts *o, struct native_figures *n)
 {
     n->best[0] = n->best[1] = 0;
     for (size_t i = 0; i < nsetups; i++)
         for (long r = 0; r < o->repeats; r++)
-            for (long c = 0; c < setups[i].ncpu; c++)
-                n->best[c] = n->probe[i][r][c] > n->best[c] ? n->probe[i][r][c] : n->best[c];
+            dahlsim_probe_raise((int)setups[i].ncpu, n->probe[i][r], n->best);
     for (size_t i = 0; i < nsetups; i++)
         for (long r = 0; r < o->repeats; r++) {
-            double slow = 0;
-            for (long c = 0; c < setups[i].ncpu; c++) {
-                double sc = n->best[c] > 0 ? 1 - n->probe[i][r][c] / n->best[c] : 0;
-                slow = sc > slow ? sc : slow;
-            }
-            n->slow[i][r] = slow;
-            n->noisy[i][r] = slow > o->noisy;
+            n->slow[i][r] = dahlsim_probe_slowness((int)setups[i].ncpu, n->probe[i][r], n->best);
+            n->noisy[i][r] = n->slow[i][r] > o->noisy;
         }
 }
 
@@ -324,10 +308,10 @@ static int native_repeat(const struct dahlsim_validate_opts *o, const char *mode
     char dir[PATH_MAX + 64];
     snprintf(dir, sizeof(dir), "%s/native/%02zu-%ld", o->out, i, r);
     n->probe[i][r][0] = n->probe[i][r][1] = 0;
-    int pr = probe_run(s, n->probe[i][r]);
+    int pr = dahlsim_probe_around((int)s->ncpu, n->probe[i][r], NULL);
     int st = pr == 0 ? native_run(s, dir, (int)r, models, o->machine) : -1;
     if (pr == 0)
-        pr = probe_run(s, n->probe[i][r]);
+        pr = dahlsim_probe_around((int)s->ncpu, n->probe[i][r], NULL);
     if (pr != 0) {
         dahlsim_error("validate: the machine probe failed on %ld core(s): %s", s->ncpu, strerror(-pr));
         return -EIO;
