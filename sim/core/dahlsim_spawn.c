@@ -95,10 +95,9 @@ int dahlsim_spawn_err(char *const argv[], const struct dahlsim_env_var *vars, si
             memcpy(all, vars, nvars * sizeof(*all));
         all[nvars] = (struct dahlsim_env_var){.name = DAHLSIM_PARENT_PID_VAR, .value = self};
     }
-    size_t nkept;
-    char **env = all != NULL ? child_environment(all, nvars + 1, &nkept) : NULL;
+    size_t nkept, nown = nvars + 1; /* the child's own variables: vars and DAHLSIM_PARENT_PID */
+    char **env = all != NULL ? child_environment(all, nown, &nkept) : NULL;
     free(all);
-    nvars++;
     if (env == NULL) {
         dahlsim_error("out of memory");
         return -1;
@@ -120,7 +119,7 @@ int dahlsim_spawn_err(char *const argv[], const struct dahlsim_env_var *vars, si
     pid_t pid;
     int err = posix_spawn(&pid, argv[0], &actions, NULL, argv, env);
     posix_spawn_file_actions_destroy(&actions);
-    for (size_t v = 0; v < nvars; v++)
+    for (size_t v = 0; v < nown; v++)
         free(env[nkept + v]);
     free(env);
     if (err != 0) {

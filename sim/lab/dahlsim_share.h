@@ -95,8 +95,8 @@ enum dahlsim_share_policy { DAHLSIM_SHARE_LRU, DAHLSIM_SHARE_STARPU, DAHLSIM_SHA
  *   step's start; no step yet: reward 1; penalty = its missing bytes / bandwidth + latency per missing
  *   tensor (before its first step: its whole data); weight = reward / penalty (penalty 0: infinite). The
  *   unfinished jobs that have arrived (none: those arriving first) are sorted by weight, largest first (ties:
- *   smaller penalty, then higher priority, then lower index), and taken largest, smallest, next largest...: one step each, then
- *   the weights are recomputed.
+ *   smaller penalty, then higher priority, then lower index), and taken largest, smallest, next largest...:
+ *   one step each, then the weights are recomputed.
  * - GA: the genetic search (dahlsim_share_ga).
  * - GIVEN: an explicit sequence of job indices; the k-th occurrence of job j is its step k.
  * Static orders (round-robin, GA, given) are strict: when the next job-step is not ready the GPU waits. */

@@ -232,7 +232,8 @@ static void job_weight(const struct job *j, long window, double *weight, double 
 }
 
 /* The weight heuristic's next round: unfinished jobs sorted by weight (ties: smaller penalty, then higher
- * priority, then index), then the largest and the smallest remaining in turn. Returns how many entries it wrote into round. */
+ * priority, then index), then the largest and the smallest remaining in turn. Returns how many entries it
+ * wrote into round. */
 static int weight_round(const struct jobs_run *run, int *round)
 {
     int idx[DAHLSIM_MAX_JOBS], n = 0;

@@ -83,6 +83,19 @@ static int simulate(const struct dahlsim_experiment *x, const char *scenario, co
 static const char *const outputs[] = {"results.json", "point.json", "trace"};
 #define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
 
+/* Moves every output held in previous back into OUT. */
+static void put_back(const char *out_dir, const char *previous)
+{
+    char from[PATH_MAX + 32], to[PATH_MAX + 32];
+    for (size_t k = 0; k < NOUTPUTS; k++) {
+        snprintf(from, sizeof(from), "%s/%s", previous, outputs[k]);
+        snprintf(to, sizeof(to), "%s/%s", out_dir, outputs[k]);
+        if (access(from, F_OK) == 0 && rename(from, to) != 0)
+            dahlsim_error("run: cannot put the earlier run's %s back from %s: %s", outputs[k], previous,
+                          strerror(errno));
+    }
+}
+
 /* Moves OUT's outputs into OUT/.previous (created only when there is one). *aside: whether any was. */
 static int earlier_aside(const char *out_dir, bool *aside)
 {
@@ -104,12 +117,8 @@ static int earlier_aside(const char *out_dir, bool *aside)
     }
     if (r != 0) {
         dahlsim_error("run: cannot set the earlier run's files aside in %s: %s", previous, strerror(-r));
-        if (*aside) /* put back what moved */
-            for (size_t k = 0; k < NOUTPUTS; k++) {
-                snprintf(from, sizeof(from), "%s/%s", previous, outputs[k]);
-                snprintf(to, sizeof(to), "%s/%s", out_dir, outputs[k]);
-                rename(from, to);
-            }
+        if (*aside)
+            put_back(out_dir, previous); /* what moved */
         rmdir(previous);
     }
     return r;
@@ -118,16 +127,14 @@ static int earlier_aside(const char *out_dir, bool *aside)
 /* After the run: the earlier files dropped (it succeeded), or the new ones dropped and the earlier put back. */
 static void earlier_settle(const char *out_dir, bool aside, bool succeeded)
 {
-    char previous[PATH_MAX + 16], from[PATH_MAX + 32], to[PATH_MAX + 32];
+    char previous[PATH_MAX + 16], path[PATH_MAX + 32];
     snprintf(previous, sizeof(previous), "%s/.previous", out_dir);
     for (size_t k = 0; !succeeded && k < NOUTPUTS; k++) {
-        snprintf(to, sizeof(to), "%s/%s", out_dir, outputs[k]);
-        snprintf(from, sizeof(from), "%s/%s", previous, outputs[k]);
-        dahlsim_remove_tree(to);
-        if (aside && access(from, F_OK) == 0 && rename(from, to) != 0)
-            dahlsim_error("run: cannot put the earlier run's %s back from %s: %s", outputs[k], previous,
-                          strerror(errno));
+        snprintf(path, sizeof(path), "%s/%s", out_dir, outputs[k]);
+        dahlsim_remove_tree(path); /* the failed run's */
     }
+    if (aside && !succeeded)
+        put_back(out_dir, previous);
     if (aside)
         dahlsim_remove_tree(previous);
 }
