@@ -45,7 +45,7 @@ run_q run "$tiny" --out "$fs/run" --quiet --set trace=true || fail "earlier trac
 run_q sweep "$grid" --out "$fs/sweep" --quiet || fail "earlier sweep: $(cat "$logs/err")"
 run_q machine synth "$src/platforms/specs/build-2core.json" --machine m --out "$fs/synth" --quiet \
     --cover synthetic:12x12x1 || fail "earlier machine synth: $(cat "$logs/err")"
-run_q calibrate --noisy 0.99 --machine c --dir "$fs/calib" --cover synthetic:12x12x1 --rounds 4 --steps 16 --schedulers none \
+run_q calibrate --noisy 0.99 --machine c --dir "$fs/calib" --cover synthetic:12x12x1 --rounds 12 --steps 16 --schedulers none \
     --quiet || fail "earlier calibrate: $(cat "$logs/err")"
 declare -A before
 for d in run sweep synth calib; do
