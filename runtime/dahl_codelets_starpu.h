@@ -19,27 +19,71 @@
 starpu_data_handle_t dahl_workspace_create(size_t bytes);
 void dahl_workspace_destroy(starpu_data_handle_t workspace);
 
+/* ---- tasks over n samples (the training's grain, issue 21) -------------------------------------------------
+ * Every per-sample layer helper has an _n form for a task over n >= 1 consecutive samples: its per-sample
+ * handles (x, y, dx, dy, logits, ...) hold the n samples back to back, its parameters and gradients are the
+ * same as for one sample, and its footprint is dahl_grouped_footprint_of(the one-sample footprint, n) (the
+ * one-sample footprint itself at n == 1, so the plain forms below are the _n forms at n == 1). The weight
+ * gradients of n samples in STARPU_RW (manual reduction) are summed by the network's manual tree within the
+ * task; that needs dw and db zero before the task and a workspace of dahl_conv2d_task_workspace_bytes (dense:
+ * dahl_dense_task_workspace_bytes). ReLU needs no _n form: its handles are already any number of floats. */
+
 /* ---- conv2d: perf models "dahl_conv2d_forward", "dahl_conv2d_backward_input",
  * "dahl_conv2d_backward_weights"; footprint: the shape. workspace: at least dahl_conv2d_workspace_bytes(s).
  * x [C*H*W], w [F*C*KH*KW], b [F], y/dy [F*OH*OW], dx [C*H*W], dw [F*C*KH*KW], db [F]. */
-int dahl_insert_conv2d_forward(const struct dahl_conv2d_shape *s, starpu_data_handle_t x, starpu_data_handle_t w,
-                               starpu_data_handle_t b, starpu_data_handle_t y, starpu_data_handle_t workspace);
-int dahl_insert_conv2d_backward_input(const struct dahl_conv2d_shape *s, starpu_data_handle_t dy,
-                                      starpu_data_handle_t w, starpu_data_handle_t dx,
-                                      starpu_data_handle_t workspace);
+int dahl_insert_conv2d_forward_n(const struct dahl_conv2d_shape *s, int n, starpu_data_handle_t x,
+                                 starpu_data_handle_t w, starpu_data_handle_t b, starpu_data_handle_t y,
+                                 starpu_data_handle_t workspace);
+int dahl_insert_conv2d_backward_input_n(const struct dahl_conv2d_shape *s, int n, starpu_data_handle_t dy,
+                                        starpu_data_handle_t w, starpu_data_handle_t dx,
+                                        starpu_data_handle_t workspace);
 /* ACCUMULATES into dw and db, accessed with grad_mode: STARPU_REDUX (dw and db must have had
  * dahl_gradient_enable_redux()) or STARPU_RW (a private buffer, e.g. per sample, summed later with
  * dahl_insert_accumulate()). Any other mode: -EINVAL. */
-int dahl_insert_conv2d_backward_weights(const struct dahl_conv2d_shape *s, starpu_data_handle_t x,
-                                        starpu_data_handle_t dy, starpu_data_handle_t dw,
-                                        starpu_data_handle_t db, enum starpu_data_access_mode grad_mode,
-                                        starpu_data_handle_t workspace);
+int dahl_insert_conv2d_backward_weights_n(const struct dahl_conv2d_shape *s, int n, starpu_data_handle_t x,
+                                          starpu_data_handle_t dy, starpu_data_handle_t dw,
+                                          starpu_data_handle_t db, enum starpu_data_access_mode grad_mode,
+                                          starpu_data_handle_t workspace);
+/* The workspace a task over n samples needs: dahl_conv2d_workspace_bytes(s), and with tree (manual
+ * reduction, n > 1) the gradient tree's levels after it. */
+size_t dahl_conv2d_task_workspace_bytes(const struct dahl_conv2d_shape *s, int n, bool tree);
+
+static inline int dahl_insert_conv2d_forward(const struct dahl_conv2d_shape *s, starpu_data_handle_t x,
+                                             starpu_data_handle_t w, starpu_data_handle_t b, starpu_data_handle_t y,
+                                             starpu_data_handle_t workspace)
+{
+    return dahl_insert_conv2d_forward_n(s, 1, x, w, b, y, workspace);
+}
+static inline int dahl_insert_conv2d_backward_input(const struct dahl_conv2d_shape *s, starpu_data_handle_t dy,
+                                                    starpu_data_handle_t w, starpu_data_handle_t dx,
+                                                    starpu_data_handle_t workspace)
+{
+    return dahl_insert_conv2d_backward_input_n(s, 1, dy, w, dx, workspace);
+}
+static inline int dahl_insert_conv2d_backward_weights(const struct dahl_conv2d_shape *s, starpu_data_handle_t x,
+                                                      starpu_data_handle_t dy, starpu_data_handle_t dw,
+                                                      starpu_data_handle_t db, enum starpu_data_access_mode grad_mode,
+                                                      starpu_data_handle_t workspace)
+{
+    return dahl_insert_conv2d_backward_weights_n(s, 1, x, dy, dw, db, grad_mode, workspace);
+}
 
 /* ---- max-pool: "dahl_maxpool_forward", "dahl_maxpool_backward"; footprint: the shape.
  * x/dx [C*H*W], y/dy [C*OH*OW]. */
-int dahl_insert_maxpool_forward(const struct dahl_maxpool_shape *s, starpu_data_handle_t x, starpu_data_handle_t y);
-int dahl_insert_maxpool_backward(const struct dahl_maxpool_shape *s, starpu_data_handle_t x,
-                                 starpu_data_handle_t dy, starpu_data_handle_t dx);
+int dahl_insert_maxpool_forward_n(const struct dahl_maxpool_shape *s, int n, starpu_data_handle_t x,
+                                  starpu_data_handle_t y);
+int dahl_insert_maxpool_backward_n(const struct dahl_maxpool_shape *s, int n, starpu_data_handle_t x,
+                                   starpu_data_handle_t dy, starpu_data_handle_t dx);
+static inline int dahl_insert_maxpool_forward(const struct dahl_maxpool_shape *s, starpu_data_handle_t x,
+                                              starpu_data_handle_t y)
+{
+    return dahl_insert_maxpool_forward_n(s, 1, x, y);
+}
+static inline int dahl_insert_maxpool_backward(const struct dahl_maxpool_shape *s, starpu_data_handle_t x,
+                                               starpu_data_handle_t dy, starpu_data_handle_t dx)
+{
+    return dahl_insert_maxpool_backward_n(s, 1, x, dy, dx);
+}
 
 /* ---- ReLU: "dahl_relu_forward", "dahl_relu_backward"; footprint: n, the elements of x (all handles the
  * same size; y is the forward OUTPUT). Distinct handles (no in-place task). */
@@ -47,18 +91,39 @@ int dahl_insert_relu_forward(starpu_data_handle_t x, starpu_data_handle_t y);
 int dahl_insert_relu_backward(starpu_data_handle_t y, starpu_data_handle_t dy, starpu_data_handle_t dx);
 
 /* ---- dense: "dahl_dense_forward", "dahl_dense_backward_input", "dahl_dense_backward_weights"; footprint:
- * (n_in, n_out). x/dx [N_in], w/dw [N_out*N_in], b/db [N_out], y/dy [N_out]. grad_mode as for conv2d. */
-int dahl_insert_dense_forward(int n_in, int n_out, starpu_data_handle_t x, starpu_data_handle_t w,
-                              starpu_data_handle_t b, starpu_data_handle_t y);
-int dahl_insert_dense_backward_input(int n_in, int n_out, starpu_data_handle_t dy, starpu_data_handle_t w,
-                                     starpu_data_handle_t dx);
-int dahl_insert_dense_backward_weights(int n_in, int n_out, starpu_data_handle_t x, starpu_data_handle_t dy,
-                                       starpu_data_handle_t dw, starpu_data_handle_t db,
-                                       enum starpu_data_access_mode grad_mode);
+ * (n_in, n_out). x/dx [N_in], w/dw [N_out*N_in], b/db [N_out], y/dy [N_out]. grad_mode as for conv2d; the
+ * workspace is only read with STARPU_RW and n > 1 (NULL otherwise). */
+int dahl_insert_dense_forward_n(int n_in, int n_out, int n, starpu_data_handle_t x, starpu_data_handle_t w,
+                                starpu_data_handle_t b, starpu_data_handle_t y);
+int dahl_insert_dense_backward_input_n(int n_in, int n_out, int n, starpu_data_handle_t dy, starpu_data_handle_t w,
+                                       starpu_data_handle_t dx);
+int dahl_insert_dense_backward_weights_n(int n_in, int n_out, int n, starpu_data_handle_t x, starpu_data_handle_t dy,
+                                         starpu_data_handle_t dw, starpu_data_handle_t db,
+                                         enum starpu_data_access_mode grad_mode, starpu_data_handle_t workspace);
+/* The workspace a backward_weights task over n samples needs: 0 but with tree (manual reduction, n > 1). */
+size_t dahl_dense_task_workspace_bytes(int n_in, int n_out, int n, bool tree);
+static inline int dahl_insert_dense_forward(int n_in, int n_out, starpu_data_handle_t x, starpu_data_handle_t w,
+                                            starpu_data_handle_t b, starpu_data_handle_t y)
+{
+    return dahl_insert_dense_forward_n(n_in, n_out, 1, x, w, b, y);
+}
+static inline int dahl_insert_dense_backward_input(int n_in, int n_out, starpu_data_handle_t dy,
+                                                   starpu_data_handle_t w, starpu_data_handle_t dx)
+{
+    return dahl_insert_dense_backward_input_n(n_in, n_out, 1, dy, w, dx);
+}
+static inline int dahl_insert_dense_backward_weights(int n_in, int n_out, starpu_data_handle_t x,
+                                                     starpu_data_handle_t dy, starpu_data_handle_t dw,
+                                                     starpu_data_handle_t db, enum starpu_data_access_mode grad_mode)
+{
+    return dahl_insert_dense_backward_weights_n(n_in, n_out, 1, x, dy, dw, db, grad_mode, NULL);
+}
 
-/* ---- fused softmax + cross-entropy: "dahl_softmax_xent"; footprint: k (not the label).
+/* ---- fused softmax + cross-entropy: "dahl_softmax_xent"; footprint: k (not the labels).
  * logits [K] (R), label in [0, K), dlogits [K] (W), metrics [2] (W): metrics[0] = the loss,
- * metrics[1] = 1 when the first argmax is the label, else 0. */
+ * metrics[1] = 1 when the first argmax is the label, else 0. Over n samples: labels[n], metrics [n][2]. */
+int dahl_insert_softmax_xent_n(int k, int n, const uint8_t *labels, starpu_data_handle_t logits,
+                               starpu_data_handle_t dlogits, starpu_data_handle_t metrics);
 int dahl_insert_softmax_xent(int k, int label, starpu_data_handle_t logits, starpu_data_handle_t dlogits,
                              starpu_data_handle_t metrics);
 

@@ -1,7 +1,7 @@
 /* The CNN task graph: see dahl_network.h. Tensors: act[i] is the input of layer i ([batch][...], split per
- * sample; act[L] holds the logits), grad[i] = dLoss/dact[i] (i >= 1), and each layer with parameters has
- * w, b, their gradients (REDUX: one dw/db; manual: one per sample, summed by a binary tree) and, with
- * momentum, velocities. Metrics come back through starpu_data_acquire_cb, so reading them never blocks
+ * group of `grain` samples, one group per sample at grain 1; act[L] holds the logits), grad[i] =
+ * dLoss/dact[i] (i >= 1), and each layer with parameters has w, b, their gradients (REDUX: one dw/db;
+ * manual: one per group, summed by a binary tree) and, with momentum, velocities. Metrics come back through starpu_data_acquire_cb, so reading them never blocks
  * the submitting thread; so do the times at which each step's SGD updates complete (a read acquire of every
  * parameter tensor after the updates, counted down per step). A parameter tensor larger than the update
  * chunk (dahl_update_chunks) is updated chunk by chunk: its weights, summed gradient and velocity have a
@@ -29,9 +29,9 @@
 struct layer {
     struct dahl_layer_shape s;     /* the description and shapes (dahl_network_desc_shapes) */
     struct dahl_tensor *w, *b;     /* parameters */
-    struct dahl_tensor *dw, *db;   /* REDUX gradients (whole) or per-sample gradients (split, manual) */
+    struct dahl_tensor *dw, *db;   /* REDUX gradients (whole) or per-group gradients (split, manual) */
     struct dahl_tensor *vw, *vb;   /* momentum velocities, NULL without momentum */
-    starpu_data_handle_t workspace;
+    starpu_data_handle_t workspace; /* conv2d's, and dense's gradient tree over a group (manual, grain > 1) */
     struct update_chunks {         /* chunk plans of the parameter, its summed gradient and velocity; */
         struct dahl_chunks p, g, v; /* p.n == 0 when the update is one task */
     } wu, bu;
@@ -49,7 +49,8 @@ struct dahl_network {
     struct dahl_tensor *act[DAHL_NETWORK_MAX_LAYERS + 1];
     struct dahl_tensor *grad[DAHL_NETWORK_MAX_LAYERS + 1];
     struct dahl_tensor *metrics; /* [batch][2]: loss, correct */
-    struct metric_slot *slots;   /* one per sample */
+    struct metric_slot *slots;   /* one per group */
+    int grain, groups;           /* samples per layer task, and tasks per layer and step */
     pthread_mutex_t lock;        /* guards the totals below, updated from StarPU callbacks */
     int64_t loss_fixed;          /* summed loss in units of 2^-32: integer sums do not depend on the order
                                     in which the callbacks run, so the totals are reproducible */
@@ -103,22 +104,24 @@ static int init_weights(struct layer *l, uint64_t *state)
     return ret;
 }
 
-/* A [batch][...] tensor split per sample, or a single whole tensor when batch is 0. */
-static struct dahl_tensor *tensor(int batch, size_t per_sample)
+/* A [batch][...] tensor split per group of grain samples, or a single whole tensor when batch is 0. */
+static struct dahl_tensor *tensor(int batch, int grain, size_t per_sample)
 {
     if (per_sample > (size_t)0x7fffffff)
         return NULL;
     struct dahl_tensor *t = batch > 0 ? dahl_tensor_create(2, (int[]){batch, (int)per_sample})
                                       : dahl_tensor_create(1, (int[]){(int)per_sample});
-    if (t != NULL && batch > 0)
-        dahl_tensor_split_batch(t);
+    if (t != NULL && batch > 0 && dahl_tensor_split_groups(t, grain) != 0) {
+        dahl_tensor_destroy(t);
+        return NULL;
+    }
     return t;
 }
 
-/* The summed gradient the update reads: the REDUX tensor, or sample 0's buffer after the manual tree. */
+/* The summed gradient the update reads: the REDUX tensor, or group 0's buffer after the manual tree. */
 static starpu_data_handle_t summed_grad(const struct dahl_network *net, const struct dahl_tensor *g)
 {
-    return net->conf.reduction == DAHL_REDUCTION_MANUAL ? dahl_tensor_sample(g, 0) : dahl_tensor_handle(g);
+    return net->conf.reduction == DAHL_REDUCTION_MANUAL ? dahl_tensor_group(g, 0) : dahl_tensor_handle(g);
 }
 
 /* Plans the chunks of an n-element parameter p, its summed gradient and its velocity when its update is
@@ -142,19 +145,19 @@ static int plan_chunks(struct dahl_network *net, struct update_chunks *u, struct
 
 static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *state)
 {
-    int batch = net->conf.batch;
     if (l->s.nw == 0)
         return 0;
-    l->w = tensor(0, l->s.nw);
-    l->b = tensor(0, l->s.nb);
-    int grad_batch = net->conf.reduction == DAHL_REDUCTION_MANUAL ? batch : 0;
-    l->dw = tensor(grad_batch, l->s.nw);
-    l->db = tensor(grad_batch, l->s.nb);
+    l->w = tensor(0, 1, l->s.nw);
+    l->b = tensor(0, 1, l->s.nb);
+    bool manual = net->conf.reduction == DAHL_REDUCTION_MANUAL;
+    int grad_batch = manual ? net->groups : 0;
+    l->dw = tensor(grad_batch, 1, l->s.nw);
+    l->db = tensor(grad_batch, 1, l->s.nb);
     if (l->w == NULL || l->b == NULL || l->dw == NULL || l->db == NULL)
         return -ENOMEM;
     if (net->conf.momentum != 0.0f) {
-        l->vw = tensor(0, l->s.nw);
-        l->vb = tensor(0, l->s.nb);
+        l->vw = tensor(0, 1, l->s.nw);
+        l->vb = tensor(0, 1, l->s.nb);
         if (l->vw == NULL || l->vb == NULL)
             return -ENOMEM;
     }
@@ -162,8 +165,14 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
         dahl_gradient_enable_redux(dahl_tensor_handle(l->dw));
         dahl_gradient_enable_redux(dahl_tensor_handle(l->db));
     }
+    bool tree = manual && net->grain > 1;
     if (l->s.desc.kind == DAHL_LAYER_CONV) {
-        l->workspace = dahl_workspace_create(dahl_conv2d_workspace_bytes(&l->s.conv));
+        l->workspace = dahl_workspace_create(dahl_conv2d_task_workspace_bytes(&l->s.conv, net->grain, tree));
+        if (l->workspace == NULL)
+            return -ENOMEM;
+    } else if (l->s.desc.kind == DAHL_LAYER_DENSE && tree) {
+        l->workspace = dahl_workspace_create(
+            dahl_dense_task_workspace_bytes(l->s.in_c * l->s.in_h * l->s.in_w, l->s.desc.units, net->grain, tree));
         if (l->workspace == NULL)
             return -ENOMEM;
     }
@@ -175,14 +184,14 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
     return ret;
 }
 
-/* Tells the profiler which layer tasks writing t work for, t whole and each of its samples. */
+/* Tells the profiler which layer tasks writing t work for, t whole and each of its groups. */
 static void label_tensor(struct dahl_tensor *t, int layer)
 {
     if (t == NULL)
         return;
     dahl_profile_label(dahl_tensor_handle(t), layer);
-    for (int s = 0; dahl_tensor_sample(t, s) != NULL; s++)
-        dahl_profile_label(dahl_tensor_sample(t, s), layer);
+    for (int g = 0; g < dahl_tensor_groups(t); g++)
+        dahl_profile_label(dahl_tensor_group(t, g), layer);
 }
 
 /* Layer i writes its output act[i + 1], the gradient of its input grad[i] and its parameters and their
@@ -210,8 +219,10 @@ static void label_layers(struct dahl_network *net)
 struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, const struct dahl_train_conf *conf,
                                          char *err, size_t err_size)
 {
-    if (conf->batch < 1 || !(conf->lr > 0.0f) || conf->momentum < 0.0f || conf->momentum >= 1.0f) {
-        snprintf(err, err_size, "training configuration: batch >= 1, lr > 0 and momentum in [0, 1) expected");
+    if (conf->batch < 1 || !(conf->lr > 0.0f) || conf->momentum < 0.0f || conf->momentum >= 1.0f ||
+        conf->grain < 0 || conf->grain > conf->batch) {
+        snprintf(err, err_size,
+                 "training configuration: batch >= 1, lr > 0, momentum in [0, 1) and grain in [0, batch] expected");
         return NULL;
     }
     struct dahl_network *net = calloc(1, sizeof(*net));
@@ -221,10 +232,12 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
     }
     net->desc = *d;
     net->conf = *conf;
+    net->grain = conf->grain > 1 ? conf->grain : 1;
+    net->groups = (conf->batch + net->grain - 1) / net->grain;
     pthread_mutex_init(&net->lock, NULL);
     net->symbols = dahl_codelet_symbols(&net->nsymbols);
     net->task_counts = calloc(net->nsymbols, sizeof(long));
-    net->slots = calloc((size_t)conf->batch, sizeof(*net->slots));
+    net->slots = calloc((size_t)net->groups, sizeof(*net->slots));
     if (net->task_counts == NULL || net->slots == NULL) {
         snprintf(err, err_size, "out of memory");
         dahl_network_destroy(net);
@@ -240,17 +253,17 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
         net->layers[i].s = shapes[i];
     uint64_t state = conf->seed;
     int L = d->nlayers;
-    net->act[0] = tensor(conf->batch, (size_t)d->c * d->h * d->w);
+    net->act[0] = tensor(conf->batch, net->grain, (size_t)d->c * d->h * d->w);
     int ret = net->act[0] == NULL ? -ENOMEM : 0;
     for (int i = 0; i < L && ret == 0; i++) {
         struct layer *l = &net->layers[i];
         size_t out = (size_t)l->s.out_c * l->s.out_h * l->s.out_w;
-        net->act[i + 1] = tensor(conf->batch, out);
-        net->grad[i + 1] = tensor(conf->batch, out);
+        net->act[i + 1] = tensor(conf->batch, net->grain, out);
+        net->grad[i + 1] = tensor(conf->batch, net->grain, out);
         ret = net->act[i + 1] == NULL || net->grad[i + 1] == NULL ? -ENOMEM : layer_create(net, l, &state);
     }
     if (ret == 0) {
-        net->metrics = tensor(conf->batch, 2);
+        net->metrics = tensor(conf->batch, net->grain, 2);
         ret = net->metrics == NULL ? -ENOMEM : 0;
     }
     if (ret != 0) {
@@ -258,8 +271,8 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
         dahl_network_destroy(net);
         return NULL;
     }
-    for (int s = 0; s < conf->batch; s++)
-        net->slots[s] = (struct metric_slot){.net = net, .handle = dahl_tensor_sample(net->metrics, s)};
+    for (int g = 0; g < net->groups; g++)
+        net->slots[g] = (struct metric_slot){.net = net, .handle = dahl_tensor_group(net->metrics, g)};
     label_layers(net);
     return net;
 }
@@ -326,33 +339,40 @@ long dahl_network_task_count(const struct dahl_network *net, const char *symbol)
         dahl_engine_charge_submission(1, 0);                                                                     \
     } while (0)
 
-static starpu_data_handle_t sample(struct dahl_tensor *t, int s)
+static starpu_data_handle_t group(struct dahl_tensor *t, int g)
 {
-    return dahl_tensor_sample(t, s);
+    return dahl_tensor_group(t, g);
 }
 
-/* Copies one image into its sample of the input tensor, after waiting for that slice's readers of the last
- * step. The simulation has no images (images == NULL) but waits the same way: that wait holds the submitting
- * thread back until the previous step's first-layer tasks on the sample are done, and orders the next
- * step's reads after them, in simulated time as on the real machine. */
-static int load_input(struct dahl_network *net, int s, const float *images)
+/* Samples in group g of a training step. */
+static int group_size(const struct dahl_network *net, int g)
+{
+    return dahl_tensor_group_size(net->conf.batch, net->grain, g);
+}
+
+/* Copies group g's n images into its part of the input tensor, after waiting for that part's readers of
+ * the last step. The simulation has no images (images == NULL) but waits the same way: that wait holds the
+ * submitting thread back until the previous step's first-layer tasks on the group are done, and orders the
+ * next step's reads after them, in simulated time as on the real machine. */
+static int load_input(struct dahl_network *net, int g, int n, const float *images)
 {
     if (!DAHL_SIMULATED && images == NULL)
         return 0;
-    size_t n = dahl_tensor_sample_count(net->act[0]);
-    starpu_data_handle_t h = sample(net->act[0], s);
+    size_t per = dahl_tensor_sample_count(net->act[0]);
+    starpu_data_handle_t h = group(net->act[0], g);
     DAHL_CHECK_STARPU(starpu_data_acquire(h, STARPU_W));
     if (images != NULL) {
         /* timed for dahlsim calibrate, which charges the simulated copies at this rate */
         struct timespec t0, t1;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-        memcpy((void *)starpu_vector_get_local_ptr(h), images + (size_t)s * n, n * sizeof(float));
+        memcpy((void *)starpu_vector_get_local_ptr(h), images + (size_t)g * (size_t)net->grain * per,
+               (size_t)n * per * sizeof(float));
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
         net->copy_cpu_s += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-        net->copy_bytes += n * sizeof(float);
+        net->copy_bytes += (size_t)n * per * sizeof(float);
     }
     starpu_data_release(h);
-    dahl_engine_charge_submission(0, n * sizeof(float));
+    dahl_engine_charge_submission(0, (size_t)n * per * sizeof(float));
     return 0;
 }
 
@@ -362,62 +382,66 @@ void dahl_network_input_copies(const struct dahl_network *net, size_t *bytes, do
     *cpu_s = net->copy_cpu_s;
 }
 
-/* dahl_catalogue.c lists the tasks of forward_sample, backward_sample and update_params from the same layer
+/* dahl_catalogue.c lists the tasks of forward_group, backward_group and update_params from the same layer
  * shapes, for perf models of unmeasured machines: a task added or changed here goes there too (test_catalogue
- * checks both against what StarPU records). */
-static int forward_sample(struct dahl_network *net, int s, int label)
+ * checks both against what StarPU records). Every task of group g covers its n samples (the group's size,
+ * as the tensors are split). */
+static int forward_group(struct dahl_network *net, int g, const uint8_t *labels)
 {
+    int n = group_size(net, g);
     for (int i = 0; i < net->desc.nlayers; i++) {
         struct layer *l = &net->layers[i];
-        starpu_data_handle_t x = sample(net->act[i], s), y = sample(net->act[i + 1], s);
+        starpu_data_handle_t x = group(net->act[i], g), y = group(net->act[i + 1], g);
         switch (l->s.desc.kind) {
         case DAHL_LAYER_CONV:
             SUBMIT(net, "dahl_conv2d_forward",
-                   dahl_insert_conv2d_forward(&l->s.conv, x, dahl_tensor_handle(l->w), dahl_tensor_handle(l->b), y,
-                                              l->workspace));
+                   dahl_insert_conv2d_forward_n(&l->s.conv, n, x, dahl_tensor_handle(l->w), dahl_tensor_handle(l->b),
+                                                y, l->workspace));
             break;
         case DAHL_LAYER_RELU:
             SUBMIT(net, "dahl_relu_forward", dahl_insert_relu_forward(x, y));
             break;
         case DAHL_LAYER_MAXPOOL:
-            SUBMIT(net, "dahl_maxpool_forward", dahl_insert_maxpool_forward(&l->s.pool, x, y));
+            SUBMIT(net, "dahl_maxpool_forward", dahl_insert_maxpool_forward_n(&l->s.pool, n, x, y));
             break;
         case DAHL_LAYER_DENSE:
             SUBMIT(net, "dahl_dense_forward",
-                   dahl_insert_dense_forward(l->s.in_c * l->s.in_h * l->s.in_w, l->s.desc.units, x,
-                                             dahl_tensor_handle(l->w), dahl_tensor_handle(l->b), y));
+                   dahl_insert_dense_forward_n(l->s.in_c * l->s.in_h * l->s.in_w, l->s.desc.units, n, x,
+                                               dahl_tensor_handle(l->w), dahl_tensor_handle(l->b), y));
             break;
         }
     }
     int L = net->desc.nlayers;
     SUBMIT(net, "dahl_softmax_xent",
-           dahl_insert_softmax_xent(net->desc.nclasses, label, sample(net->act[L], s), sample(net->grad[L], s),
-                                    sample(net->metrics, s)));
+           dahl_insert_softmax_xent_n(net->desc.nclasses, n, labels, group(net->act[L], g), group(net->grad[L], g),
+                                      group(net->metrics, g)));
     return 0;
 }
 
-/* The gradient buffers sample s's backward tasks accumulate into, and the access mode. */
-static starpu_data_handle_t grad_handle(struct dahl_network *net, struct dahl_tensor *g, int s)
+/* The gradient buffers group g's backward tasks accumulate into, and the access mode. */
+static starpu_data_handle_t grad_handle(struct dahl_network *net, struct dahl_tensor *t, int g)
 {
-    return net->conf.reduction == DAHL_REDUCTION_MANUAL ? sample(g, s) : dahl_tensor_handle(g);
+    return net->conf.reduction == DAHL_REDUCTION_MANUAL ? group(t, g) : dahl_tensor_handle(t);
 }
 
-static int backward_sample(struct dahl_network *net, int s)
+static int backward_group(struct dahl_network *net, int g)
 {
+    int n = group_size(net, g);
     enum starpu_data_access_mode mode = net->conf.reduction == DAHL_REDUCTION_MANUAL ? STARPU_RW : STARPU_REDUX;
     for (int i = net->desc.nlayers - 1; i >= 0; i--) {
         struct layer *l = &net->layers[i];
-        starpu_data_handle_t x = sample(net->act[i], s), y = sample(net->act[i + 1], s);
-        starpu_data_handle_t dy = sample(net->grad[i + 1], s);
-        starpu_data_handle_t dx = i > 0 ? sample(net->grad[i], s) : NULL;
+        starpu_data_handle_t x = group(net->act[i], g), y = group(net->act[i + 1], g);
+        starpu_data_handle_t dy = group(net->grad[i + 1], g);
+        starpu_data_handle_t dx = i > 0 ? group(net->grad[i], g) : NULL;
         switch (l->s.desc.kind) {
         case DAHL_LAYER_CONV:
             SUBMIT(net, "dahl_conv2d_backward_weights",
-                   dahl_insert_conv2d_backward_weights(&l->s.conv, x, dy, grad_handle(net, l->dw, s),
-                                                       grad_handle(net, l->db, s), mode, l->workspace));
+                   dahl_insert_conv2d_backward_weights_n(&l->s.conv, n, x, dy, grad_handle(net, l->dw, g),
+                                                         grad_handle(net, l->db, g), mode, l->workspace));
             if (dx != NULL)
                 SUBMIT(net, "dahl_conv2d_backward_input",
-                       dahl_insert_conv2d_backward_input(&l->s.conv, dy, dahl_tensor_handle(l->w), dx, l->workspace));
+                       dahl_insert_conv2d_backward_input_n(&l->s.conv, n, dy, dahl_tensor_handle(l->w), dx,
+                                                           l->workspace));
             break;
         case DAHL_LAYER_RELU:
             if (dx != NULL)
@@ -425,16 +449,16 @@ static int backward_sample(struct dahl_network *net, int s)
             break;
         case DAHL_LAYER_MAXPOOL:
             if (dx != NULL)
-                SUBMIT(net, "dahl_maxpool_backward", dahl_insert_maxpool_backward(&l->s.pool, x, dy, dx));
+                SUBMIT(net, "dahl_maxpool_backward", dahl_insert_maxpool_backward_n(&l->s.pool, n, x, dy, dx));
             break;
         case DAHL_LAYER_DENSE: {
             int n_in = l->s.in_c * l->s.in_h * l->s.in_w;
             SUBMIT(net, "dahl_dense_backward_weights",
-                   dahl_insert_dense_backward_weights(n_in, l->s.desc.units, x, dy, grad_handle(net, l->dw, s),
-                                                      grad_handle(net, l->db, s), mode));
+                   dahl_insert_dense_backward_weights_n(n_in, l->s.desc.units, n, x, dy, grad_handle(net, l->dw, g),
+                                                        grad_handle(net, l->db, g), mode, l->workspace));
             if (dx != NULL)
                 SUBMIT(net, "dahl_dense_backward_input",
-                       dahl_insert_dense_backward_input(n_in, l->s.desc.units, dy, dahl_tensor_handle(l->w), dx));
+                       dahl_insert_dense_backward_input_n(n_in, l->s.desc.units, n, dy, dahl_tensor_handle(l->w), dx));
             break;
         }
         }
@@ -442,15 +466,16 @@ static int backward_sample(struct dahl_network *net, int s)
     return 0;
 }
 
-/* Manual reduction: sums the per-sample gradients into sample 0's buffer by a binary tree
- * (depth ceil(log2(batch))), and returns that handle. */
+/* Manual reduction: sums the per-group gradients into group 0's buffer by a binary tree (depth
+ * ceil(log2(groups))), and returns that handle. Each group's task summed its samples by the same tree, so a
+ * power-of-two grain adds every sample's gradient in the grain-1 order. */
 static int tree_sum(struct dahl_network *net, struct dahl_tensor *g, starpu_data_handle_t *sum)
 {
-    int batch = net->conf.batch;
-    for (int stride = 1; stride < batch; stride *= 2)
-        for (int s = 0; s + stride < batch; s += 2 * stride)
-            SUBMIT(net, "dahl_accumulate", dahl_insert_accumulate(sample(g, s), sample(g, s + stride)));
-    *sum = sample(g, 0);
+    int groups = net->groups;
+    for (int stride = 1; stride < groups; stride *= 2)
+        for (int s = 0; s + stride < groups; s += 2 * stride)
+            SUBMIT(net, "dahl_accumulate", dahl_insert_accumulate(group(g, s), group(g, s + stride)));
+    *sum = group(g, 0);
     return 0;
 }
 
@@ -485,8 +510,8 @@ static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct
         dahl_chunks_unpartition_submit(&u->p);
         dahl_chunks_unpartition_submit(&u->g);
         if (net->conf.reduction == DAHL_REDUCTION_MANUAL)
-            for (int s = 1; s < net->conf.batch; s++)
-                SUBMIT(net, "dahl_zero", dahl_insert_zero(sample(g, s)));
+            for (int s = 1; s < net->groups; s++)
+                SUBMIT(net, "dahl_zero", dahl_insert_zero(group(g, s)));
         return 0;
     }
     SUBMIT(net, "dahl_sgd_update",
@@ -494,8 +519,8 @@ static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct
                                   net->conf.momentum));
     /* The next step's gradients start from zero. */
     if (net->conf.reduction == DAHL_REDUCTION_MANUAL) {
-        for (int s = 0; s < net->conf.batch; s++)
-            SUBMIT(net, "dahl_zero", dahl_insert_zero(sample(g, s)));
+        for (int s = 0; s < net->groups; s++)
+            SUBMIT(net, "dahl_zero", dahl_insert_zero(group(g, s)));
     } else {
         SUBMIT(net, "dahl_zero", dahl_insert_zero(grad));
     }
@@ -504,28 +529,47 @@ static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct
 
 #define LOSS_SCALE 4294967296.0 /* 2^32 */
 
-/* StarPU callback: the sample's metrics are readable; add them to the totals and let the graph go on. */
+/* One reading of a group's metrics: its first n places hold samples (fewer than the group's size at the end
+ * of a partial evaluation). Allocated per reading, freed by its callback. */
+struct metric_read {
+    struct metric_slot *slot;
+    int n;
+};
+
+/* StarPU callback: the group's metrics are readable; add them to the totals and let the graph go on. */
 static void metrics_ready(void *arg)
 {
-    struct metric_slot *slot = arg;
+    struct metric_read *r = arg;
+    struct metric_slot *slot = r->slot;
     const float *m = (const float *)starpu_vector_get_local_ptr(slot->handle);
     pthread_mutex_lock(&slot->net->lock);
-    slot->net->loss_fixed += llround((double)m[0] * LOSS_SCALE);
-    slot->net->correct += m[1] > 0.5f;
-    slot->net->samples++;
+    for (int i = 0; i < r->n; i++) {
+        slot->net->loss_fixed += llround((double)m[2 * i] * LOSS_SCALE);
+        slot->net->correct += m[2 * i + 1] > 0.5f;
+        slot->net->samples++;
+    }
     pthread_mutex_unlock(&slot->net->lock);
     starpu_data_release(slot->handle);
+    free(r);
 }
 
-static int track(struct dahl_network *net, int s)
+/* Counts the first n samples of group g's metrics once its softmax has run. */
+static int track(struct dahl_network *net, int g, int n)
 {
     if (DAHL_SIMULATED) {
         pthread_mutex_lock(&net->lock);
-        net->samples++;
+        net->samples += n;
         pthread_mutex_unlock(&net->lock);
         return 0;
     }
-    return starpu_data_acquire_cb(net->slots[s].handle, STARPU_R, metrics_ready, &net->slots[s]);
+    struct metric_read *r = malloc(sizeof(*r));
+    if (r == NULL)
+        return -ENOMEM;
+    *r = (struct metric_read){.slot = &net->slots[g], .n = n};
+    int ret = starpu_data_acquire_cb(net->slots[g].handle, STARPU_R, metrics_ready, r);
+    if (ret != 0)
+        free(r);
+    return ret;
 }
 
 /* StarPU callback: this parameter tensor's update of the step has run. The last one of the step records
@@ -710,14 +754,16 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
     long step = (long)net->steps_submitted; /* mark_step_end counts it at the end of this function */
     pthread_mutex_unlock(&net->lock);
     dahl_profile_step_begin(step);
-    for (int s = 0; s < batch; s++) {
+    for (int s = 0; s < batch; s++)
         if (labels[s] >= net->desc.nclasses)
             return -EINVAL;
-        DAHL_CHECK_STARPU(load_input(net, s, images));
-        DAHL_CHECK_STARPU(forward_sample(net, s, labels[s]));
+    for (int g = 0; g < net->groups; g++) {
+        int n = group_size(net, g);
+        DAHL_CHECK_STARPU(load_input(net, g, n, images));
+        DAHL_CHECK_STARPU(forward_group(net, g, labels + (size_t)g * (size_t)net->grain));
         if (track_metrics)
-            DAHL_CHECK_STARPU(track(net, s));
-        DAHL_CHECK_STARPU(backward_sample(net, s));
+            DAHL_CHECK_STARPU(track(net, g, n));
+        DAHL_CHECK_STARPU(backward_group(net, g));
     }
     DAHL_CHECK_STARPU(dahl_allreduce_step_begin(net->conf.allreduce));
     for (int i = 0; i < net->desc.nlayers; i++) {
@@ -735,14 +781,27 @@ int dahl_network_eval_step(struct dahl_network *net, const float *images, const 
     if (n < 1 || n > net->conf.batch)
         return -EINVAL;
     dahl_profile_step_begin(-1); /* evaluation: not recorded */
-    for (int s = 0; s < n; s++) {
+    for (int s = 0; s < n; s++)
         if (labels[s] >= net->desc.nclasses)
             return -EINVAL;
-        DAHL_CHECK_STARPU(load_input(net, s, images));
-        DAHL_CHECK_STARPU(forward_sample(net, s, labels[s]));
-        DAHL_CHECK_STARPU(track(net, s));
+    /* Whole groups, as their tensors are split; the places after the n samples get label 0 and no input
+     * copy: they compute on the last step's values, and their metrics are not counted. */
+    uint8_t *padded = malloc((size_t)net->grain);
+    if (padded == NULL)
+        return -ENOMEM;
+    int ret = 0;
+    for (int g = 0; g * net->grain < n && ret == 0; g++) {
+        int first = g * net->grain, size = group_size(net, g), valid = n - first < size ? n - first : size;
+        for (int i = 0; i < size; i++)
+            padded[i] = i < valid ? labels[first + i] : 0;
+        ret = load_input(net, g, valid, images);
+        if (ret == 0)
+            ret = forward_group(net, g, padded);
+        if (ret == 0)
+            ret = track(net, g, valid);
     }
-    return 0;
+    free(padded);
+    return ret;
 }
 
 /* Waits for the tasks, then for the metric callbacks still pending (a write acquire of each slot is granted
@@ -752,9 +811,9 @@ static void wait_metrics(struct dahl_network *net)
     dahl_wait_for_all("dahl_network: metrics");
     if (DAHL_SIMULATED)
         return;
-    for (int s = 0; s < net->conf.batch; s++) {
-        if (starpu_data_acquire(net->slots[s].handle, STARPU_RW) == 0)
-            starpu_data_release(net->slots[s].handle);
+    for (int g = 0; g < net->groups; g++) {
+        if (starpu_data_acquire(net->slots[g].handle, STARPU_RW) == 0)
+            starpu_data_release(net->slots[g].handle);
     }
 }
 

@@ -30,6 +30,10 @@ struct dahl_train_conf {
     /* Most elements per chunk of a split parameter update (dahl_update_chunks); 0: the default,
      * SIZE_MAX: never split. */
     size_t update_chunk;
+    /* Samples per layer task (issue 21): the per-sample layers run one task over each group of `grain`
+     * consecutive samples of the batch (the last group smaller when grain does not divide the batch); 0 or
+     * 1: one task per sample. At most batch. */
+    int grain;
 };
 
 struct dahl_network;

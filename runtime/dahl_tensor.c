@@ -16,6 +16,9 @@ struct dahl_tensor {
     float *data; /* allocated with DAHL_MALLOC_FLAGS: folded (no real memory) in the SimGrid build */
     starpu_data_handle_t handle;
     bool split;
+    int parts;          /* children while split: one per group of `grain` samples */
+    int grain;
+    uint32_t *lengths;  /* the children's element counts, when the last group is smaller */
 };
 
 struct dahl_tensor *dahl_tensor_create(int ndim, const int dims[])
@@ -55,6 +58,7 @@ void dahl_tensor_destroy(struct dahl_tensor *t)
     if (t == NULL)
         return;
     dahl_tensor_unsplit(t);
+    free(t->lengths);
     starpu_data_unregister(t->handle);
     starpu_free_flags(t->data, t->count * sizeof(float), DAHL_MALLOC_FLAGS);
     dahl_profile_app_bytes_add(-(int64_t)(t->count * sizeof(float)));
@@ -83,15 +87,43 @@ size_t dahl_tensor_sample_count(const struct dahl_tensor *t)
 
 int dahl_tensor_split_batch(struct dahl_tensor *t)
 {
+    return dahl_tensor_split_groups(t, 1);
+}
+
+int dahl_tensor_split_groups(struct dahl_tensor *t, int grain)
+{
     if (t->split)
         return -EALREADY;
+    if (grain < 1 || grain > t->dims[0])
+        return -EINVAL;
+    int parts = (t->dims[0] + grain - 1) / grain;
     struct starpu_data_filter filter = {
         .filter_func = starpu_vector_filter_block,
-        .nchildren = (unsigned)t->dims[0],
+        .nchildren = (unsigned)parts,
     };
+    if (t->dims[0] % grain != 0) {
+        /* the block filter would spread the remainder over every part: list the lengths instead */
+        free(t->lengths);
+        t->lengths = malloc((size_t)parts * sizeof(*t->lengths));
+        if (t->lengths == NULL)
+            return -ENOMEM;
+        size_t per = dahl_tensor_sample_count(t);
+        for (int g = 0; g < parts; g++)
+            t->lengths[g] = (uint32_t)(per * (size_t)dahl_tensor_group_size(t->dims[0], grain, g));
+        filter.filter_func = starpu_vector_filter_list;
+        filter.filter_arg_ptr = t->lengths;
+    }
     starpu_data_partition(t->handle, &filter);
     t->split = true;
+    t->parts = parts;
+    t->grain = grain;
     return 0;
+}
+
+int dahl_tensor_group_size(int samples, int grain, int g)
+{
+    int left = samples - g * grain;
+    return left < grain ? left : grain;
 }
 
 void dahl_tensor_unsplit(struct dahl_tensor *t)
@@ -114,7 +146,19 @@ starpu_data_handle_t dahl_tensor_handle(const struct dahl_tensor *t)
 
 starpu_data_handle_t dahl_tensor_sample(const struct dahl_tensor *t, int i)
 {
-    if (!t->split || i < 0 || i >= t->dims[0])
+    if (!t->split || t->grain != 1 || i < 0 || i >= t->dims[0])
+        return NULL;
+    return starpu_data_get_sub_data(t->handle, 1, (unsigned)i);
+}
+
+int dahl_tensor_groups(const struct dahl_tensor *t)
+{
+    return t->split ? t->parts : 0;
+}
+
+starpu_data_handle_t dahl_tensor_group(const struct dahl_tensor *t, int i)
+{
+    if (!t->split || i < 0 || i >= t->parts)
         return NULL;
     return starpu_data_get_sub_data(t->handle, 1, (unsigned)i);
 }

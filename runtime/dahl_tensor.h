@@ -31,6 +31,14 @@ size_t dahl_tensor_sample_count(const struct dahl_tensor *t);
 
 /* Splits t along its first axis into dims[0] sample handles. Returns 0, or -EALREADY when already split. */
 int dahl_tensor_split_batch(struct dahl_tensor *t);
+/* Splits along the batch axis into groups of `grain` consecutive samples (the last one smaller when grain
+ * does not divide dims[0]), each group its own StarPU handle; grain 1 is dahl_tensor_split_batch. Returns 0,
+ * -EALREADY if already split, -EINVAL for grain outside [1, dims[0]], -ENOMEM. */
+int dahl_tensor_split_groups(struct dahl_tensor *t, int grain);
+/* Samples in group g of `samples` split by grain. */
+int dahl_tensor_group_size(int samples, int grain, int g);
+/* Groups of a split tensor (0 when not split). */
+int dahl_tensor_groups(const struct dahl_tensor *t);
 /* Gathers the samples back into the whole-tensor handle (waits for their tasks). No-op when not split. */
 void dahl_tensor_unsplit(struct dahl_tensor *t);
 bool dahl_tensor_is_split(const struct dahl_tensor *t);

@@ -8,8 +8,10 @@
 
 /* The whole-tensor handle; only valid while the tensor is not split. */
 starpu_data_handle_t dahl_tensor_handle(const struct dahl_tensor *t);
-/* Sample i's handle (0 <= i < dims[0]); only valid while the tensor is split. */
+/* Sample i's handle (0 <= i < dims[0]); only valid while the tensor is split per sample (grain 1). */
 starpu_data_handle_t dahl_tensor_sample(const struct dahl_tensor *t, int i);
+/* Group i's handle (0 <= i < dahl_tensor_groups(t)); only valid while the tensor is split. */
+starpu_data_handle_t dahl_tensor_group(const struct dahl_tensor *t, int i);
 
 /* A vector handle cut into contiguous chunks with StarPU's asynchronous partitioning (partition planning):
  * while partitioned, tasks use the chunk handles and the whole handle waits; StarPU orders partitioning

@@ -30,9 +30,12 @@
 
 /* A training setup whose tasks the machine must model: its tasks' shapes follow from the image shape and
  * the model (not the batch size, nor the reduction: every task is one sample or one parameter tensor). */
+#define DAHLSIM_MACHINE_MAX_GRAINS 1024 /* --cover grains=N */
+
 struct dahlsim_machine_cover {
     char dataset[64];
     char model[32];
+    int grains; /* tasks over every number of samples in [1, grains] (the training's grain) are catalogued */
     struct dahl_network_desc desc;
 };
 

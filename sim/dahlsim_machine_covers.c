@@ -1,4 +1,4 @@
-/* The training setups a synthesized machine covers (dahlsim_machine.h): `--cover DATASET[,model=M]` parsed
+/* The training setups a synthesized machine covers (dahlsim_machine.h): `--cover DATASET[,model=M][,grains=N]` parsed
  * into the network it builds, the tasks of its training steps, and the time of one step on one worker. */
 #include "dahlsim_machine.h"
 
@@ -30,6 +30,7 @@ bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover 
 {
     memset(c, 0, sizeof(*c));
     snprintf(c->model, sizeof(c->model), "lenet");
+    c->grains = 1;
     char buf[256];
     if (snprintf(buf, sizeof(buf), "%s", text) >= (int)sizeof(buf)) {
         dahlsim_error("--cover: too long: \"%.40s...\"", text);
@@ -55,8 +56,15 @@ bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover 
     }
     snprintf(c->dataset, sizeof(c->dataset), "%s", item);
     while ((item = strsep(&rest, ",")) != NULL) {
+        if (strncmp(item, "grains=", 7) == 0) {
+            long grains;
+            if (!dahlsim_parse_int("--cover grains=N", item + 7, 1, DAHLSIM_MACHINE_MAX_GRAINS, &grains))
+                return false;
+            c->grains = (int)grains;
+            continue;
+        }
         if (strncmp(item, "model=", 6) != 0 || strlen(item + 6) >= sizeof(c->model)) {
-            dahlsim_error("--cover %s: \"%s\": expected model=lenet|deep|deep:BLOCKS", text, item);
+            dahlsim_error("--cover %s: \"%s\": expected model=lenet|deep|deep:BLOCKS or grains=N", text, item);
             return false;
         }
         snprintf(c->model, sizeof(c->model), "%s", item + 6);
@@ -82,7 +90,8 @@ bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover 
     return true;
 }
 
-/* SGD's footprint depends on momentum: both are catalogued. */
+/* SGD's footprint depends on momentum: both are catalogued. With grains N, a step of one task per layer over
+ * n samples for every n in [2, N] too. */
 int dahlsim_machine_cover_catalogue(const struct dahlsim_machine_cover *c, struct dahl_catalogue *cat, char *err,
                                     size_t err_size)
 {
@@ -92,6 +101,13 @@ int dahlsim_machine_cover_catalogue(const struct dahlsim_machine_cover *c, struc
     };
     for (size_t i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
         int ret = dahl_catalogue_add_step(cat, &c->desc, &confs[i], err, err_size);
+        if (ret != 0)
+            return ret;
+    }
+    for (int n = 2; n <= c->grains; n++) {
+        struct dahl_catalogue_conf conf = {.batch = n, .grain = n, .reduction = DAHL_REDUCTION_REDUX,
+                                           .momentum = true, .redux_copies = 1};
+        int ret = dahl_catalogue_add_step(cat, &c->desc, &conf, err, err_size);
         if (ret != 0)
             return ret;
     }

@@ -98,6 +98,12 @@ static bool add_covered(cJSON *root, const struct dahlsim_synth_opts *o, const s
         CHK(cJSON_AddItemToArray(covered, c));
         CHK(cJSON_AddStringToObject(c, "dataset", o->covers[i].dataset));
         CHK(cJSON_AddStringToObject(c, "model", o->covers[i].model));
+        if (o->covers[i].grains > 1) {
+            cJSON *grains;
+            CHK(grains = cJSON_AddArrayToObject(c, "grains"));
+            for (int n = 1; n <= o->covers[i].grains; n++)
+                CHK(cJSON_AddItemToArray(grains, cJSON_CreateNumber(n)));
+        }
         /* One training step of batch 32, its tasks alone one after the other on one worker. */
         CHK(cJSON_AddNumberToObject(c, "batch32_step_ms_one_core",
                                     dahlsim_machine_step_us(&o->covers[i], spec, DAHLSIM_ARCH_CPU) / 1e3));

@@ -68,7 +68,7 @@ static void train_and_count(const struct dahl_network_desc *d, const struct dahl
     dahl_catalogue_init(&one);
     struct dahl_catalogue_conf cc = {.batch = conf->batch, .reduction = conf->reduction,
                                      .momentum = conf->momentum != 0.0f, .redux_copies = 1,
-                                     .update_chunk = conf->update_chunk};
+                                     .update_chunk = conf->update_chunk, .grain = conf->grain};
     cr_assert_eq(dahl_catalogue_add_step(&one, d, &cc, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(dahl_catalogue_add_step(all, d, &cc, err, sizeof(err)), 0, "%s", err);
 
@@ -132,6 +132,16 @@ Test(catalogue, footprints_are_the_ones_starpu_records)
     train_and_count(&deep,
                     &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.0f,
                                               .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .update_chunk = 700},
+                    1, &all);
+    /* Tasks over several samples (grain): batch 5 in groups of 2, 2 and 1 (REDUX), and in one of 5 (manual,
+     * the gradient tree's scratch) */
+    train_and_count(&lenet,
+                    &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1, .grain = 2},
+                    1, &all);
+    train_and_count(&deep,
+                    &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.0f,
+                                              .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 5},
                     1, &all);
     dahl_engine_stop(); /* StarPU writes the history files now */
 

@@ -254,3 +254,108 @@ Test(network, step_end_times_are_recorded_per_step)
     dahl_dataset_fini(&data);
     dahl_engine_stop();
 }
+
+/* Trains LeNet on 12x12 for 2 epochs of batch 8 with momentum at the given grain; returns the last epoch's
+ * mean loss and every layer's parameters (as train_chunked), and checks the tasks of one layer per step. */
+static void train_grained(enum dahl_reduction reduction, int grain, const struct dahl_dataset *data, double *loss,
+                          float *params)
+{
+    struct dahl_network_desc d;
+    cr_assert_eq(dahl_network_desc_lenet(1, 12, 12, 4, &d), 0);
+    struct dahl_train_conf conf = {.batch = 8, .lr = 0.05f, .momentum = 0.9f, .reduction = reduction, .seed = 3,
+                                   .grain = grain};
+    struct dahl_network *net = dahl_network_create(&d, &conf, err, sizeof(err));
+    cr_assert_not_null(net, "%s", err);
+    double acc;
+    train(net, data, 8, 2, loss, &acc);
+    const int layers[] = {0, 3, 6, 8};
+    const size_t counts[] = {150 + 6, 2400 + 16, 1920 + 120, 480 + 4};
+    size_t at = 0;
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(dahl_network_read_params(net, layers[i], params + at, counts[i]), 0, "layer %d", layers[i]);
+        at += counts[i];
+    }
+    long steps = 2 * (data->n / 8), groups = (8 + grain - 1) / grain;
+    cr_assert_eq(dahl_network_task_count(net, "dahl_conv2d_forward"), 2 * groups * steps, "grain %d", grain);
+    cr_assert_eq(dahl_network_task_count(net, "dahl_softmax_xent"), groups * steps, "grain %d", grain);
+    cr_assert_eq(dahl_network_task_count(net, "dahl_accumulate"),
+                 reduction == DAHL_REDUCTION_MANUAL ? 8 * (groups - 1) * steps : 0, "grain %d", grain);
+    dahl_network_destroy(net);
+}
+
+/* Tasks over several samples (the grain) change which task computes which sample, not the arithmetic: each
+ * sample's kernels are the one-sample kernels, and with manual reduction a task sums its samples' gradients
+ * by the network's own binary tree, so on one worker every power-of-two grain (and the whole batch) trains
+ * bit-identical parameters and losses to grain 1. Grain 3 (8 = 3 + 3 + 2) groups the sums differently,
+ * and REDUX sums in execution order: those agree to float rounding. A sample left out of a task, a gradient
+ * summed twice or a label given to the wrong sample is far outside either. */
+Test(network, grains_train_the_same_weights)
+{
+    enum { NPARAMS = 156 + 2416 + 2040 + 484 };
+    static float one[NPARAMS], grouped[NPARAMS];
+    struct dahl_dataset data;
+    cr_assert_eq(dahl_dataset_synthetic(64, 1, 12, 12, 4, 5, 1, &data), 0);
+    for (int ncpu = 1; ncpu <= 2; ncpu++) {
+        start(ncpu);
+        for (int m = 0; m < 2; m++) {
+            enum dahl_reduction red = m == 0 ? DAHL_REDUCTION_MANUAL : DAHL_REDUCTION_REDUX;
+            if (ncpu == 2 && red == DAHL_REDUCTION_MANUAL)
+                continue;
+            double loss_one, loss;
+            train_grained(red, 1, &data, &loss_one, one);
+            const int grains[] = {2, 3, 4, 8};
+            for (size_t k = 0; k < sizeof(grains) / sizeof(grains[0]); k++) {
+                int grain = grains[k];
+                train_grained(red, grain, &data, &loss, grouped);
+                bool exact = red == DAHL_REDUCTION_MANUAL && grain != 3;
+                for (int i = 0; i < NPARAMS; i++) {
+                    if (exact)
+                        cr_assert_eq(one[i], grouped[i], "manual, grain %d, parameter %d: %.9g vs %.9g", grain, i,
+                                     one[i], grouped[i]);
+                    else
+                        cr_assert_float_eq(one[i], grouped[i], 1e-5f + 1e-4f * fabsf(one[i]),
+                                           "%s, %d workers, grain %d, parameter %d: %.9g vs %.9g",
+                                           red == DAHL_REDUCTION_MANUAL ? "manual" : "redux", ncpu, grain, i, one[i],
+                                           grouped[i]);
+                }
+                if (exact)
+                    cr_assert_eq(loss_one, loss, "grain %d: %.17g vs %.17g", grain, loss_one, loss);
+                else
+                    cr_assert_float_eq(loss_one, loss, 1e-4 * loss_one, "grain %d: %.17g vs %.17g", grain, loss_one,
+                                       loss);
+            }
+        }
+        dahl_engine_stop();
+    }
+    dahl_dataset_fini(&data);
+}
+
+/* An evaluation of fewer samples than the batch runs whole groups and counts only its samples; a grain
+ * larger than the batch is refused. */
+Test(network, grained_evaluation_counts_its_samples)
+{
+    start(2);
+    struct dahl_dataset data;
+    cr_assert_eq(dahl_dataset_synthetic(16, 1, 12, 12, 4, 9, 1, &data), 0);
+    struct dahl_network_desc d;
+    cr_assert_eq(dahl_network_desc_lenet(1, 12, 12, 4, &d), 0);
+    struct dahl_train_conf conf = {.batch = 8, .lr = 0.05f, .reduction = DAHL_REDUCTION_REDUX, .seed = 3, .grain = 9};
+    cr_assert_null(dahl_network_create(&d, &conf, err, sizeof(err)));
+    cr_assert(strstr(err, "grain") != NULL, "%s", err);
+    double sums[2];
+    long correct[2], samples[2];
+    for (int k = 0; k < 2; k++) {
+        conf.grain = k == 0 ? 1 : 3;
+        struct dahl_network *net = dahl_network_create(&d, &conf, err, sizeof(err));
+        cr_assert_not_null(net, "%s", err);
+        cr_assert_eq(dahl_network_eval_step(net, data.images, data.labels, 5), 0); /* groups 3 + 2 of 3 */
+        dahl_network_metrics(net, &sums[k], &correct[k], &samples[k]);
+        cr_assert_eq(samples[k], 5, "grain %d", conf.grain);
+        cr_assert_eq(dahl_network_task_count(net, "dahl_softmax_xent"), k == 0 ? 5 : 2);
+        dahl_network_destroy(net);
+    }
+    cr_assert_float_eq(sums[0], sums[1], 1e-6 * sums[0], "%.17g vs %.17g", sums[0], sums[1]);
+    cr_assert_eq(correct[0], correct[1]);
+    dahl_dataset_fini(&data);
+    dahl_engine_stop();
+}

@@ -74,6 +74,11 @@ Test(scenario, bad_values_name_the_file_and_the_field)
         {"prefetch=1", "\"prefetch\": expected true or false", NULL},
         {"perfmodel=linear", "\"perfmodel\": expected history, regression or nl-regression", NULL},
         {"batchsize=3", "--set batchsize=3: unknown key \"batchsize\"", NULL},
+        {"grain=0", "\"grain\": expected a number of samples per layer task in [1, 8] (the batch) or \"batch\"",
+         "got 0"},
+        {"grain=9", "\"grain\": expected a number of samples per layer task in [1, 8]", "got 9"},
+        {"grain=\"auto\"", "\"grain\": expected a number of samples per layer task", "got \"auto\""},
+        {"grain=2", "\"grain\": expected grains calibration tiny-2cpu covers: it has no tasks over 2 samples", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         dahlsim((const char *[]){"check", TINY, "--set", cases[i].set, NULL});

@@ -244,7 +244,7 @@ static void run_and_compare(const struct dahl_network_desc *d, const struct dahl
 {
     struct dahl_catalogue_conf cc = {.batch = tc->batch, .reduction = tc->reduction,
                                      .momentum = tc->momentum != 0.0f, .redux_copies = 2,
-                                     .update_chunk = tc->update_chunk};
+                                     .update_chunk = tc->update_chunk, .grain = tc->grain};
     struct dahl_stepgraph g;
     cr_assert_eq(dahl_stepgraph_build(&g, d, &cc, steps, err, sizeof(err)), 0, "%s", err);
     struct dahl_dataset data;
@@ -301,6 +301,15 @@ Test(stepgraph, counts_are_a_real_runs)
     run_and_compare(&deep,
                     &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .momentum = 0.9f,
                                               .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .update_chunk = 100},
+                    1);
+    /* tasks over several samples: groups of 2, 2 and 1; one group of 4 */
+    run_and_compare(&lenet,
+                    &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1, .grain = 2},
+                    2);
+    run_and_compare(&deep,
+                    &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .reduction = DAHL_REDUCTION_MANUAL, .seed = 1,
+                                              .grain = 4},
                     1);
     dahl_engine_stop();
     char cmd[128];

@@ -78,6 +78,12 @@ Test(train, bad_option_values_are_input_errors_naming_the_option)
     assert_input_error("--lr 0", "--lr:", "positive");
     train((const char *[]){"--dataset", "synthetic:12x12x1", "--samples", "4", "--batch", "8", NULL});
     assert_input_error("--batch > --samples", "--batch:", NULL);
+    train((const char *[]){"--grain", "0", NULL});
+    assert_input_error("--grain 0", "--grain:", "\"0\"");
+    train((const char *[]){"--grain", "auto", NULL});
+    assert_input_error("--grain auto", "--grain:", "or batch");
+    train((const char *[]){"--dataset", "synthetic:12x12x1", "--batch", "8", "--grain", "9", NULL});
+    assert_input_error("--grain > --batch", "--grain:", "at most 8, got 9");
     train((const char *[]){"--dataset", "synthetic:2x2x1", NULL});
     assert_input_error("too small for lenet", "--model lenet:", "too small");
     train((const char *[]){"--model", "deep:0", "--dataset", "synthetic:12x12x1", NULL});

@@ -49,4 +49,32 @@ static inline bool dahl_grad_mode_valid(enum starpu_data_access_mode mode)
     return mode == STARPU_REDUX || mode == STARPU_RW;
 }
 
+/* ---- tasks over n samples (the training's grain, issue 21; group.c) ---------------------------------------
+ * A layer task over n consecutive samples runs the one-sample kernel on each in turn (its weights stay in
+ * cache) with handles that hold the n samples back to back. Its weight gradients are summed by `one` calls
+ * into dw/db: one after the other (REDUX: the order within a worker's contribution is StarPU's anyway), or,
+ * with `tree` (manual reduction), by the binary tree the network's manual reduction runs over samples, so a
+ * power-of-two grain sums every gradient in exactly the grain-1 order. The tree needs dw/db zero on entry
+ * (the network zeroes them after each update) and dahl_group_scratch_bytes of scratch. */
+struct dahl_group_ops {
+    void (*zero)(size_t n, float *dst, void *ctx);
+    void (*accumulate)(size_t n, float *dst, const float *src, void *ctx); /* dst += src */
+};
+extern const struct dahl_group_ops dahl_group_cpu_ops;
+extern const struct dahl_group_ops dahl_group_cuda_ops; /* defined in CUDA builds only: the worker's stream */
+struct dahl_group_grads {
+    int n;
+    bool tree;
+    size_t nw, nb;
+    float *dw, *db, *scratch;
+    const struct dahl_group_ops *ops;
+    /* ACCUMULATES sample i's gradients into dw [nw] and db [nb] */
+    void (*one)(int i, float *dw, float *db, void *ctx);
+    void *ctx;
+};
+void dahl_group_grads_run(const struct dahl_group_grads *g);
+/* floor(log2(n)): the scratch levels of the tree over n samples. */
+int dahl_group_levels(int n);
+size_t dahl_group_scratch_bytes(int n, bool tree, size_t nw, size_t nb);
+
 #endif /* DAHL_CODELETS_INTERNAL_H */

@@ -30,7 +30,7 @@ struct dahl_catalogue {
 };
 
 /* What a training step's task list depends on besides the network. Not the batch's values, nor the learning
- * rate: every task is one sample or one parameter tensor. */
+ * rate: every task is one group of samples or one parameter tensor. */
 struct dahl_catalogue_conf {
     int batch;                     /* samples per step (>= 1) */
     enum dahl_reduction reduction;
@@ -40,6 +40,7 @@ struct dahl_catalogue_conf {
                                       tensor's own value). How many workers touched a gradient depends on the
                                       schedule; with one worker it is exactly 1. */
     size_t update_chunk;           /* dahl_train_conf's update_chunk: 0 the default, SIZE_MAX never split */
+    int grain;                     /* dahl_train_conf's grain: samples per layer task (0 or 1: one) */
 };
 
 /* An empty catalogue (caller-owned storage). */

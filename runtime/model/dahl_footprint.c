@@ -66,3 +66,8 @@ uint32_t dahl_reduce_footprint_of(size_t n)
 {
     return count_footprint(n);
 }
+
+uint32_t dahl_grouped_footprint_of(uint32_t fp, int n)
+{
+    return n <= 1 ? fp : dahl_crc32c_be((uint32_t)n, fp);
+}

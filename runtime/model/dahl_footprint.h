@@ -25,6 +25,10 @@ uint32_t dahl_dense_footprint_of(int n_in, int n_out);                  /* the t
 uint32_t dahl_softmax_xent_footprint_of(int k);
 uint32_t dahl_sgd_update_footprint_of(size_t n, bool with_momentum);
 uint32_t dahl_reduce_footprint_of(size_t n); /* dahl_accumulate and dahl_zero: n, the elements of dst */
+/* A task over n samples of a per-sample layer (the training's grain, issue 21) of one-sample footprint fp:
+ * fp itself for n == 1 (every calibration made before grains keeps its keys), else fp mixed with n. ReLU
+ * needs none: its footprint is already the element count of the n samples. */
+uint32_t dahl_grouped_footprint_of(uint32_t fp, int n);
 
 /* A perf model's size (StarPU's size_base) from a task's flop count: every dahl codelet's size is
  * dahl_size_of_flops(its kernel's _flops()), except dahl_zero's, which is dahl_size_of_flops(n). Regression

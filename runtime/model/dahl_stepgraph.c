@@ -51,7 +51,8 @@ struct builder {
     size_t tcap, pcap, ecap; /* of g->tasks, g->pred_start, g->pred */
     struct handle *h;
     int nh;
-    int L, batch;
+    int L, batch; /* batch: the groups of samples per step (the batch at grain 1) */
+    int samples, grain;
     int copies;
     struct list deps; /* scratch */
     int step;
@@ -236,7 +237,7 @@ static int submit(struct builder *b, const char *symbol, uint32_t footprint, int
     return add_task(b, symbol, footprint, layer, false);
 }
 
-/* Handle ids: one per (kind, layer, sample), sample == batch for a whole tensor. */
+/* Handle ids: one per (kind, layer, group of samples), group == b->batch for a whole tensor. */
 enum kind { K_ACT, K_GRAD, K_METRICS, K_W, K_B, K_VW, K_VB, K_DW, K_DB, K_N };
 _Static_assert(K_N == 9, "struct builder's chunk_off has one row per kind");
 
@@ -259,33 +260,37 @@ static int chunk_hid(const struct builder *b, enum kind k, int layer)
     } while (0)
 #define ACCS(...) (const struct acc[]){__VA_ARGS__}, (int)(sizeof((const struct acc[]){__VA_ARGS__}) / sizeof(struct acc))
 
-/* dahl_network.c's forward_sample and backward_sample for sample s. */
+/* dahl_network.c's forward_group and backward_group for group s (its n samples). */
 static int sample_tasks(struct builder *b, const struct dahl_network_desc *d, const struct dahl_layer_shape *ls,
                         const struct dahl_catalogue_conf *conf, int s)
 {
     int L = d->nlayers, whole = b->batch;
+    int n = b->samples - s * b->grain < b->grain ? b->samples - s * b->grain : b->grain;
     for (int i = 0; i < L; i++) {
         const struct dahl_layer_shape *l = &ls[i];
         int x = hid(b, K_ACT, i, s), y = hid(b, K_ACT, i + 1, s);
         int n_in = l->in_c * l->in_h * l->in_w;
         switch (l->desc.kind) {
         case DAHL_LAYER_CONV:
-            TRY(submit(b, "dahl_conv2d_forward", dahl_conv2d_footprint_of(&l->conv), i,
+            TRY(submit(b, "dahl_conv2d_forward", dahl_grouped_footprint_of(dahl_conv2d_footprint_of(&l->conv), n), i,
                        ACCS({x, M_R}, {hid(b, K_W, i, whole), M_R}, {hid(b, K_B, i, whole), M_R}, {y, M_W})));
             break;
         case DAHL_LAYER_RELU:
-            TRY(submit(b, "dahl_relu_forward", dahl_relu_footprint_of((size_t)n_in), i, ACCS({x, M_R}, {y, M_W})));
+            TRY(submit(b, "dahl_relu_forward", dahl_relu_footprint_of((size_t)n * (size_t)n_in), i,
+                       ACCS({x, M_R}, {y, M_W})));
             break;
         case DAHL_LAYER_MAXPOOL:
-            TRY(submit(b, "dahl_maxpool_forward", dahl_maxpool_footprint_of(&l->pool), i, ACCS({x, M_R}, {y, M_W})));
+            TRY(submit(b, "dahl_maxpool_forward", dahl_grouped_footprint_of(dahl_maxpool_footprint_of(&l->pool), n),
+                       i, ACCS({x, M_R}, {y, M_W})));
             break;
         case DAHL_LAYER_DENSE:
-            TRY(submit(b, "dahl_dense_forward", dahl_dense_footprint_of(n_in, l->desc.units), i,
+            TRY(submit(b, "dahl_dense_forward",
+                       dahl_grouped_footprint_of(dahl_dense_footprint_of(n_in, l->desc.units), n), i,
                        ACCS({x, M_R}, {hid(b, K_W, i, whole), M_R}, {hid(b, K_B, i, whole), M_R}, {y, M_W})));
             break;
         }
     }
-    TRY(submit(b, "dahl_softmax_xent", dahl_softmax_xent_footprint_of(d->nclasses), L,
+    TRY(submit(b, "dahl_softmax_xent", dahl_grouped_footprint_of(dahl_softmax_xent_footprint_of(d->nclasses), n), L,
                ACCS({hid(b, K_ACT, L, s), M_R}, {hid(b, K_GRAD, L, s), M_W}, {hid(b, K_METRICS, 0, s), M_W})));
     bool manual = conf->reduction == DAHL_REDUCTION_MANUAL;
     enum mode gm = manual ? M_W : M_REDUX;
@@ -295,30 +300,29 @@ static int sample_tasks(struct builder *b, const struct dahl_network_desc *d, co
         int x = hid(b, K_ACT, i, s), y = hid(b, K_ACT, i + 1, s), dy = hid(b, K_GRAD, i + 1, s);
         int dx = hid(b, K_GRAD, i, s), dw = hid(b, K_DW, i, gs), db = hid(b, K_DB, i, gs), w = hid(b, K_W, i, whole);
         int n_in = l->in_c * l->in_h * l->in_w;
+        uint32_t cfp = dahl_grouped_footprint_of(dahl_conv2d_footprint_of(&l->conv), n);
+        uint32_t dfp = dahl_grouped_footprint_of(dahl_dense_footprint_of(n_in, l->desc.units), n);
         switch (l->desc.kind) {
         case DAHL_LAYER_CONV:
-            TRY(submit(b, "dahl_conv2d_backward_weights", dahl_conv2d_footprint_of(&l->conv), i,
-                       ACCS({x, M_R}, {dy, M_R}, {dw, gm}, {db, gm})));
+            TRY(submit(b, "dahl_conv2d_backward_weights", cfp, i, ACCS({x, M_R}, {dy, M_R}, {dw, gm}, {db, gm})));
             if (i > 0)
-                TRY(submit(b, "dahl_conv2d_backward_input", dahl_conv2d_footprint_of(&l->conv), i,
-                           ACCS({dy, M_R}, {w, M_R}, {dx, M_W})));
+                TRY(submit(b, "dahl_conv2d_backward_input", cfp, i, ACCS({dy, M_R}, {w, M_R}, {dx, M_W})));
             break;
         case DAHL_LAYER_RELU:
             if (i > 0)
-                TRY(submit(b, "dahl_relu_backward", dahl_relu_footprint_of((size_t)n_in), i,
+                TRY(submit(b, "dahl_relu_backward", dahl_relu_footprint_of((size_t)n * (size_t)n_in), i,
                            ACCS({y, M_R}, {dy, M_R}, {dx, M_W})));
             break;
         case DAHL_LAYER_MAXPOOL:
             if (i > 0)
-                TRY(submit(b, "dahl_maxpool_backward", dahl_maxpool_footprint_of(&l->pool), i,
+                TRY(submit(b, "dahl_maxpool_backward",
+                           dahl_grouped_footprint_of(dahl_maxpool_footprint_of(&l->pool), n), i,
                            ACCS({x, M_R}, {dy, M_R}, {dx, M_W})));
             break;
         case DAHL_LAYER_DENSE:
-            TRY(submit(b, "dahl_dense_backward_weights", dahl_dense_footprint_of(n_in, l->desc.units), i,
-                       ACCS({x, M_R}, {dy, M_R}, {dw, gm}, {db, gm})));
+            TRY(submit(b, "dahl_dense_backward_weights", dfp, i, ACCS({x, M_R}, {dy, M_R}, {dw, gm}, {db, gm})));
             if (i > 0)
-                TRY(submit(b, "dahl_dense_backward_input", dahl_dense_footprint_of(n_in, l->desc.units), i,
-                           ACCS({dy, M_R}, {w, M_R}, {dx, M_W})));
+                TRY(submit(b, "dahl_dense_backward_input", dfp, i, ACCS({dy, M_R}, {w, M_R}, {dx, M_W})));
             break;
         }
     }
@@ -398,8 +402,10 @@ int dahl_stepgraph_build(struct dahl_stepgraph *g, const struct dahl_network_des
                          const struct dahl_catalogue_conf *conf, int steps, char *err, size_t err_size)
 {
     memset(g, 0, sizeof(*g));
-    if (conf->batch < 1 || steps < 1 || (conf->reduction == DAHL_REDUCTION_REDUX && conf->redux_copies < 1)) {
-        snprintf(err, err_size, "step graph: batch >= 1, steps >= 1 and, with REDUX, redux_copies >= 1 expected");
+    if (conf->batch < 1 || steps < 1 || (conf->reduction == DAHL_REDUCTION_REDUX && conf->redux_copies < 1) ||
+        conf->grain < 0 || conf->grain > conf->batch) {
+        snprintf(err, err_size, "step graph: batch >= 1, steps >= 1, grain in [0, batch] and, with REDUX, "
+                                "redux_copies >= 1 expected");
         return -EINVAL;
     }
     if (conf->redux_copies > 1024) {
@@ -410,7 +416,13 @@ int dahl_stepgraph_build(struct dahl_stepgraph *g, const struct dahl_network_des
     int ret = dahl_network_desc_shapes(d, ls, err, err_size);
     if (ret != 0)
         return ret;
-    struct builder b = {.g = g, .L = d->nlayers, .batch = conf->batch, .copies = conf->redux_copies};
+    int grain = conf->grain > 1 ? conf->grain : 1;
+    struct builder b = {.g = g,
+                        .L = d->nlayers,
+                        .batch = (conf->batch + grain - 1) / grain,
+                        .samples = conf->batch,
+                        .grain = grain,
+                        .copies = conf->redux_copies};
     b.chunk_base = (int)K_N * (b.L + 1) * (b.batch + 1);
     int nchunks = 0;
     for (int i = 0; i < d->nlayers; i++) {

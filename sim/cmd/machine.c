@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char usage_line[] =
-    "usage: dahlsim machine synth SPEC.json --machine NAME [--out DIR] [--cover DATASET[,model=M]]...\n"
+    "usage: dahlsim machine synth SPEC.json --machine NAME [--out DIR] [--cover DATASET[,model=M][,grains=N]]...\n"
     "                             [--fit DIR] [--quiet]\n";
 
 static void machine_synth_print_help(void)
@@ -28,7 +28,8 @@ static void machine_synth_print_help(void)
            "  --machine NAME   the machine's name (letters, digits, '.', '_', '-'): DIR/NAME/ and STARPU_HOSTNAME\n"
            "  --out DIR        where NAME/ goes (default: the calibration root scenarios read, %s)\n"
            "  --cover SETUP    a training setup to model, repeatable: DATASET (fashion-mnist or synthetic:HxWxC)\n"
-           "                   with optional ,model=lenet|deep|deep:N. Default: fashion-mnist, synthetic:28x28x3,\n"
+           "                   with optional ,model=lenet|deep|deep:N and ,grains=N (tasks over 1 to N samples,\n"
+           "                   for training with a grain: default 1). Default: fashion-mnist, synthetic:28x28x3,\n"
            "                   synthetic:128x128x3 and synthetic:512x512x3, LeNet\n"
            "  --fit DIR        fit the CPU task overhead and efficiencies to the measured calibration DIR\n"
            "                   (calibration/OTHER) at the footprints both have, then write with them\n"

@@ -46,6 +46,7 @@ static const struct field fields[] = {
     FIELD(samples, FIELD_LONG),
     FIELD(batch, FIELD_LONG),
     FIELD(epochs, FIELD_LONG),
+    FIELD(grain, FIELD_LONG),
     FIELD(scheduler, FIELD_STRING),
     FIELD(cpus, FIELD_LONG),
     FIELD(gpus, FIELD_LONG),

@@ -30,6 +30,8 @@ struct dahlsim_experiment {
     char model[PATH_MAX];        /* lenet, deep, deep:N, or a model file (resolved from the scenario's dir) */
     char dataset[64];            /* fashion-mnist or synthetic:HxWxC */
     long samples, batch, epochs;
+    long grain;          /* samples per layer task in [1, batch]; -1: the batch (each job's with workloads);
+                            0: 1 */
     char scheduler[48];  /* a policy, or heteroprio:auto-HEURISTIC[/footprint] */
     long cpus, gpus;
     long gpu_memory_mib; /* 0: no limit */

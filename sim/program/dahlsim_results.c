@@ -13,6 +13,8 @@
  *                     "recomputes", "lists": {"cpu": [bucket...], "cuda": [...]}}: the priority lists in
  *                     force at the end, first wanted first
  *   batch             samples per training step
+ *   grain             samples per layer task (1: one task per sample; the batch: one per layer and step;
+ *                     0: each job's batch, with several jobs)
  *   image             {"c", "h", "w"}
  *   workers           {"cpu": n, "cuda": n}
  *   reduction         "redux" | "manual"
@@ -398,6 +400,7 @@ static cJSON *results_json(const struct dahlsim_results *r)
     else
         CHK(cJSON_AddNullToObject(root, "heteroprio"));
     CHK(cJSON_AddNumberToObject(root, "batch", r->batch));
+    CHK(cJSON_AddNumberToObject(root, "grain", r->grain));
     cJSON *image;
     CHK(image = cJSON_AddObjectToObject(root, "image"));
     CHK(cJSON_AddNumberToObject(image, "c", r->c));

@@ -108,6 +108,7 @@ struct dahlsim_results {
     const char *scheduler; /* a policy name, or heteroprio:auto-HEURISTIC[/footprint] */
     const struct dahlsim_results_heteroprio *heteroprio; /* NULL: another policy (written as null) */
     int batch;
+    int grain;             /* samples per layer task; 0: each job's batch (several jobs, grain "batch") */
     int c, h, w;           /* image shape */
     int ncpu, ncuda;       /* workers */
     const char *reduction; /* "redux" or "manual" */

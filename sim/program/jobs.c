@@ -110,9 +110,15 @@ static int job_create(struct jobs_run *run, int i)
 {
     const struct train_opts *o = run->o;
     struct job *j = &run->jobs[i];
-    struct dahl_train_conf conf = {.batch = (int)j->spec->batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
-                                   .reduction = o->reduction, .seed = job_seed(o, j),
-                                   .global_batch = (int)j->spec->batch};
+    int batch = (int)j->spec->batch;
+    if (o->grain > batch) {
+        dahlsim_error("train: job %s: grain: expected at most its batch of %d samples, got %ld", j->spec->name, batch,
+                      o->grain);
+        return -EIO;
+    }
+    struct dahl_train_conf conf = {.batch = batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
+                                   .reduction = o->reduction, .seed = job_seed(o, j), .global_batch = batch,
+                                   .grain = o->grain < 0 ? batch : (int)o->grain};
     char err[512];
     dahl_profile_job_set(i);
     j->net = dahl_network_create(&j->desc, &conf, err, sizeof(err));

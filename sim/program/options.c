@@ -15,7 +15,8 @@
 
 static const char usage_line[] =
     "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
-    "                     [--batch N] [--lr X] [--momentum X] [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N]\n"
+    "                     [--batch N] [--grain N|batch] [--lr X] [--momentum X] [--sched POLICY] [--ncpu N]\n"
+    "                     [--ngpu N] [--seed N]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
@@ -34,6 +35,9 @@ static void help(void)
            "  --samples N        training samples (default: all 60000 of fashion-mnist; 1024 synthetic)\n"
            "  --test-samples N   test samples (default 10000; 256 synthetic, held out from the same classes)\n"
            "  --batch N          samples per SGD step (default 32); a last partial batch is not trained on\n"
+           "  --grain G          samples per layer task: 1 (default: one task per sample and layer), N (tasks\n"
+           "                     over N consecutive samples; the last one smaller when N does not divide the\n"
+           "                     batch) or batch (one task per layer and step)\n"
            "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
            "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
            "  --sched POLICY     StarPU scheduling policy (default lws)\n"
@@ -121,7 +125,7 @@ static bool parse_positive_double(const char *option, const char *text, double m
 
 enum {
     O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES,
-    O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW,
+    O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW, O_GRAIN,
     /* options that do not describe the experiment, and so go with --point: */
     O_OUT, O_QUIET, O_HELP, O_POINT
 };
@@ -139,6 +143,7 @@ static const struct option options[] = {
     {"out", required_argument, NULL, O_OUT},             {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, O_HELP},                 {"point", required_argument, NULL, O_POINT},
     {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
+    {"grain", required_argument, NULL, O_GRAIN},
     {NULL, 0, NULL, 0},
 };
 
@@ -177,6 +182,19 @@ static bool parse_reduction(const char *value, struct train_opts *o)
     return true;
 }
 
+/* --grain N|batch (-1: the batch); the bound by the batch is check_options'. */
+static bool parse_grain(const char *value, struct train_opts *o)
+{
+    if (strcmp(value, "batch") == 0) {
+        o->grain = -1;
+        return true;
+    }
+    if (value[0] >= '0' && value[0] <= '9')
+        return dahlsim_parse_int("--grain", value, 1, 65536, &o->grain);
+    dahlsim_error("--grain: expected a number of samples in [1, batch] or batch, got \"%s\"", value);
+    return false;
+}
+
 static bool parse_perfmodel(const char *value, struct train_opts *o)
 {
     if (dahl_perfmodel_kind_parse(value, &o->perfmodel) == 0)
@@ -199,6 +217,8 @@ static bool set_option(int opt, const char *arg, struct train_opts *o)
         return dahlsim_parse_int("--test-samples", arg, 1, 10000000, &o->test_samples);
     case O_BATCH:
         return dahlsim_parse_int("--batch", arg, 1, 65536, &o->batch);
+    case O_GRAIN:
+        return parse_grain(arg, o);
     case O_LR:
         return parse_positive_double("--lr", arg, 100, &o->lr);
     case O_MOMENTUM:
@@ -261,6 +281,7 @@ static bool set_point(const char *path, struct train_opts *o)
     o->model = x->model;
     o->samples = x->samples;
     o->batch = x->batch;
+    o->grain = x->grain == 0 ? 1 : x->grain; /* points made without a grain (calibrate's) */
     o->test_samples = x->batch; /* a simulation evaluates nothing: the smallest test set */
     o->epochs = x->epochs;
     o->ncpu = x->cpus;
@@ -306,6 +327,11 @@ static int check_options(struct train_opts *o)
                       o->samples / o->batch * o->epochs, o->trace_first + 1, o->trace_last + 1);
         return -EINVAL;
     }
+    if (o->grain == 0 || o->grain < -1 || o->grain > o->batch) {
+        dahlsim_error("--grain: expected a number of samples in [1, batch] or batch: at most %ld, got %ld", o->batch,
+                      o->grain);
+        return -EINVAL;
+    }
     if (o->batch > o->samples) {
         dahlsim_error("--batch: expected at most the %ld training samples (one full batch), got %ld", o->samples,
                       o->batch);
@@ -317,7 +343,7 @@ static int check_options(struct train_opts *o)
 int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o)
 {
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
-                             .batch = 32, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
+                             .batch = 32, .grain = 1, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
                              .sched = "lws", .priority_interval = 32, .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
                              .perfmodel = DAHL_PERFMODEL_HISTORY, .trace_first = -1, .trace_last = -1,
                              .worker_us = -1};

@@ -94,6 +94,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .scheduler = scheduler,
         .heteroprio = heteroprio ? &hp : NULL,
         .batch = jobs ? (int)st->jobs_batch : (int)o->batch,
+        .grain = jobs ? (o->grain < 0 ? 0 : (int)o->grain) : st->grain,
         .c = st->train.c,
         .h = st->train.h,
         .w = st->train.w,

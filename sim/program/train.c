@@ -152,9 +152,17 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
         dahlsim_error("%s", err);
         return -EINVAL;
     }
+    int grain = o->grain < 0 ? st->nodes.local_batch : (int)o->grain;
+    if (grain > st->nodes.local_batch) {
+        dahlsim_error("--grain: expected a number of samples in [1, batch per node] or batch: at most %d, got %d",
+                      st->nodes.local_batch, grain);
+        return -EINVAL;
+    }
+    st->grain = grain;
     struct dahl_train_conf conf = {.batch = st->nodes.local_batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
                                    .reduction = o->reduction, .seed = (uint64_t)o->seed,
-                                   .allreduce = st->nodes.allreduce, .global_batch = (int)o->batch};
+                                   .allreduce = st->nodes.allreduce, .global_batch = (int)o->batch,
+                                   .grain = grain};
     st->net = dahl_network_create(desc, &conf, err, sizeof(err));
     if (st->net == NULL) {
         dahlsim_error("train: %s", err);

@@ -36,6 +36,7 @@ struct train_opts {
     const char *dataset;
     int syn_h, syn_w, syn_c; /* synthetic:HxWxC; 0 for fashion-mnist */
     long epochs, samples, test_samples, batch, ncpu, ngpu, seed;
+    long grain; /* samples per layer task (issue 21); -1: the batch (per node) */
     double lr, momentum;
     const char *sched;
     const char *priorities;  /* --sched heteroprio: FILE or auto:HEURISTIC (dahlsim_schedconf.h) */
@@ -107,6 +108,7 @@ struct run_state {
     long iterations;
     struct dahlsim_results_epoch *epochs;
     double makespan_s;
+    int grain; /* samples per layer task, resolved (one job; 0 with several) */
     struct dahlsim_nodes nodes; /* several nodes: this one's shard of every batch (dahlsim_nodes.h) */
     struct dahl_profile_link links[RESULTS_MAX_LINKS];
     int nlinks;

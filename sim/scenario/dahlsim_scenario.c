@@ -9,6 +9,8 @@
  *   samples         integer >= 1         60000 / 1024 synthetic   training samples per epoch
  *   iterations      integer >= 1         -                        instead of samples: iterations x batch
  *   batch           integer >= 1         32                       samples per step (<= samples)
+ *   grain           integer >= 1|"batch" 1                        samples per layer task (<= batch; with
+ *                                                                 workloads, <= every job's batch)
  *   epochs          integer >= 1         1
  *   scheduler       string               "lws"                    any StarPU 1.3.10 policy name, or
  *                                                                 heteroprio:auto-HEURISTIC (dahlsim_schedconf.h)
@@ -73,7 +75,7 @@ struct dahlsim_scenario {
 };
 
 static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
-                                   "batch",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
+                                   "batch",   "grain",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
                                    "trace",   "trace_window", "nodes", "batch_per_node", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
@@ -565,6 +567,87 @@ static bool what_from(const struct where *w, const char *scenario_dir, const cJS
     return true;
 }
 
+/* "grain": samples per layer task, an integer in [1, limit] or "batch" (-1). */
+static bool grain_value(const struct where *w, const cJSON *o, long limit, long *out)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grain");
+    *out = 1;
+    if (g == NULL)
+        return true;
+    if (cJSON_IsString(g) && strcmp(g->valuestring, "batch") == 0) {
+        *out = -1;
+        return true;
+    }
+    if (cJSON_IsNumber(g) && g->valuedouble >= 1 && g->valuedouble <= (double)limit && g->valuedouble == floor(g->valuedouble)) {
+        *out = (long)g->valuedouble;
+        return true;
+    }
+    char expected[128];
+    snprintf(expected, sizeof(expected), "a number of samples per layer task in [1, %ld] (the batch) or \"batch\"",
+             limit);
+    field_error(w, "grain", g, expected);
+    return false;
+}
+
+/* Whether the machine's manifest lists x's setup with tasks over n samples: a "covered" entry of its shape,
+ * model and perf-model kind whose "grains" holds n (n == 1, or a manifest without "covered": always). */
+static bool grain_covered(const cJSON *root, const struct dahlsim_experiment *x, long n)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "covered");
+    if (n == 1 || !cJSON_IsArray(list))
+        return true;
+    char want[64];
+    dahlsim_dataset_shape(x->dataset, want, sizeof(want));
+    const cJSON *c;
+    cJSON_ArrayForEach(c, list)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dataset");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
+        char have[64];
+        dahlsim_dataset_shape(cJSON_IsString(d) ? d->valuestring : "", have, sizeof(have));
+        if (strcmp(have, want) != 0 || !cJSON_IsString(m) || strcmp(m->valuestring, x->model) != 0 ||
+            strcmp(cJSON_IsString(k) ? k->valuestring : "history", x->perfmodel) != 0)
+            continue;
+        const cJSON *g;
+        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(c, "grains"))
+        {
+            if (cJSON_IsNumber(g) && g->valuedouble == (double)n)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* "grain", once the batch per node and the jobs are known: at most the batch each network trains on, and
+ * (one job) tasks of the sizes it gives covered by the machine's calibration. */
+static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest)
+{
+    long limit = x->nodes > 0 ? x->batch / x->nodes : x->batch;
+    for (long j = 0; j < x->njobs; j++)
+        if (x->jobs[j].batch < limit || j == 0)
+            limit = x->jobs[j].batch;
+    if (!grain_value(w, o, limit, &x->grain))
+        return false;
+    if (x->njobs > 0 || manifest == NULL)
+        return true;
+    long g = x->grain < 0 ? limit : x->grain;
+    long sizes[2] = {g, limit % g};
+    for (int i = 0; i < 2; i++) {
+        if (sizes[i] == 0 || grain_covered(manifest, x, sizes[i]))
+            continue;
+        char expected[512];
+        snprintf(expected, sizeof(expected),
+                 "grains calibration %s covers: it has no tasks over %ld samples for %s/%.64s/%s", x->machine,
+                 sizes[i], x->dataset, x->model, x->perfmodel);
+        field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
+        fprintf(stderr, "hint: a synthesized machine: dahlsim machine synth SPEC --machine %s --cover %s,grains=%ld\n",
+                x->machine, x->dataset, g > limit % g ? g : limit % g);
+        return false;
+    }
+    return true;
+}
+
 /* How it trains: the scheduler, perf models, reduction, costs, prefetch, memory and the learning. */
 static bool how_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
@@ -696,9 +779,10 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     char manifest_path[PATH_MAX + 32];
     snprintf(manifest_path, sizeof(manifest_path), "%s/manifest.json", x->machine_dir);
     cJSON *manifest = dahlsim_read_json(manifest_path);
-    bool ok = machine_checks(w, o, x, manifest, manifest_path);
+    bool ok = machine_checks(w, o, x, manifest, manifest_path) && nodes_from(w, o, x) &&
+              dahlsim_workloads_from(w->path, w->point, scenario_dir, o, x) && grain_from(w, o, x, manifest);
     cJSON_Delete(manifest);
-    return ok && nodes_from(w, o, x) && dahlsim_workloads_from(w->path, w->point, scenario_dir, o, x);
+    return ok;
 }
 
 /* ---- the file ------------------------------------------------------------------------------------------ */

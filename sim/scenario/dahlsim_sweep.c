@@ -112,6 +112,10 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
     cJSON_AddStringToObject(params, "runtime_costs", x->runtime_costs);
     cJSON_AddNumberToObject(params, "seed", (double)x->seed);
     cJSON_AddNumberToObject(params, "nodes", (double)x->nodes);
+    cJSON_AddNumberToObject(params, "grain", (double)x->grain);
+    const cJSON *grain = cJSON_GetObjectItemCaseSensitive(r, "grain");
+    if (cJSON_IsNumber(grain))
+        cJSON_AddNumberToObject(o, "grain", grain->valuedouble);
     /* multi-node figures, and the simulation's own cost (wall_s), for scaling plots (dahlsim_scaling.h) */
     const cJSON *network = cJSON_GetObjectItemCaseSensitive(r, "network");
     const cJSON *allreduce = cJSON_GetObjectItemCaseSensitive(network, "allreduce_s_mean");

@@ -80,6 +80,11 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g,%s",
                                          cJSON_IsNumber(jobs) ? jobs->valuedouble : NAN,
                                          cJSON_IsString(contexts) ? contexts->valuestring : "");
+            /* samples per layer task, as the run resolved it (the batch for "batch") */
+            const cJSON *grain = cJSON_GetObjectItemCaseSensitive(o, "grain");
+            if (used < sizeof(buf))
+                used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g",
+                                         cJSON_IsNumber(grain) ? grain->valuedouble : NAN);
             free(lines[(size_t)idx->valuedouble]);
             lines[(size_t)idx->valuedouble] = strdup(buf);
         }
@@ -93,7 +98,7 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
               "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs,"
               "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction,gpu_peak_bytes,jobs,"
-              "job_contexts\n",
+              "job_contexts,grain\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)
