@@ -338,7 +338,8 @@ static void results(const char *name, double *makespan_s, double *cpu_tasks, dou
 /* Runs sim-train on dir/NAME (synthetic:12x12x1 LeNet, SIM_STEPS steps of SIM_BATCH, one CPU) into dir/OUT, with
  * StarPU-SimGrid's submission and input-fetching costs off (the perf models and the per-task microsecond
  * remain; by default StarPU-SimGrid also charges 1 us per buffer a task accesses). */
-static void simulate(const char *name, const char *out, const char *ngpu, const char *sched, const char *reduction)
+static void simulate_grain(const char *name, const char *out, const char *ngpu, const char *sched,
+                           const char *reduction, const char *grain)
 {
     char models[256], host[128], outdir[256];
     snprintf(models, sizeof(models), "STARPU_PERF_MODEL_DIR=%s/%s/sampling", dir, name);
@@ -349,17 +350,23 @@ static void simulate(const char *name, const char *out, const char *ngpu, const 
     char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "sim-train", "--dataset",
                     "synthetic:12x12x1", "--samples", SIM_SAMPLES, "--batch", STR(SIM_BATCH), "--ncpu", "1",
                     "--ngpu", (char *)ngpu,
-                    "--sched", (char *)sched, "--reduction", (char *)reduction, "--quiet", "--out", outdir, NULL};
+                    "--sched", (char *)sched, "--reduction", (char *)reduction, "--grain", (char *)grain, "--quiet",
+                    "--out", outdir, NULL};
     dahl_test_run(&run, argv, env);
     cr_assert_eq(run.status, 0, "sim-train: exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "not calibrated") == NULL, "a perf model is missing: %s", run.err);
+}
+
+static void simulate(const char *name, const char *out, const char *ngpu, const char *sched, const char *reduction)
+{
+    simulate_grain(name, out, ngpu, sched, reduction, "1");
 }
 
 /* The simulated makespan of SIM_STEPS steps (momentum 0.9, sim-train's default) on the one core: every task
  * one after the other, each its roofline time plus StarPU-SimGrid's microsecond; one worker means one REDUX
  * copy per gradient. StarPU's own REDUX reduction tasks cost their model like dahl's tasks: StarPU-SimGrid
  * 1.3.10 skips internal jobs, but scripts/patches/starpu-simgrid-redux-time.patch times reduction tasks. */
-static void assert_roofline_sum(const char *spec_path, const char *out, enum dahl_reduction reduction)
+static void assert_roofline_sum(const char *spec_path, const char *out, enum dahl_reduction reduction, int grain)
 {
     struct dahlsim_spec spec;
     cr_assert_eq(dahlsim_spec_load(spec_path, &spec, NULL, err, sizeof(err)), 0, "%s", err);
@@ -368,7 +375,7 @@ static void assert_roofline_sum(const char *spec_path, const char *out, enum dah
     struct dahl_catalogue cat;
     dahl_catalogue_init(&cat);
     struct dahl_catalogue_conf conf = {.batch = SIM_BATCH, .reduction = reduction, .momentum = true,
-                                       .redux_copies = 1};
+                                       .redux_copies = 1, .grain = grain};
     cr_assert_eq(dahl_catalogue_add_step(&cat, &d, &conf, err, sizeof(err)), 0, "%s", err);
     double step_us = 0;
     long tasks = 0;
@@ -398,9 +405,29 @@ Test(machine, one_cpu_makespan_is_the_roofline_sum)
     synth(spec_path, "one", "--cover", "synthetic:12x12x1");
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
     simulate("one", "redux", "0", "eager", "redux");
-    assert_roofline_sum(spec_path, "redux", DAHL_REDUCTION_REDUX);
+    assert_roofline_sum(spec_path, "redux", DAHL_REDUCTION_REDUX, 1);
     simulate("one", "manual", "0", "eager", "manual");
-    assert_roofline_sum(spec_path, "manual", DAHL_REDUCTION_MANUAL);
+    assert_roofline_sum(spec_path, "manual", DAHL_REDUCTION_MANUAL, 1);
+}
+
+/* Tasks over several samples (--cover ...,grains=N): every grouped task has its model, and the makespan on
+ * one core is again the roofline sum of the grouped catalogue (fewer tasks, so fewer per-task microseconds,
+ * each task's parameters counted once). */
+Test(machine, one_cpu_grained_makespan_is_the_roofline_sum)
+{
+    char spec_path[256];
+    snprintf(spec_path, sizeof(spec_path), "%s", put("spec.json", one_cpu));
+    synth(spec_path, "one", "--cover", "synthetic:12x12x1,grains=" STR(SIM_BATCH));
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    simulate_grain("one", "g3", "0", "eager", "redux", "3");
+    assert_roofline_sum(spec_path, "g3", DAHL_REDUCTION_REDUX, 3);
+    simulate_grain("one", "gb", "0", "eager", "manual", STR(SIM_BATCH));
+    assert_roofline_sum(spec_path, "gb", DAHL_REDUCTION_MANUAL, SIM_BATCH);
+    double one_s, grouped_s, cpu, cuda;
+    simulate("one", "g1", "0", "eager", "redux");
+    results("g1", &one_s, &cpu, &cuda);
+    results("g3", &grouped_s, &cpu, &cuda);
+    cr_assert_lt(grouped_s, one_s, "grain 3 %.6f s, grain 1 %.6f s: fewer tasks, less overhead", grouped_s, one_s);
 }
 
 Test(machine, a_gpu_machine_runs_tasks_on_the_gpu)
@@ -466,4 +493,59 @@ Test(machine, fit_recovers_known_efficiencies)
     dahl_test_run(&run, bad, NULL);
     cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "--fit: ") != NULL && strstr(run.err, "no perf model found") != NULL, "%s", run.err);
+}
+
+/* "grain" in a scenario on a synthesized machine (DAHLSIM_HOME=dir, machines in dir/calibration): "auto"
+ * picks among the grains the machine covers and says how in results.json; on a machine that covers none,
+ * auto keeps 1 and a given grain is refused with the synth hint. */
+Test(machine, auto_grain_picks_among_the_covered_grains)
+{
+    char cal[128], spec_path[256], home[96];
+    snprintf(home, sizeof(home), "DAHLSIM_HOME=%s", dir);
+    snprintf(cal, sizeof(cal), "%s/calibration", dir);
+    cr_assert_eq(mkdir(cal, 0755), 0);
+    snprintf(spec_path, sizeof(spec_path), "%s", put("spec.json", "{\"description\": \"two cores\", \"cpu\": "
+                                                                 "{\"model\": \"test core\", \"cores\": 2, "
+                                                                 "\"core_gflops\": 50, \"core_mem_gbps\": 20, "
+                                                                 "\"task_overhead_us\": 1.5}}"));
+    const char *covers[] = {"synthetic:12x12x1,grains=8", "synthetic:12x12x1"};
+    const char *names[] = {"grained", "plain"};
+    char *env[] = {home, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    for (int m = 0; m < 2; m++) {
+        char *argv[] = {DAHLSIM_BIN, "machine", "synth", spec_path, "--machine", (char *)names[m], "--out", cal,
+                        "--quiet", "--cover", (char *)covers[m], NULL};
+        dahl_test_run(&run, argv, NULL);
+        cr_assert_eq(run.status, 0, "%s", run.err);
+        char text[256], out[128];
+        snprintf(text, sizeof(text),
+                 "{\"machine\": \"%s\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 16, \"batch\": 8, "
+                 "\"cpus\": 2, \"grain\": \"auto\"}",
+                 names[m]);
+        const char *scenario = put("auto.json", text);
+        snprintf(out, sizeof(out), "%s/out-%s", dir, names[m]);
+        char *run_argv[] = {DAHLSIM_BIN, "run", (char *)scenario, "--out", out, "--quiet", NULL};
+        dahl_test_run(&run, run_argv, env);
+        cr_assert_eq(run.status, 0, "%s: %s", names[m], run.err);
+        char path[160];
+        snprintf(path, sizeof(path), "%s/results.json", out);
+        cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
+        cr_assert_not_null(doc);
+        const char *choice = cJSON_GetObjectItemCaseSensitive(doc, "grain_choice")->valuestring;
+        int grain = (int)cJSON_GetObjectItemCaseSensitive(doc, "grain")->valuedouble;
+        char want[64];
+        snprintf(want, sizeof(want), "auto: %d of 1%s;", grain, m == 0 ? ", 2, 4, 8" : "");
+        cr_assert(strncmp(choice, want, strlen(want)) == 0, "%s: grain %d, \"%s\"", names[m], grain, choice);
+        cr_assert(m == 1 || grain > 1, "two cores, 8 samples of 12x12: fewer, larger tasks are predicted faster");
+        cJSON_Delete(doc);
+    }
+    const char *scenario = put("four.json", "{\"machine\": \"plain\", \"dataset\": \"synthetic:12x12x1\", "
+                                            "\"samples\": 16, \"batch\": 8, \"grain\": 4}");
+    char *check[] = {DAHLSIM_BIN, "check", (char *)scenario, NULL};
+    dahl_test_run(&run, check, env);
+    dahl_test_assert_input_error(&run, "grain 4 on a machine without grains",
+                                 "\"grain\": expected grains calibration plain covers: it has no tasks over 4 samples",
+                                 "got 4");
+    cr_assert(strstr(run.err, "hint: a synthesized machine: dahlsim machine synth SPEC --machine plain --cover "
+                              "synthetic:12x12x1,grains=4") != NULL,
+              "%s", run.err);
 }

@@ -74,10 +74,10 @@ Test(scenario, bad_values_name_the_file_and_the_field)
         {"prefetch=1", "\"prefetch\": expected true or false", NULL},
         {"perfmodel=linear", "\"perfmodel\": expected history, regression or nl-regression", NULL},
         {"batchsize=3", "--set batchsize=3: unknown key \"batchsize\"", NULL},
-        {"grain=0", "\"grain\": expected a number of samples per layer task in [1, 8] (the batch) or \"batch\"",
+        {"grain=0", "\"grain\": expected a number of samples per layer task in [1, 8] (the batch), \"batch\" or",
          "got 0"},
         {"grain=9", "\"grain\": expected a number of samples per layer task in [1, 8]", "got 9"},
-        {"grain=\"auto\"", "\"grain\": expected a number of samples per layer task", "got \"auto\""},
+        {"grain=\"smallest\"", "\"grain\": expected a number of samples per layer task", "got \"smallest\""},
         {"grain=2", "\"grain\": expected grains calibration tiny-2cpu covers: it has no tasks over 2 samples", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -25,7 +25,8 @@ static const char dag_usage[] =
     "                       [--interval N] [--slow-factors] [--seed N]\n"
     "       dahlsim dag table [--graphs N] [--seed N] [--tasks N] [--min-types N] [--max-types N] [--interval N]\n"
     "                       [--slow-factors] [--csv FILE] [--save-graphs DIR] [GRAPH...]\n"
-    "       dahlsim dag export --machine NAME --out FILE [--dataset D] [--model M] [--batch N] [--steps N]\n"
+    "       dahlsim dag export --machine NAME --out FILE [--dataset D] [--model M] [--batch N] [--grain N]\n"
+    "                       [--steps N]\n"
     "                       [--reduction redux|manual] [--redux-copies N] [--momentum X] [--perfmodel KIND]\n"
     "                       [--cpus N] [--gpus N] [--group symbol|footprint]\n"
     "       dahlsim dag share FILE [options]          (dahlsim dag share --help)\n"
@@ -65,6 +66,7 @@ static void dag_help(void)
            "  --dataset D        fashion-mnist (default) or synthetic:HxWxC: the image shape\n"
            "  --model M          lenet (default), deep or deep:BLOCKS\n"
            "  --batch N          samples per step (default 32)\n"
+           "  --grain N          samples per layer task, in [1, batch] (default 1)\n"
            "  --steps N          consecutive training steps in the graph (default 1)\n"
            "  --reduction R      redux (default) or manual, as dahlsim train\n"
            "  --redux-copies N   REDUX: per-worker copies StarPU reduces per gradient and step (default: the\n"
@@ -80,7 +82,7 @@ static void dag_help(void)
 struct dag_opts {
     const char *out, *priorities, *csv, *save_graphs;
     const char *machine, *dataset, *model, *reduction, *perfmodel, *group;
-    long batch, steps, redux_copies;
+    long batch, grain, steps, redux_copies;
     double momentum;
     bool control, slow_factors, auto_set;
     enum dahl_autoprio_heuristic heuristic;
@@ -91,7 +93,7 @@ static int dag_parse(int argc, char **argv, struct dag_opts *o, int *nargs, char
 {
     enum {
         O_OUT = 256, O_PRIO, O_AUTO, O_CONTROL, O_CPUS, O_GPUS, O_INTERVAL, O_SLOW, O_SEED, O_TASKS, O_MINT, O_MAXT,
-        O_MAXC, O_MAXG, O_GRAPHS, O_CSV, O_SAVE, O_HELP, O_MACHINE, O_DATASET, O_MODEL, O_BATCH, O_STEPS,
+        O_MAXC, O_MAXG, O_GRAPHS, O_CSV, O_SAVE, O_HELP, O_MACHINE, O_DATASET, O_MODEL, O_BATCH, O_GRAIN, O_STEPS,
         O_REDUCTION, O_COPIES, O_MOMENTUM, O_PERFMODEL, O_GROUP
     };
     static const struct option options[] = {
@@ -106,6 +108,7 @@ static int dag_parse(int argc, char **argv, struct dag_opts *o, int *nargs, char
         {"save-graphs", required_argument, NULL, O_SAVE}, {"help", no_argument, NULL, O_HELP},
         {"machine", required_argument, NULL, O_MACHINE}, {"dataset", required_argument, NULL, O_DATASET},
         {"model", required_argument, NULL, O_MODEL},     {"batch", required_argument, NULL, O_BATCH},
+        {"grain", required_argument, NULL, O_GRAIN},
         {"steps", required_argument, NULL, O_STEPS},     {"reduction", required_argument, NULL, O_REDUCTION},
         {"redux-copies", required_argument, NULL, O_COPIES}, {"momentum", required_argument, NULL, O_MOMENTUM},
         {"perfmodel", required_argument, NULL, O_PERFMODEL}, {"group", required_argument, NULL, O_GROUP},
@@ -114,7 +117,7 @@ static int dag_parse(int argc, char **argv, struct dag_opts *o, int *nargs, char
     *o = (struct dag_opts){.seed = 1, .tasks = 1000, .min_types = 3, .max_types = 6, .max_cpus = 15, .max_gpus = 15,
                            .cpus = -1, .gpus = -1, .interval = 32, .graphs = 32, .dataset = "fashion-mnist",
                            .model = "lenet", .reduction = "redux", .perfmodel = "history", .group = "symbol",
-                           .batch = 32, .steps = 1, .redux_copies = -1, .momentum = 0.9};
+                           .batch = 32, .grain = 1, .steps = 1, .redux_copies = -1, .momentum = 0.9};
     optind = 1;
     opterr = 0;
     int opt;
@@ -150,6 +153,7 @@ static int dag_parse(int argc, char **argv, struct dag_opts *o, int *nargs, char
         case O_DATASET: o->dataset = optarg; break;
         case O_MODEL: o->model = optarg; break;
         case O_BATCH: ok = dahlsim_parse_int("--batch", optarg, 1, 65536, &o->batch); break;
+        case O_GRAIN: ok = dahlsim_parse_int("--grain", optarg, 1, 65536, &o->grain); break;
         case O_STEPS: ok = dahlsim_parse_int("--steps", optarg, 1, 100000, &o->steps); break;
         case O_COPIES: ok = dahlsim_parse_int("--redux-copies", optarg, 1, 1024, &o->redux_copies); break;
         case O_REDUCTION: o->reduction = optarg; break;
@@ -293,8 +297,14 @@ static int dag_export(const struct dag_opts *o, int nargs)
         fputs(dag_usage, stderr);
         return DAHLSIM_EXIT_USAGE;
     }
+    if (o->grain > o->batch) {
+        dahlsim_error("dag export: --grain: expected a number of samples in [1, %ld] (the batch), got %ld", o->batch,
+                      o->grain);
+        return DAHLSIM_EXIT_USAGE;
+    }
     struct dahlsim_dag_export_conf conf = {.machine = o->machine, .model = o->model, .batch = (int)o->batch,
-                                           .steps = (int)o->steps, .momentum = o->momentum != 0.0};
+                                           .steps = (int)o->steps, .momentum = o->momentum != 0.0,
+                                           .grain = (int)o->grain};
     long h = 28, w = 28, c = 1;
     char tail;
     if (strcmp(o->dataset, "fashion-mnist") != 0 &&

@@ -47,6 +47,7 @@ static const struct field fields[] = {
     FIELD(batch, FIELD_LONG),
     FIELD(epochs, FIELD_LONG),
     FIELD(grain, FIELD_LONG),
+    FIELD(grain_choice, FIELD_STRING),
     FIELD(scheduler, FIELD_STRING),
     FIELD(cpus, FIELD_LONG),
     FIELD(gpus, FIELD_LONG),

@@ -32,6 +32,7 @@ struct dahlsim_experiment {
     long samples, batch, epochs;
     long grain;          /* samples per layer task in [1, batch]; -1: the batch (each job's with workloads);
                             0: 1 */
+    char grain_choice[256]; /* "grain": "auto": how it chose (dahlsim_grain.h); "" otherwise */
     char scheduler[48];  /* a policy, or heteroprio:auto-HEURISTIC[/footprint] */
     long cpus, gpus;
     long gpu_memory_mib; /* 0: no limit */

@@ -128,6 +128,8 @@ struct dahlsim_dag_export_conf {
     bool manual, momentum, group_footprint;
     int perfmodel;            /* enum dahl_perfmodel_kind */
     int cpus, gpus;
+    int grain;                /* samples per layer task (0 or 1: one) */
+    double per_task_s;        /* added to every task's cost on every arch (the runtime's own cost per task) */
 };
 int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsim_dag *g, char *err,
                        size_t err_size);

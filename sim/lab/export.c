@@ -70,7 +70,8 @@ int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsi
         return ret;
     struct dahl_catalogue_conf cc = {.batch = conf->batch,
                                      .reduction = conf->manual ? DAHL_REDUCTION_MANUAL : DAHL_REDUCTION_REDUX,
-                                     .momentum = conf->momentum, .redux_copies = conf->redux_copies};
+                                     .momentum = conf->momentum, .redux_copies = conf->redux_copies,
+                                     .grain = conf->grain};
     struct dahl_stepgraph sg;
     ret = dahl_stepgraph_build(&sg, &d, &cc, conf->steps, err, err_size);
     if (ret != 0)
@@ -128,7 +129,7 @@ int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsi
                 ret = -EINVAL;
                 break;
             }
-            tcost[t][a] = us * 1e-6;
+            tcost[t][a] = us * 1e-6 + conf->per_task_s;
         }
         if (ret != 0)
             break;
@@ -155,15 +156,17 @@ int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsi
         ret = dahlsim_dag_set_task_costs(g, (const double(*)[DAHL_NARCH])tcost, err, err_size);
         g->cpus = conf->cpus;
         g->gpus = conf->gpus;
-        char reduction[64];
+        char reduction[64], grain[32] = "";
+        if (conf->grain > 1)
+            snprintf(grain, sizeof(grain), " in tasks of %d samples", conf->grain);
         if (conf->manual)
             snprintf(reduction, sizeof(reduction), "manual reduction");
         else
             snprintf(reduction, sizeof(reduction), "REDUX reduction of up to %d per-worker copies", conf->redux_copies);
         snprintf(g->source, sizeof(g->source),
-                 "dahlsim dag export: %s on %dx%dx%d images, batch %d, %s, momentum %s, %d step%s, %s perf models of "
-                 "calibration %s, one type per %s",
-                 conf->model, conf->h, conf->w, conf->c, conf->batch, reduction, conf->momentum ? "on" : "off",
+                 "dahlsim dag export: %s on %dx%dx%d images, batch %d%s, %s, momentum %s, %d step%s, %s perf models "
+                 "of calibration %s, one type per %s",
+                 conf->model, conf->h, conf->w, conf->c, conf->batch, grain, reduction, conf->momentum ? "on" : "off",
                  conf->steps, conf->steps > 1 ? "s" : "",
                  dahl_perfmodel_kind_name((enum dahl_perfmodel_kind)conf->perfmodel), conf->machine,
                  conf->group_footprint ? "symbol and footprint" : "perf-model symbol");

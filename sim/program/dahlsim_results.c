@@ -15,6 +15,8 @@
  *   batch             samples per training step
  *   grain             samples per layer task (1: one task per sample; the batch: one per layer and step;
  *                     0: each job's batch, with several jobs)
+ *   grain_choice      how "grain": "auto" chose the grain (the candidates and predicted step times,
+ *                     dahlsim_grain.h), or null
  *   image             {"c", "h", "w"}
  *   workers           {"cpu": n, "cuda": n}
  *   reduction         "redux" | "manual"
@@ -401,6 +403,8 @@ static cJSON *results_json(const struct dahlsim_results *r)
         CHK(cJSON_AddNullToObject(root, "heteroprio"));
     CHK(cJSON_AddNumberToObject(root, "batch", r->batch));
     CHK(cJSON_AddNumberToObject(root, "grain", r->grain));
+    CHK(r->grain_choice != NULL ? cJSON_AddStringToObject(root, "grain_choice", r->grain_choice)
+                                : cJSON_AddNullToObject(root, "grain_choice"));
     cJSON *image;
     CHK(image = cJSON_AddObjectToObject(root, "image"));
     CHK(cJSON_AddNumberToObject(image, "c", r->c));

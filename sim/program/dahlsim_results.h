@@ -109,6 +109,7 @@ struct dahlsim_results {
     const struct dahlsim_results_heteroprio *heteroprio; /* NULL: another policy (written as null) */
     int batch;
     int grain;             /* samples per layer task; 0: each job's batch (several jobs, grain "batch") */
+    const char *grain_choice; /* how "grain": "auto" chose it, or NULL (written as null) */
     int c, h, w;           /* image shape */
     int ncpu, ncuda;       /* workers */
     const char *reduction; /* "redux" or "manual" */

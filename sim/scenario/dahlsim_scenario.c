@@ -42,6 +42,7 @@
  */
 #include "dahlsim_scenario.h"
 #include "dahlsim_workloads.h"
+#include "dahlsim_grain.h"
 #include "dahlsim_schedconf.h"
 #include "dahlsim_manifest.h"
 #include "dahlsim_util.h"
@@ -567,15 +568,15 @@ static bool what_from(const struct where *w, const char *scenario_dir, const cJS
     return true;
 }
 
-/* "grain": samples per layer task, an integer in [1, limit] or "batch" (-1). */
+/* "grain": samples per layer task, an integer in [1, limit], "batch" (-1) or "auto" (0). */
 static bool grain_value(const struct where *w, const cJSON *o, long limit, long *out)
 {
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grain");
     *out = 1;
     if (g == NULL)
         return true;
-    if (cJSON_IsString(g) && strcmp(g->valuestring, "batch") == 0) {
-        *out = -1;
+    if (cJSON_IsString(g) && (strcmp(g->valuestring, "batch") == 0 || strcmp(g->valuestring, "auto") == 0)) {
+        *out = strcmp(g->valuestring, "batch") == 0 ? -1 : 0;
         return true;
     }
     if (cJSON_IsNumber(g) && g->valuedouble >= 1 && g->valuedouble <= (double)limit && g->valuedouble == floor(g->valuedouble)) {
@@ -583,7 +584,7 @@ static bool grain_value(const struct where *w, const cJSON *o, long limit, long 
         return true;
     }
     char expected[128];
-    snprintf(expected, sizeof(expected), "a number of samples per layer task in [1, %ld] (the batch) or \"batch\"",
+    snprintf(expected, sizeof(expected), "a number of samples per layer task in [1, %ld] (the batch), \"batch\" or \"auto\"",
              limit);
     field_error(w, "grain", g, expected);
     return false;
@@ -619,6 +620,30 @@ static bool grain_covered(const cJSON *root, const struct dahlsim_experiment *x,
     return false;
 }
 
+/* "grain": "auto" for x, whose batch per node is limit: the candidates its calibration covers, the one
+ * dahlsim_grain_auto predicts fastest into x->grain, and its account into x->grain_choice. */
+static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest,
+                       long limit)
+{
+    long candidates[DAHLSIM_GRAIN_MAX_CANDIDATES];
+    int n = 0;
+    for (long g = 1; n < DAHLSIM_GRAIN_MAX_CANDIDATES - 1; g = g < limit && 2 * g > limit ? limit : 2 * g) {
+        if (grain_covered(manifest, x, g) && grain_covered(manifest, x, limit % g == 0 ? 1 : limit % g))
+            candidates[n++] = g;
+        if (g == limit)
+            break;
+    }
+    char err[PATH_MAX + 256];
+    if (dahlsim_grain_auto(x, limit, candidates, n, &x->grain, x->grain_choice, sizeof(x->grain_choice), err,
+                           sizeof(err)) != 0) {
+        char expected[PATH_MAX + 320];
+        snprintf(expected, sizeof(expected), "a grain the machine's perf models can predict (%s)", err);
+        field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
+        return false;
+    }
+    return true;
+}
+
 /* "grain", once the batch per node and the jobs are known: at most the batch each network trains on, and
  * (one job) tasks of the sizes it gives covered by the machine's calibration. */
 static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest)
@@ -628,6 +653,13 @@ static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_exp
         if (x->jobs[j].batch < limit || j == 0)
             limit = x->jobs[j].batch;
     if (!grain_value(w, o, limit, &x->grain))
+        return false;
+    if (x->grain == 0 && x->njobs > 0) {
+        field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"),
+                    "a number of samples or \"batch\" with workloads (\"auto\" chooses for one job)");
+        return false;
+    }
+    if (x->grain == 0 && !grain_auto(w, o, x, manifest, limit))
         return false;
     if (x->njobs > 0 || manifest == NULL)
         return true;

@@ -1,0 +1,98 @@
+/* "grain": "auto": see dahlsim_grain.h. */
+#include "dahlsim_grain.h"
+
+#include "dahl_autoprio.h"
+#include "dahl_perfnames.h"
+#include "dahlsim_dag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define STEPS 2                 /* steps per emulated graph: the overlap of one step's end with the next */
+#define SIM_TASK_US 1.0         /* StarPU-SimGrid 1.3.10's own cost per task where none is measured */
+#define AUTOPRIO_INTERVAL 32    /* as `dahlsim dag run --auto` */
+
+/* The predicted time of one step of x at grain g, in seconds. Returns 0 or a negative errno (err). */
+static int predict(const struct dahlsim_experiment *x, long batch, long g, double *step_s, char *err,
+                   size_t err_size)
+{
+    int h = 28, w = 28, c = 1;
+    if (strncmp(x->dataset, "synthetic:", 10) == 0 && sscanf(x->dataset, "synthetic:%dx%dx%d", &h, &w, &c) != 3) {
+        snprintf(err, err_size, "dataset \"%s\": expected synthetic:HxWxC", x->dataset);
+        return -EINVAL;
+    }
+    enum dahl_perfmodel_kind kind;
+    if (dahl_perfmodel_kind_parse(x->perfmodel, &kind) != 0) {
+        snprintf(err, err_size, "perfmodel \"%s\": unknown", x->perfmodel);
+        return -EINVAL;
+    }
+    int workers = (int)(x->cpus + x->gpus);
+    double per_task_us = (x->worker_us >= 0 ? x->worker_us : SIM_TASK_US) + x->sched_push_us;
+    struct dahlsim_dag_export_conf conf = {.machine_dir = x->machine_dir,
+                                           .machine = x->machine,
+                                           .c = c,
+                                           .h = h,
+                                           .w = w,
+                                           .model = x->model,
+                                           .batch = (int)batch,
+                                           .steps = STEPS,
+                                           .redux_copies = workers < batch ? workers : (int)batch,
+                                           .manual = strcmp(x->reduction, "manual") == 0,
+                                           .momentum = x->momentum != 0.0,
+                                           .perfmodel = (int)kind,
+                                           .cpus = (int)x->cpus,
+                                           .gpus = (int)x->gpus,
+                                           .grain = (int)g,
+                                           .per_task_s = per_task_us * 1e-6};
+    if (conf.redux_copies < 1)
+        conf.redux_copies = 1;
+    struct dahlsim_dag dag;
+    int ret = dahlsim_dag_export(&conf, &dag, err, err_size);
+    if (ret != 0)
+        return ret;
+    /* Schedulers that place tasks by their perf models keep a GPU's tasks off the CPUs unless there are many:
+     * StarPU's slow-factor rule. The others hand a task to whichever worker asks. */
+    bool by_models = strncmp(x->scheduler, "dm", 2) == 0 || strncmp(x->scheduler, "heteroprio", 10) == 0;
+    struct dahlsim_emu_conf emu = {.cpus = (int)x->cpus, .gpus = (int)x->gpus, .slow_factors = by_models,
+                                   .autoprio = true, .heuristic = DAHL_AUTOPRIO_PRWS, .interval = AUTOPRIO_INTERVAL};
+    struct dahlsim_emu_result res;
+    ret = dahlsim_dag_emulate(&dag, &emu, NULL, &res, err, err_size);
+    if (ret == 0) {
+        double submit_s = (double)dag.ntasks * x->submit_us_per_task * 1e-6;
+        *step_s = (res.makespan_s > submit_s ? res.makespan_s : submit_s) / STEPS;
+    }
+    dahlsim_dag_fini(&dag);
+    return ret;
+}
+
+int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, long *grain,
+                       char *choice, size_t choice_size, char *err, size_t err_size)
+{
+    double best = 0, one = 0;
+    int at = -1;
+    for (int i = 0; i < n; i++) {
+        double s;
+        int ret = predict(x, batch, candidates[i], &s, err, err_size);
+        if (ret != 0)
+            return ret;
+        if (candidates[i] == 1)
+            one = s;
+        if (at < 0 || s < best) {
+            best = s;
+            at = i;
+        }
+    }
+    if (at < 0) {
+        snprintf(err, err_size, "no candidate grain");
+        return -EINVAL;
+    }
+    *grain = candidates[at];
+    size_t used = (size_t)snprintf(choice, choice_size, "auto: %ld of", *grain);
+    for (int i = 0; i < n && used < choice_size; i++)
+        used += (size_t)snprintf(choice + used, choice_size - used, "%s %ld", i ? "," : "", candidates[i]);
+    if (used < choice_size)
+        snprintf(choice + used, choice_size - used, "; predicted step %.6g ms (grain 1: %.6g ms)", best * 1e3,
+                 one * 1e3);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* "grain": "auto" (issue 21): the samples per layer task that minimise a training step's predicted time.
+ *
+ * The rule. For each candidate grain g (1, the powers of two below the batch per node b, and b itself, each
+ * kept only when the machine's calibration covers tasks over g and b mod g samples), the step graph of two
+ * training steps at grain g (dahl_stepgraph.h: the real program's tasks and their data dependencies) gets
+ * every task's time from the calibration's perf models, plus the runtime's own cost per task (the machine's
+ * measured scheduling push and worker cost per task; StarPU-SimGrid's 1 us where none is measured), and is
+ * emulated by the scheduler lab (dahlsim_dag_emulate: list scheduling on the point's CPU and GPU workers,
+ * AutoHeteroprio PRWS priorities; with a scheduler that places tasks by their perf models, dm* or heteroprio,
+ * StarPU's slow-factor rule keeps a faster GPU's tasks off the CPUs unless many wait, as those schedulers do;
+ * with the others, lws, eager, ws, ..., any idle worker takes the next task). The predicted step time is half that makespan, and at least the
+ * submitting thread's time for the step's tasks (the measured submission cost per task). auto takes the
+ * candidate with the least predicted time; a tie goes to the smaller grain. One grain for the whole network:
+ * every layer's tasks cover the same samples (a per-layer grain would need the tensors between two layers
+ * split two ways).
+ *
+ * StarPU-free, front end only. */
+#ifndef DAHLSIM_GRAIN_H
+#define DAHLSIM_GRAIN_H
+
+#include "dahlsim_experiment.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define DAHLSIM_GRAIN_MAX_CANDIDATES 20
+
+/* Chooses among candidates[0 .. n) (ascending, candidates[0] == 1) for experiment x, whose batch per node is
+ * batch: the choice in *grain, and a one-line account of it in choice ("auto: 2 of 1, 2, 4, 8, 14; predicted
+ * step ..."). Returns 0, or a negative errno with the reason in err. */
+int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, long *grain,
+                       char *choice, size_t choice_size, char *err, size_t err_size);
+
+#endif /* DAHLSIM_GRAIN_H */
