@@ -19,6 +19,10 @@
 starpu_data_handle_t dahl_workspace_create(size_t bytes);
 void dahl_workspace_destroy(starpu_data_handle_t workspace);
 
+/* The StarPU priority of every task the calling thread inserts from now on (0 until set; higher first,
+ * where the scheduler honours priorities: prio, dmdas, heteroprio, ...). */
+void dahl_codelets_set_priority(int prio);
+
 /* ---- tasks over n samples (the training's grain, issue 21) -------------------------------------------------
  * Every per-sample layer helper has an _n form for a task over n >= 1 consecutive samples: its per-sample
  * handles (x, y, dx, dy, logits, ...) hold the n samples back to back, its parameters and gradients are the

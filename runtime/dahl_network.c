@@ -28,12 +28,17 @@
 
 struct layer {
     struct dahl_layer_shape s;     /* the description and shapes (dahl_network_desc_shapes) */
-    struct dahl_tensor *w, *b;     /* parameters */
-    struct dahl_tensor *dw, *db;   /* REDUX gradients (whole) or per-group gradients (split, manual) */
+    struct dahl_tensor *w, *b;     /* parameters: the latest weights, which every update changes */
+    /* Per pipeline slot (a step's slot: its index modulo the pipeline depth): its gradients, REDUX (whole)
+     * or per group (split, manual), and with a depth above 1 the weights it stashes for its forward and
+     * backward passes (PipeDream's weight stashing), NULL at depth 1 (the passes read w and b). */
+    struct dahl_tensor *dw[DAHL_PIPELINE_MAX_DEPTH], *db[DAHL_PIPELINE_MAX_DEPTH];
+    struct dahl_tensor *sw[DAHL_PIPELINE_MAX_DEPTH], *sb[DAHL_PIPELINE_MAX_DEPTH];
     struct dahl_tensor *vw, *vb;   /* momentum velocities, NULL without momentum */
     starpu_data_handle_t workspace; /* conv2d's, and dense's gradient tree over a group (manual, grain > 1) */
-    struct update_chunks {         /* chunk plans of the parameter, its summed gradient and velocity; */
-        struct dahl_chunks p, g, v; /* p.n == 0 when the update is one task */
+    struct update_chunks {         /* chunk plans of the parameter, its summed gradient (per slot) and */
+        struct dahl_chunks p, v;   /* velocity; p.n == 0 when the update is one task */
+        struct dahl_chunks g[DAHL_PIPELINE_MAX_DEPTH];
     } wu, bu;
 };
 
@@ -51,6 +56,7 @@ struct dahl_network {
     struct dahl_tensor *metrics; /* [batch][2]: loss, correct */
     struct metric_slot *slots;   /* one per group */
     int grain, groups;           /* samples per layer task, and tasks per layer and step */
+    int depth;                   /* pipeline depth: steps whose passes may run at once (1: none) */
     pthread_mutex_t lock;        /* guards the totals below, updated from StarPU callbacks */
     int64_t loss_fixed;          /* summed loss in units of 2^-32: integer sums do not depend on the order
                                     in which the callbacks run, so the totals are reproducible */
@@ -127,14 +133,14 @@ static starpu_data_handle_t summed_grad(const struct dahl_network *net, const st
 /* Plans the chunks of an n-element parameter p, its summed gradient and its velocity when its update is
  * split; the velocity is partitioned for good here (once, before any task uses it). */
 static int plan_chunks(struct dahl_network *net, struct update_chunks *u, struct dahl_tensor *p,
-                       struct dahl_tensor *g, struct dahl_tensor *v, size_t n)
+                       struct dahl_tensor *const *g, struct dahl_tensor *v, size_t n)
 {
     int k = dahl_update_chunks(n, net->conf.update_chunk);
     if (k < 2)
         return 0;
     int ret = dahl_chunks_plan(&u->p, dahl_tensor_handle(p), k);
-    if (ret == 0)
-        ret = dahl_chunks_plan(&u->g, summed_grad(net, g), k);
+    for (int s = 0; s < net->depth && ret == 0; s++)
+        ret = dahl_chunks_plan(&u->g[s], summed_grad(net, g[s]), k);
     if (ret == 0 && v != NULL) {
         ret = dahl_chunks_plan(&u->v, dahl_tensor_handle(v), k);
         if (ret == 0)
@@ -143,27 +149,45 @@ static int plan_chunks(struct dahl_network *net, struct update_chunks *u, struct
     return ret;
 }
 
+/* dst = src, as two tasks whose perf models every calibration has (a parameter's size is its gradient's):
+ * dahl_zero then dahl_accumulate (0 + x is x). Returns 0 or a negative StarPU error. */
+static int stash(struct dahl_tensor *src, struct dahl_tensor *dst)
+{
+    int ret = dahl_insert_zero(dahl_tensor_handle(dst));
+    return ret != 0 ? ret : dahl_insert_accumulate(dahl_tensor_handle(dst), dahl_tensor_handle(src));
+}
+
 static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *state)
 {
     if (l->s.nw == 0)
         return 0;
     l->w = tensor(0, 1, l->s.nw);
     l->b = tensor(0, 1, l->s.nb);
+    if (l->w == NULL || l->b == NULL)
+        return -ENOMEM;
     bool manual = net->conf.reduction == DAHL_REDUCTION_MANUAL;
     int grad_batch = manual ? net->groups : 0;
-    l->dw = tensor(grad_batch, 1, l->s.nw);
-    l->db = tensor(grad_batch, 1, l->s.nb);
-    if (l->w == NULL || l->b == NULL || l->dw == NULL || l->db == NULL)
-        return -ENOMEM;
+    for (int s = 0; s < net->depth; s++) {
+        l->dw[s] = tensor(grad_batch, 1, l->s.nw);
+        l->db[s] = tensor(grad_batch, 1, l->s.nb);
+        if (l->dw[s] == NULL || l->db[s] == NULL)
+            return -ENOMEM;
+        if (!manual) {
+            dahl_gradient_enable_redux(dahl_tensor_handle(l->dw[s]));
+            dahl_gradient_enable_redux(dahl_tensor_handle(l->db[s]));
+        }
+        if (net->depth > 1) {
+            l->sw[s] = tensor(0, 1, l->s.nw);
+            l->sb[s] = tensor(0, 1, l->s.nb);
+            if (l->sw[s] == NULL || l->sb[s] == NULL)
+                return -ENOMEM;
+        }
+    }
     if (net->conf.momentum != 0.0f) {
         l->vw = tensor(0, 1, l->s.nw);
         l->vb = tensor(0, 1, l->s.nb);
         if (l->vw == NULL || l->vb == NULL)
             return -ENOMEM;
-    }
-    if (net->conf.reduction == DAHL_REDUCTION_REDUX) {
-        dahl_gradient_enable_redux(dahl_tensor_handle(l->dw));
-        dahl_gradient_enable_redux(dahl_tensor_handle(l->db));
     }
     bool tree = manual && net->grain > 1;
     if (l->s.desc.kind == DAHL_LAYER_CONV) {
@@ -177,6 +201,9 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
             return -ENOMEM;
     }
     int ret = init_weights(l, state);
+    /* every slot's stash starts as the initial weights (not counted as a step's tasks) */
+    for (int s = 0; s < net->depth && l->sw[s] != NULL && ret == 0; s++)
+        ret = stash(l->w, l->sw[s]) == 0 && stash(l->b, l->sb[s]) == 0 ? 0 : -EIO;
     if (ret == 0)
         ret = plan_chunks(net, &l->wu, l->w, l->dw, l->vw, l->s.nw);
     if (ret == 0)
@@ -204,11 +231,21 @@ static void label_layers(struct dahl_network *net)
         label_tensor(net->act[i + 1], i);
         if (i > 0)
             label_tensor(net->grad[i], i);
-        struct dahl_tensor *params[] = {l->w, l->b, l->dw, l->db, l->vw, l->vb};
+        struct dahl_tensor *params[] = {l->w, l->b, l->vw, l->vb};
         for (size_t k = 0; k < sizeof(params) / sizeof(params[0]); k++)
             label_tensor(params[k], i);
-        struct dahl_chunks *plans[] = {&l->wu.p, &l->wu.g, &l->wu.v, &l->bu.p, &l->bu.g, &l->bu.v};
-        for (size_t k = 0; k < sizeof(plans) / sizeof(plans[0]); k++)
+        for (int s = 0; s < net->depth; s++) {
+            struct dahl_tensor *per_slot[] = {l->dw[s], l->db[s], l->sw[s], l->sb[s]};
+            for (size_t k = 0; k < sizeof(per_slot) / sizeof(per_slot[0]); k++)
+                label_tensor(per_slot[k], i);
+        }
+        struct dahl_chunks *plans[2 * DAHL_PIPELINE_MAX_DEPTH + 4] = {&l->wu.p, &l->wu.v, &l->bu.p, &l->bu.v};
+        int nplans = 4;
+        for (int s = 0; s < net->depth; s++) {
+            plans[nplans++] = &l->wu.g[s];
+            plans[nplans++] = &l->bu.g[s];
+        }
+        for (int k = 0; k < nplans; k++)
             for (int c = 0; c < plans[k]->n; c++)
                 dahl_profile_label(plans[k]->parts[c], i);
     }
@@ -220,9 +257,17 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
                                          char *err, size_t err_size)
 {
     if (conf->batch < 1 || !(conf->lr > 0.0f) || conf->momentum < 0.0f || conf->momentum >= 1.0f ||
-        conf->grain < 0 || conf->grain > conf->batch) {
+        conf->grain < 0 || conf->grain > conf->batch || conf->pipeline_depth < 0 ||
+        conf->pipeline_depth > DAHL_PIPELINE_MAX_DEPTH) {
         snprintf(err, err_size,
-                 "training configuration: batch >= 1, lr > 0, momentum in [0, 1) and grain in [0, batch] expected");
+                 "training configuration: batch >= 1, lr > 0, momentum in [0, 1), grain in [0, batch] and "
+                 "pipeline_depth in [0, %d] expected",
+                 DAHL_PIPELINE_MAX_DEPTH);
+        return NULL;
+    }
+    if (conf->pipeline_depth > 1 && conf->allreduce != NULL) {
+        snprintf(err, err_size, "pipeline_depth %d: pipelining across nodes is not supported (expected 1)",
+                 conf->pipeline_depth);
         return NULL;
     }
     struct dahl_network *net = calloc(1, sizeof(*net));
@@ -234,6 +279,7 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
     net->conf = *conf;
     net->grain = conf->grain > 1 ? conf->grain : 1;
     net->groups = (conf->batch + net->grain - 1) / net->grain;
+    net->depth = conf->pipeline_depth > 1 ? conf->pipeline_depth : 1;
     pthread_mutex_init(&net->lock, NULL);
     net->symbols = dahl_codelet_symbols(&net->nsymbols);
     net->task_counts = calloc(net->nsymbols, sizeof(long));
@@ -286,14 +332,20 @@ void dahl_network_destroy(struct dahl_network *net)
     wait_step_marks(net);
     for (int i = 0; i < net->desc.nlayers; i++) {
         struct layer *l = &net->layers[i];
-        struct dahl_chunks *plans[] = {&l->wu.p, &l->wu.g, &l->wu.v, &l->bu.p, &l->bu.g, &l->bu.v};
+        struct dahl_chunks *plans[] = {&l->wu.p, &l->wu.v, &l->bu.p, &l->bu.v};
         for (size_t k = 0; k < sizeof(plans) / sizeof(plans[0]); k++)
             dahl_chunks_fini(plans[k]);
+        for (int s = 0; s < DAHL_PIPELINE_MAX_DEPTH; s++) {
+            dahl_chunks_fini(&l->wu.g[s]);
+            dahl_chunks_fini(&l->bu.g[s]);
+            dahl_tensor_destroy(l->dw[s]);
+            dahl_tensor_destroy(l->db[s]);
+            dahl_tensor_destroy(l->sw[s]);
+            dahl_tensor_destroy(l->sb[s]);
+        }
         dahl_workspace_destroy(l->workspace);
         dahl_tensor_destroy(l->w);
         dahl_tensor_destroy(l->b);
-        dahl_tensor_destroy(l->dw);
-        dahl_tensor_destroy(l->db);
         dahl_tensor_destroy(l->vw);
         dahl_tensor_destroy(l->vb);
     }
@@ -386,7 +438,19 @@ void dahl_network_input_copies(const struct dahl_network *net, size_t *bytes, do
  * shapes, for perf models of unmeasured machines: a task added or changed here goes there too (test_catalogue
  * checks both against what StarPU records). Every task of group g covers its n samples (the group's size,
  * as the tensors are split). */
-static int forward_group(struct dahl_network *net, int g, const uint8_t *labels)
+/* The weights and bias the passes of pipeline slot `slot` read: its stash at a depth above 1, else (and
+ * for an evaluation, slot < 0) the latest. */
+static starpu_data_handle_t weights(const struct layer *l, int slot)
+{
+    return slot >= 0 && l->sw[slot] != NULL ? dahl_tensor_handle(l->sw[slot]) : dahl_tensor_handle(l->w);
+}
+
+static starpu_data_handle_t bias(const struct layer *l, int slot)
+{
+    return slot >= 0 && l->sb[slot] != NULL ? dahl_tensor_handle(l->sb[slot]) : dahl_tensor_handle(l->b);
+}
+
+static int forward_group(struct dahl_network *net, int g, const uint8_t *labels, int slot)
 {
     int n = group_size(net, g);
     for (int i = 0; i < net->desc.nlayers; i++) {
@@ -395,8 +459,8 @@ static int forward_group(struct dahl_network *net, int g, const uint8_t *labels)
         switch (l->s.desc.kind) {
         case DAHL_LAYER_CONV:
             SUBMIT(net, "dahl_conv2d_forward",
-                   dahl_insert_conv2d_forward_n(&l->s.conv, n, x, dahl_tensor_handle(l->w), dahl_tensor_handle(l->b),
-                                                y, l->workspace));
+                   dahl_insert_conv2d_forward_n(&l->s.conv, n, x, weights(l, slot), bias(l, slot), y,
+                                                l->workspace));
             break;
         case DAHL_LAYER_RELU:
             SUBMIT(net, "dahl_relu_forward", dahl_insert_relu_forward(x, y));
@@ -407,7 +471,7 @@ static int forward_group(struct dahl_network *net, int g, const uint8_t *labels)
         case DAHL_LAYER_DENSE:
             SUBMIT(net, "dahl_dense_forward",
                    dahl_insert_dense_forward_n(l->s.in_c * l->s.in_h * l->s.in_w, l->s.desc.units, n, x,
-                                               dahl_tensor_handle(l->w), dahl_tensor_handle(l->b), y));
+                                               weights(l, slot), bias(l, slot), y));
             break;
         }
     }
@@ -424,7 +488,7 @@ static starpu_data_handle_t grad_handle(struct dahl_network *net, struct dahl_te
     return net->conf.reduction == DAHL_REDUCTION_MANUAL ? group(t, g) : dahl_tensor_handle(t);
 }
 
-static int backward_group(struct dahl_network *net, int g)
+static int backward_group(struct dahl_network *net, int g, int slot)
 {
     int n = group_size(net, g);
     enum starpu_data_access_mode mode = net->conf.reduction == DAHL_REDUCTION_MANUAL ? STARPU_RW : STARPU_REDUX;
@@ -436,12 +500,11 @@ static int backward_group(struct dahl_network *net, int g)
         switch (l->s.desc.kind) {
         case DAHL_LAYER_CONV:
             SUBMIT(net, "dahl_conv2d_backward_weights",
-                   dahl_insert_conv2d_backward_weights_n(&l->s.conv, n, x, dy, grad_handle(net, l->dw, g),
-                                                         grad_handle(net, l->db, g), mode, l->workspace));
+                   dahl_insert_conv2d_backward_weights_n(&l->s.conv, n, x, dy, grad_handle(net, l->dw[slot], g),
+                                                         grad_handle(net, l->db[slot], g), mode, l->workspace));
             if (dx != NULL)
                 SUBMIT(net, "dahl_conv2d_backward_input",
-                       dahl_insert_conv2d_backward_input_n(&l->s.conv, n, dy, dahl_tensor_handle(l->w), dx,
-                                                           l->workspace));
+                       dahl_insert_conv2d_backward_input_n(&l->s.conv, n, dy, weights(l, slot), dx, l->workspace));
             break;
         case DAHL_LAYER_RELU:
             if (dx != NULL)
@@ -454,11 +517,12 @@ static int backward_group(struct dahl_network *net, int g)
         case DAHL_LAYER_DENSE: {
             int n_in = l->s.in_c * l->s.in_h * l->s.in_w;
             SUBMIT(net, "dahl_dense_backward_weights",
-                   dahl_insert_dense_backward_weights_n(n_in, l->s.desc.units, n, x, dy, grad_handle(net, l->dw, g),
-                                                        grad_handle(net, l->db, g), mode, l->workspace));
+                   dahl_insert_dense_backward_weights_n(n_in, l->s.desc.units, n, x, dy,
+                                                        grad_handle(net, l->dw[slot], g),
+                                                        grad_handle(net, l->db[slot], g), mode, l->workspace));
             if (dx != NULL)
                 SUBMIT(net, "dahl_dense_backward_input",
-                       dahl_insert_dense_backward_input_n(n_in, l->s.desc.units, n, dy, dahl_tensor_handle(l->w), dx));
+                       dahl_insert_dense_backward_input_n(n_in, l->s.desc.units, n, dy, weights(l, slot), dx));
             break;
         }
         }
@@ -484,7 +548,7 @@ static int tree_sum(struct dahl_network *net, struct dahl_tensor *g, starpu_data
  * partitioning of the parameter and gradient and their gathering; the partitioning of a REDUX gradient
  * waits for StarPU's reduction of it, so every chunk reads the summed gradient. */
 static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct dahl_tensor *g, struct dahl_tensor *v,
-                         struct update_chunks *u, int index)
+                         struct update_chunks *u, int slot, int index)
 {
     /* the mean of the per-sample gradients, over every node's samples */
     int global_batch = net->conf.global_batch > 0 ? net->conf.global_batch : net->conf.batch;
@@ -499,16 +563,17 @@ static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct
     }
     DAHL_CHECK_STARPU(dahl_allreduce_submit(net->conf.allreduce, index, grad));
     if (u->p.n > 1) {
-        dahl_chunks_partition_submit(&u->g);
+        struct dahl_chunks *gc = &u->g[slot];
+        dahl_chunks_partition_submit(gc);
         dahl_chunks_partition_submit(&u->p);
         for (int c = 0; c < u->p.n; c++)
             SUBMIT(net, "dahl_sgd_update",
-                   dahl_insert_sgd_update(u->p.parts[c], u->g.parts[c], v != NULL ? u->v.parts[c] : NULL, lr,
+                   dahl_insert_sgd_update(u->p.parts[c], gc->parts[c], v != NULL ? u->v.parts[c] : NULL, lr,
                                           net->conf.momentum));
-        for (int c = 0; c < u->g.n; c++)
-            SUBMIT(net, "dahl_zero", dahl_insert_zero(u->g.parts[c]));
+        for (int c = 0; c < gc->n; c++)
+            SUBMIT(net, "dahl_zero", dahl_insert_zero(gc->parts[c]));
         dahl_chunks_unpartition_submit(&u->p);
-        dahl_chunks_unpartition_submit(&u->g);
+        dahl_chunks_unpartition_submit(gc);
         if (net->conf.reduction == DAHL_REDUCTION_MANUAL)
             for (int s = 1; s < net->groups; s++)
                 SUBMIT(net, "dahl_zero", dahl_insert_zero(group(g, s)));
@@ -524,6 +589,16 @@ static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct
     } else {
         SUBMIT(net, "dahl_zero", dahl_insert_zero(grad));
     }
+    return 0;
+}
+
+/* Pipelining (depth > 1): after step t's update of p, the stash of t's slot, which step t + depth reads,
+ * becomes the latest p (PipeDream's weight stashing: t + depth's passes see the updates up to t's). */
+static int restash(struct dahl_network *net, struct dahl_tensor *p, struct dahl_tensor *stash_of_slot)
+{
+    SUBMIT(net, "dahl_zero", dahl_insert_zero(dahl_tensor_handle(stash_of_slot)));
+    SUBMIT(net, "dahl_accumulate",
+           dahl_insert_accumulate(dahl_tensor_handle(stash_of_slot), dahl_tensor_handle(p)));
     return 0;
 }
 
@@ -757,22 +832,32 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
     for (int s = 0; s < batch; s++)
         if (labels[s] >= net->desc.nclasses)
             return -EINVAL;
+    int slot = (int)(step % net->depth);
+    /* 1f1b: the backward passes and updates of a step go before the forward passes of the next ones */
+    bool one_f_one_b = net->depth > 1 && net->conf.pipeline_schedule == DAHL_PIPELINE_1F1B;
     for (int g = 0; g < net->groups; g++) {
         int n = group_size(net, g);
         DAHL_CHECK_STARPU(load_input(net, g, n, images));
-        DAHL_CHECK_STARPU(forward_group(net, g, labels + (size_t)g * (size_t)net->grain));
+        dahl_codelets_set_priority(0);
+        DAHL_CHECK_STARPU(forward_group(net, g, labels + (size_t)g * (size_t)net->grain, slot));
         if (track_metrics)
             DAHL_CHECK_STARPU(track(net, g, n));
-        DAHL_CHECK_STARPU(backward_group(net, g));
+        dahl_codelets_set_priority(one_f_one_b ? 1 : 0);
+        DAHL_CHECK_STARPU(backward_group(net, g, slot));
     }
     DAHL_CHECK_STARPU(dahl_allreduce_step_begin(net->conf.allreduce));
     for (int i = 0; i < net->desc.nlayers; i++) {
         struct layer *l = &net->layers[i];
         if (l->s.nw == 0)
             continue;
-        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw, l->vw, &l->wu, 2 * i));
-        DAHL_CHECK_STARPU(update_params(net, l->b, l->db, l->vb, &l->bu, 2 * i + 1));
+        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw[slot], l->vw, &l->wu, slot, 2 * i));
+        DAHL_CHECK_STARPU(update_params(net, l->b, l->db[slot], l->vb, &l->bu, slot, 2 * i + 1));
+        if (net->depth > 1) {
+            DAHL_CHECK_STARPU(restash(net, l->w, l->sw[slot]));
+            DAHL_CHECK_STARPU(restash(net, l->b, l->sb[slot]));
+        }
     }
+    dahl_codelets_set_priority(0);
     return mark_step_end(net);
 }
 
@@ -796,7 +881,7 @@ int dahl_network_eval_step(struct dahl_network *net, const float *images, const 
             padded[i] = i < valid ? labels[first + i] : 0;
         ret = load_input(net, g, valid, images);
         if (ret == 0)
-            ret = forward_group(net, g, padded);
+            ret = forward_group(net, g, padded, -1);
         if (ret == 0)
             ret = track(net, g, valid);
     }

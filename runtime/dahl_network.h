@@ -16,6 +16,14 @@
 
 struct dahl_allreduce; /* dahl_mpi.h */
 
+#define DAHL_PIPELINE_MAX_DEPTH 64
+
+/* The order of a pipeline's tasks (depth > 1): fill submits and runs them in step order, with no priority;
+ * 1f1b gives each step's backward passes and updates priority over the next steps' forward passes
+ * (PipeDream's one-forward-one-backward: older mini-batches finish first), where the scheduler honours
+ * StarPU priorities. */
+enum dahl_pipeline_schedule { DAHL_PIPELINE_FILL, DAHL_PIPELINE_1F1B };
+
 struct dahl_train_conf {
     int batch;       /* samples per step (>= 1) on this node */
     float lr;        /* learning rate; the gradient is the batch mean */
@@ -30,6 +38,13 @@ struct dahl_train_conf {
     /* Most elements per chunk of a split parameter update (dahl_update_chunks); 0: the default,
      * SIZE_MAX: never split. */
     size_t update_chunk;
+    /* Pipelining across steps (issue 21; PipeDream, Narayanan et al., SOSP 2019): up to pipeline_depth
+     * steps in flight. Step t's forward and backward passes read the weights as they were after step
+     * t - depth's update (weight stashing: one stashed copy per slot, StarPU data), so step t + 1's passes
+     * need not wait for step t's update; each update applies its step's gradient to the latest weights.
+     * 0 or 1: synchronous SGD (no stash). At most DAHL_PIPELINE_MAX_DEPTH; one node only. */
+    int pipeline_depth;
+    enum dahl_pipeline_schedule pipeline_schedule;
     /* Samples per layer task (issue 21): the per-sample layers run one task over each group of `grain`
      * consecutive samples of the batch (the last group smaller when grain does not divide the batch); 0 or
      * 1: one task per sample. At most batch. */

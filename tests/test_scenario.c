@@ -79,6 +79,9 @@ Test(scenario, bad_values_name_the_file_and_the_field)
         {"grain=9", "\"grain\": expected a number of samples per layer task in [1, 8]", "got 9"},
         {"grain=\"smallest\"", "\"grain\": expected a number of samples per layer task", "got \"smallest\""},
         {"grain=2", "\"grain\": expected grains calibration tiny-2cpu covers: it has no tasks over 2 samples", NULL},
+        {"pipeline_depth=0", "\"pipeline_depth\": expected an integer in [1, 64]", "got 0"},
+        {"pipeline_depth=65", "\"pipeline_depth\": expected an integer in [1, 64]", "got 65"},
+        {"pipeline_schedule=\"gpipe\"", "\"pipeline_schedule\": expected fill or 1f1b", "got \"gpipe\""},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         dahlsim((const char *[]){"check", TINY, "--set", cases[i].set, NULL});
@@ -255,5 +258,48 @@ Test(scenario, a_calibration_missing_a_perf_model_is_refused_before_simulating)
                        "dahl_relu_forward.tiny-2cpu");
     cr_assert(strstr(run.err, "hint: recalibrate with dahlsim calibrate --machine tiny-2cpu") != NULL, "%s", run.err);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* The run's per_codelet count of symbol and its pipeline block's depth and staleness. */
+static long pipelined_run(const char *out, const char *depth, long *depth_out, long *staleness)
+{
+    char set[32];
+    snprintf(set, sizeof(set), "pipeline_depth=%s", depth);
+    dahlsim((const char *[]){"run", TINY, "--set", set, "--out", out, "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.err, "not calibrated") == NULL, "%s", run.err);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/results.json", out);
+    cJSON *root = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert_not_null(root);
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "pipeline");
+    *depth_out = (long)cJSON_GetObjectItemCaseSensitive(p, "depth")->valuedouble;
+    *staleness = (long)cJSON_GetObjectItemCaseSensitive(p, "staleness")->valuedouble;
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "tasks"), "per_codelet");
+    long zeros = (long)cJSON_GetObjectItemCaseSensitive(tasks, "dahl_zero")->valuedouble;
+    cJSON_Delete(root);
+    return zeros;
+}
+
+/* A pipelined run simulates with the calibration's own models (the stash refreshes are dahl_zero and
+ * dahl_accumulate tasks of the gradients' sizes): one refresh per parameter tensor and step more than
+ * synchronous SGD, and results.json says how stale the weights were. */
+Test(scenario, a_pipelined_run_simulates_and_reports_its_staleness)
+{
+    char dir[] = "/tmp/dahlsim-pipe-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char a[64], b[64];
+    snprintf(a, sizeof(a), "%s/a", dir);
+    snprintf(b, sizeof(b), "%s/b", dir);
+    long depth1, stale1, depth3, stale3;
+    long zeros1 = pipelined_run(a, "1", &depth1, &stale1), zeros3 = pipelined_run(b, "3", &depth3, &stale3);
+    cr_assert_eq(depth1, 1);
+    cr_assert_eq(stale1, 0);
+    cr_assert_eq(depth3, 3);
+    cr_assert_eq(stale3, 2);
+    cr_assert_eq(zeros3 - zeros1, 16 * 8, "16 steps x 8 parameter tensors: %ld and %ld", zeros1, zeros3);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }

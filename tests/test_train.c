@@ -84,6 +84,12 @@ Test(train, bad_option_values_are_input_errors_naming_the_option)
     assert_input_error("--grain auto", "--grain:", "or batch");
     train((const char *[]){"--dataset", "synthetic:12x12x1", "--batch", "8", "--grain", "9", NULL});
     assert_input_error("--grain > --batch", "--grain:", "at most 8, got 9");
+    train((const char *[]){"--pipeline-depth", "0", NULL});
+    assert_input_error("--pipeline-depth 0", "--pipeline-depth:", "\"0\"");
+    train((const char *[]){"--pipeline-depth", "65", NULL});
+    assert_input_error("--pipeline-depth 65", "--pipeline-depth:", "\"65\"");
+    train((const char *[]){"--pipeline-schedule", "gpipe", NULL});
+    assert_input_error("--pipeline-schedule gpipe", "--pipeline-schedule:", "fill or 1f1b");
     train((const char *[]){"--dataset", "synthetic:2x2x1", NULL});
     assert_input_error("too small for lenet", "--model lenet:", "too small");
     train((const char *[]){"--model", "deep:0", "--dataset", "synthetic:12x12x1", NULL});

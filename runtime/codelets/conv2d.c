@@ -276,7 +276,7 @@ int dahl_insert_conv2d_forward_n(const struct dahl_conv2d_shape *s, int n, starp
     dahl_codelets_note_submit();
     return starpu_task_insert(&conv2d_forward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_R, w,
                               STARPU_R, b, STARPU_W, y, STARPU_SCRATCH, workspace, STARPU_FLOPS,
-                              n * dahl_conv2d_forward_flops(s), STARPU_NAME, "dahl_conv2d_forward", 0);
+                              n * dahl_conv2d_forward_flops(s), DAHL_TASK_NAME, "dahl_conv2d_forward", 0);
 }
 
 int dahl_insert_conv2d_backward_input_n(const struct dahl_conv2d_shape *s, int n, starpu_data_handle_t dy,
@@ -291,7 +291,7 @@ int dahl_insert_conv2d_backward_input_n(const struct dahl_conv2d_shape *s, int n
     dahl_codelets_note_submit();
     return starpu_task_insert(&conv2d_backward_input_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, dy, STARPU_R,
                               w, STARPU_W, dx, STARPU_SCRATCH, workspace, STARPU_FLOPS,
-                              n * dahl_conv2d_backward_input_flops(s), STARPU_NAME, "dahl_conv2d_backward_input", 0);
+                              n * dahl_conv2d_backward_input_flops(s), DAHL_TASK_NAME, "dahl_conv2d_backward_input", 0);
 }
 
 int dahl_insert_conv2d_backward_weights_n(const struct dahl_conv2d_shape *s, int n, starpu_data_handle_t x,
@@ -311,6 +311,6 @@ int dahl_insert_conv2d_backward_weights_n(const struct dahl_conv2d_shape *s, int
     dahl_codelets_note_submit();
     return starpu_task_insert(cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_R, dy, grad_mode, dw,
                               grad_mode, db, STARPU_SCRATCH, workspace, STARPU_FLOPS,
-                              n * dahl_conv2d_backward_weights_flops(s), STARPU_NAME, "dahl_conv2d_backward_weights",
+                              n * dahl_conv2d_backward_weights_flops(s), DAHL_TASK_NAME, "dahl_conv2d_backward_weights",
                               0);
 }

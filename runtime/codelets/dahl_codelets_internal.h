@@ -30,6 +30,11 @@ struct starpu_perfmodel *const *dahl_codelets_models(size_t *n);
 /* Called by every dahl_insert_*() before submitting: from then on the perf-model kind is fixed. */
 void dahl_codelets_note_submit(void);
 
+/* The StarPU priority of the tasks the submitting thread inserts now (dahl_codelets_set_priority), and the
+ * task-insert arguments every dahl layer codelet ends with: that priority, then STARPU_NAME's value. */
+int dahl_codelets_priority(void);
+#define DAHL_TASK_NAME STARPU_PRIORITY, dahl_codelets_priority(), STARPU_NAME
+
 /* True when h is a registered vector of exactly n floats. */
 static inline bool dahl_vector_is(starpu_data_handle_t h, size_t n)
 {

@@ -257,7 +257,7 @@ int dahl_insert_dense_forward_n(int n_in, int n_out, int n, starpu_data_handle_t
     dahl_codelets_note_submit();
     return starpu_task_insert(&dense_forward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_R, w,
                               STARPU_R, b, STARPU_W, y, STARPU_FLOPS, n * dahl_dense_forward_flops(n_in, n_out),
-                              STARPU_NAME, "dahl_dense_forward", 0);
+                              DAHL_TASK_NAME, "dahl_dense_forward", 0);
 }
 
 int dahl_insert_dense_backward_input_n(int n_in, int n_out, int n, starpu_data_handle_t dy, starpu_data_handle_t w,
@@ -270,7 +270,7 @@ int dahl_insert_dense_backward_input_n(int n_in, int n_out, int n, starpu_data_h
     dahl_codelets_note_submit();
     return starpu_task_insert(&dense_backward_input_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, dy, STARPU_R,
                               w, STARPU_W, dx, STARPU_FLOPS, n * dahl_dense_backward_input_flops(n_in, n_out),
-                              STARPU_NAME, "dahl_dense_backward_input", 0);
+                              DAHL_TASK_NAME, "dahl_dense_backward_input", 0);
 }
 
 int dahl_insert_dense_backward_weights_n(int n_in, int n_out, int n, starpu_data_handle_t x, starpu_data_handle_t dy,
@@ -289,9 +289,9 @@ int dahl_insert_dense_backward_weights_n(int n_in, int n_out, int n, starpu_data
     if (tree)
         return starpu_task_insert(&dense_backward_weights_tree_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x,
                                   STARPU_R, dy, STARPU_RW, dw, STARPU_RW, db, STARPU_SCRATCH, workspace,
-                                  STARPU_FLOPS, flops, STARPU_NAME, "dahl_dense_backward_weights", 0);
+                                  STARPU_FLOPS, flops, DAHL_TASK_NAME, "dahl_dense_backward_weights", 0);
     struct starpu_codelet *cl =
         grad_mode == STARPU_REDUX ? &dense_backward_weights_redux_cl : &dense_backward_weights_rw_cl;
     return starpu_task_insert(cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_R, dy, grad_mode, dw,
-                              grad_mode, db, STARPU_FLOPS, flops, STARPU_NAME, "dahl_dense_backward_weights", 0);
+                              grad_mode, db, STARPU_FLOPS, flops, DAHL_TASK_NAME, "dahl_dense_backward_weights", 0);
 }

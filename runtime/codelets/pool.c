@@ -141,7 +141,7 @@ int dahl_insert_maxpool_forward_n(const struct dahl_maxpool_shape *s, int n, sta
     struct maxpool_args args = {.shape = *s, .n = n};
     dahl_codelets_note_submit();
     return starpu_task_insert(&maxpool_forward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_W, y,
-                              STARPU_FLOPS, n * dahl_maxpool_forward_flops(s), STARPU_NAME, "dahl_maxpool_forward",
+                              STARPU_FLOPS, n * dahl_maxpool_forward_flops(s), DAHL_TASK_NAME, "dahl_maxpool_forward",
                               0);
 }
 
@@ -154,6 +154,6 @@ int dahl_insert_maxpool_backward_n(const struct dahl_maxpool_shape *s, int n, st
     struct maxpool_args args = {.shape = *s, .n = n};
     dahl_codelets_note_submit();
     return starpu_task_insert(&maxpool_backward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_R, dy,
-                              STARPU_W, dx, STARPU_FLOPS, n * dahl_maxpool_backward_flops(s), STARPU_NAME,
+                              STARPU_W, dx, STARPU_FLOPS, n * dahl_maxpool_backward_flops(s), DAHL_TASK_NAME,
                               "dahl_maxpool_backward", 0);
 }

@@ -120,7 +120,7 @@ int dahl_insert_accumulate(starpu_data_handle_t dst, starpu_data_handle_t src)
         return -EINVAL;
     dahl_codelets_note_submit();
     return starpu_task_insert(&accumulate_cl, STARPU_RW, dst, STARPU_R, src, STARPU_FLOPS, dahl_accumulate_flops(n),
-                              STARPU_NAME, "dahl_accumulate", 0);
+                              DAHL_TASK_NAME, "dahl_accumulate", 0);
 }
 
 int dahl_insert_zero(starpu_data_handle_t dst)
@@ -131,7 +131,7 @@ int dahl_insert_zero(starpu_data_handle_t dst)
     if (!dahl_vector_is(dst, n))
         return -EINVAL;
     dahl_codelets_note_submit();
-    return starpu_task_insert(&zero_cl, STARPU_W, dst, STARPU_FLOPS, dahl_zero_flops(n), STARPU_NAME, "dahl_zero", 0);
+    return starpu_task_insert(&zero_cl, STARPU_W, dst, STARPU_FLOPS, dahl_zero_flops(n), DAHL_TASK_NAME, "dahl_zero", 0);
 }
 
 void dahl_gradient_enable_redux(starpu_data_handle_t h)

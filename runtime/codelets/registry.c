@@ -37,6 +37,17 @@ static const struct {
 };
 
 static atomic_bool submitted;
+static _Thread_local int priority;
+
+void dahl_codelets_set_priority(int prio)
+{
+    priority = prio;
+}
+
+int dahl_codelets_priority(void)
+{
+    return priority;
+}
 static enum dahl_perfmodel_kind current_kind = DAHL_PERFMODEL_HISTORY;
 
 void dahl_codelets_note_submit(void)

@@ -113,7 +113,7 @@ int dahl_insert_relu_forward(starpu_data_handle_t x, starpu_data_handle_t y)
         return -EINVAL;
     dahl_codelets_note_submit();
     return starpu_task_insert(&relu_forward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_W, y,
-                              STARPU_FLOPS, dahl_relu_forward_flops(args.n), STARPU_NAME, "dahl_relu_forward", 0);
+                              STARPU_FLOPS, dahl_relu_forward_flops(args.n), DAHL_TASK_NAME, "dahl_relu_forward", 0);
 }
 
 int dahl_insert_relu_backward(starpu_data_handle_t y, starpu_data_handle_t dy, starpu_data_handle_t dx)
@@ -126,6 +126,6 @@ int dahl_insert_relu_backward(starpu_data_handle_t y, starpu_data_handle_t dy, s
         return -EINVAL;
     dahl_codelets_note_submit();
     return starpu_task_insert(&relu_backward_cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, y, STARPU_R, dy,
-                              STARPU_W, dx, STARPU_FLOPS, dahl_relu_backward_flops(args.n), STARPU_NAME,
+                              STARPU_W, dx, STARPU_FLOPS, dahl_relu_backward_flops(args.n), DAHL_TASK_NAME,
                               "dahl_relu_backward", 0);
 }

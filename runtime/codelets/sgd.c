@@ -116,7 +116,7 @@ int dahl_insert_sgd_update(starpu_data_handle_t param, starpu_data_handle_t grad
     dahl_codelets_note_submit();
     if (args.with_momentum)
         return starpu_task_insert(&sgd_momentum_cl, STARPU_VALUE, &args, sizeof(args), STARPU_RW, param, STARPU_R,
-                                  grad, STARPU_RW, velocity, STARPU_FLOPS, flops, STARPU_NAME, "dahl_sgd_update", 0);
+                                  grad, STARPU_RW, velocity, STARPU_FLOPS, flops, DAHL_TASK_NAME, "dahl_sgd_update", 0);
     return starpu_task_insert(&sgd_cl, STARPU_VALUE, &args, sizeof(args), STARPU_RW, param, STARPU_R, grad,
-                              STARPU_FLOPS, flops, STARPU_NAME, "dahl_sgd_update", 0);
+                              STARPU_FLOPS, flops, DAHL_TASK_NAME, "dahl_sgd_update", 0);
 }

@@ -92,7 +92,7 @@ int dahl_insert_softmax_xent_n(int k, int n, const uint8_t *labels, starpu_data_
     memcpy(args->labels, labels, (size_t)n);
     dahl_codelets_note_submit();
     return starpu_task_insert(&softmax_xent_cl, STARPU_CL_ARGS, args, size, STARPU_R, logits, STARPU_W, dlogits,
-                              STARPU_W, metrics, STARPU_FLOPS, n * dahl_softmax_xent_flops(k), STARPU_NAME,
+                              STARPU_W, metrics, STARPU_FLOPS, n * dahl_softmax_xent_flops(k), DAHL_TASK_NAME,
                               "dahl_softmax_xent", 0);
 }
 

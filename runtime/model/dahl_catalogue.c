@@ -246,6 +246,15 @@ int dahl_catalogue_add_step(struct dahl_catalogue *c, const struct dahl_network_
         ret = update_tasks(c, layers[i].nw, conf, groups);
         if (ret == 0)
             ret = update_tasks(c, layers[i].nb, conf, groups);
+        /* pipelining: the slot's stash refreshed from the updated parameters */
+        for (int t = 0; t < 2 && ret == 0 && conf->pipeline_depth > 1; t++) {
+            size_t n = t == 0 ? layers[i].nw : layers[i].nb;
+            double flops = dahl_accumulate_flops(n);
+            ret = zero_tasks(c, n, 1);
+            if (ret == 0)
+                ret = add(c, "dahl_accumulate", dahl_reduce_footprint_of(n), dahl_size_of_flops(flops), flops,
+                          (double)dahl_accumulate_bytes(n), 1, false);
+        }
     }
     if (ret == -ENOMEM)
         snprintf(err, err_size, "catalogue: out of memory");

@@ -41,6 +41,8 @@ struct dahl_catalogue_conf {
                                       schedule; with one worker it is exactly 1. */
     size_t update_chunk;           /* dahl_train_conf's update_chunk: 0 the default, SIZE_MAX never split */
     int grain;                     /* dahl_train_conf's grain: samples per layer task (0 or 1: one) */
+    int pipeline_depth;            /* dahl_train_conf's pipeline_depth (> 1: a stash refresh per parameter
+                                      tensor and step, one dahl_zero and one dahl_accumulate) */
 };
 
 /* An empty catalogue (caller-owned storage). */

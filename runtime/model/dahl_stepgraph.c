@@ -408,6 +408,11 @@ int dahl_stepgraph_build(struct dahl_stepgraph *g, const struct dahl_network_des
                                 "redux_copies >= 1 expected");
         return -EINVAL;
     }
+    if (conf->pipeline_depth > 1) {
+        snprintf(err, err_size, "step graph: pipeline_depth %d: pipelined steps are not modelled (expected 1)",
+                 conf->pipeline_depth);
+        return -EINVAL;
+    }
     if (conf->redux_copies > 1024) {
         snprintf(err, err_size, "step graph: redux_copies: expected at most 1024, got %d", conf->redux_copies);
         return -EINVAL;

@@ -17,6 +17,10 @@
  *                     0: each job's batch, with several jobs)
  *   grain_choice      how "grain": "auto" chose the grain (the candidates and predicted step times,
  *                     dahlsim_grain.h), or null
+ *   pipeline          {"depth", "schedule", "staleness", "weight_versions"}: training steps in flight
+ *                     (PipeDream-like, 1: synchronous SGD), fill or 1f1b, how many updates behind the
+ *                     latest the weights a step's passes read are (depth - 1), and the copies of the
+ *                     weights kept (the latest and one stash per step in flight)
  *   image             {"c", "h", "w"}
  *   workers           {"cpu": n, "cuda": n}
  *   reduction         "redux" | "manual"
@@ -405,6 +409,13 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(cJSON_AddNumberToObject(root, "grain", r->grain));
     CHK(r->grain_choice != NULL ? cJSON_AddStringToObject(root, "grain_choice", r->grain_choice)
                                 : cJSON_AddNullToObject(root, "grain_choice"));
+    cJSON *pipeline;
+    CHK(pipeline = cJSON_AddObjectToObject(root, "pipeline"));
+    CHK(cJSON_AddNumberToObject(pipeline, "depth", r->pipeline_depth));
+    CHK(cJSON_AddStringToObject(pipeline, "schedule", r->pipeline_schedule));
+    /* a step's passes read the weights as they were this many updates before (weight stashing) */
+    CHK(cJSON_AddNumberToObject(pipeline, "staleness", r->pipeline_depth - 1));
+    CHK(cJSON_AddNumberToObject(pipeline, "weight_versions", r->pipeline_depth > 1 ? r->pipeline_depth + 1 : 1));
     cJSON *image;
     CHK(image = cJSON_AddObjectToObject(root, "image"));
     CHK(cJSON_AddNumberToObject(image, "c", r->c));

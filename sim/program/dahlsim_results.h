@@ -110,6 +110,8 @@ struct dahlsim_results {
     int batch;
     int grain;             /* samples per layer task; 0: each job's batch (several jobs, grain "batch") */
     const char *grain_choice; /* how "grain": "auto" chose it, or NULL (written as null) */
+    int pipeline_depth;       /* training steps in flight (1: synchronous) */
+    const char *pipeline_schedule; /* "fill" or "1f1b" */
     int c, h, w;           /* image shape */
     int ncpu, ncuda;       /* workers */
     const char *reduction; /* "redux" or "manual" */

@@ -16,7 +16,7 @@
 static const char usage_line[] =
     "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
     "                     [--batch N] [--grain N|batch] [--lr X] [--momentum X] [--sched POLICY] [--ncpu N]\n"
-    "                     [--ngpu N] [--seed N]\n"
+    "                     [--ngpu N] [--seed N] [--pipeline-depth N] [--pipeline-schedule fill|1f1b]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
@@ -38,6 +38,10 @@ static void help(void)
            "  --grain G          samples per layer task: 1 (default: one task per sample and layer), N (tasks\n"
            "                     over N consecutive samples; the last one smaller when N does not divide the\n"
            "                     batch) or batch (one task per layer and step)\n"
+           "  --pipeline-depth N up to N training steps in flight, PipeDream-like (default 1: synchronous SGD):\n"
+           "                     a step's passes use the weights as they were N - 1 updates before (stashed)\n"
+           "  --pipeline-schedule S  fill (default: steps' tasks in order) or 1f1b (a step's backward passes\n"
+           "                     before the next steps' forward passes, with StarPU priorities)\n"
            "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
            "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
            "  --sched POLICY     StarPU scheduling policy (default lws)\n"
@@ -126,6 +130,7 @@ static bool parse_positive_double(const char *option, const char *text, double m
 enum {
     O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES,
     O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW, O_GRAIN,
+    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE,
     /* options that do not describe the experiment, and so go with --point: */
     O_OUT, O_QUIET, O_HELP, O_POINT
 };
@@ -144,6 +149,8 @@ static const struct option options[] = {
     {"help", no_argument, NULL, O_HELP},                 {"point", required_argument, NULL, O_POINT},
     {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
     {"grain", required_argument, NULL, O_GRAIN},
+    {"pipeline-depth", required_argument, NULL, O_PIPELINE_DEPTH},
+    {"pipeline-schedule", required_argument, NULL, O_PIPELINE_SCHEDULE},
     {NULL, 0, NULL, 0},
 };
 
@@ -195,6 +202,16 @@ static bool parse_grain(const char *value, struct train_opts *o)
     return false;
 }
 
+static bool parse_pipeline_schedule(const char *value, struct train_opts *o)
+{
+    if (strcmp(value, "fill") == 0 || strcmp(value, "1f1b") == 0) {
+        o->pipeline_schedule = value[0] == 'f' ? DAHL_PIPELINE_FILL : DAHL_PIPELINE_1F1B;
+        return true;
+    }
+    dahlsim_error("--pipeline-schedule: expected fill or 1f1b, got \"%s\"", value);
+    return false;
+}
+
 static bool parse_perfmodel(const char *value, struct train_opts *o)
 {
     if (dahl_perfmodel_kind_parse(value, &o->perfmodel) == 0)
@@ -219,6 +236,10 @@ static bool set_option(int opt, const char *arg, struct train_opts *o)
         return dahlsim_parse_int("--batch", arg, 1, 65536, &o->batch);
     case O_GRAIN:
         return parse_grain(arg, o);
+    case O_PIPELINE_DEPTH:
+        return dahlsim_parse_int("--pipeline-depth", arg, 1, DAHL_PIPELINE_MAX_DEPTH, &o->pipeline_depth);
+    case O_PIPELINE_SCHEDULE:
+        return parse_pipeline_schedule(arg, o);
     case O_LR:
         return parse_positive_double("--lr", arg, 100, &o->lr);
     case O_MOMENTUM:
@@ -275,8 +296,10 @@ static bool set_point(const char *path, struct train_opts *o)
         return false;
     }
     if (!parse_dataset(x->dataset, o) || !parse_sched(o->sched_policy, o) || !parse_reduction(x->reduction, o) ||
-        !parse_perfmodel(x->perfmodel, o))
+        !parse_perfmodel(x->perfmodel, o) ||
+        (x->pipeline_schedule[0] != '\0' && !parse_pipeline_schedule(x->pipeline_schedule, o)))
         return false;
+    o->pipeline_depth = x->pipeline_depth < 1 ? 1 : x->pipeline_depth; /* points made without one: 1 */
     o->priorities = o->priorities_value[0] != '\0' ? o->priorities_value : NULL;
     o->model = x->model;
     o->samples = x->samples;
@@ -343,7 +366,7 @@ static int check_options(struct train_opts *o)
 int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o)
 {
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
-                             .batch = 32, .grain = 1, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
+                             .batch = 32, .grain = 1, .pipeline_depth = 1, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
                              .sched = "lws", .priority_interval = 32, .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
                              .perfmodel = DAHL_PERFMODEL_HISTORY, .trace_first = -1, .trace_last = -1,
                              .worker_us = -1};

@@ -162,7 +162,8 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
     struct dahl_train_conf conf = {.batch = st->nodes.local_batch, .lr = (float)o->lr, .momentum = (float)o->momentum,
                                    .reduction = o->reduction, .seed = (uint64_t)o->seed,
                                    .allreduce = st->nodes.allreduce, .global_batch = (int)o->batch,
-                                   .grain = grain};
+                                   .grain = grain, .pipeline_depth = (int)o->pipeline_depth,
+                                   .pipeline_schedule = o->pipeline_schedule};
     st->net = dahl_network_create(desc, &conf, err, sizeof(err));
     if (st->net == NULL) {
         dahlsim_error("train: %s", err);

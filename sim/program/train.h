@@ -37,6 +37,8 @@ struct train_opts {
     int syn_h, syn_w, syn_c; /* synthetic:HxWxC; 0 for fashion-mnist */
     long epochs, samples, test_samples, batch, ncpu, ngpu, seed;
     long grain; /* samples per layer task (issue 21); -1: the batch (per node) */
+    long pipeline_depth;                          /* steps in flight (issue 21); 1: synchronous */
+    enum dahl_pipeline_schedule pipeline_schedule; /* fill or 1f1b */
     double lr, momentum;
     const char *sched;
     const char *priorities;  /* --sched heteroprio: FILE or auto:HEURISTIC (dahlsim_schedconf.h) */

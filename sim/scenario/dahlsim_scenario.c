@@ -9,8 +9,10 @@
  *   samples         integer >= 1         60000 / 1024 synthetic   training samples per epoch
  *   iterations      integer >= 1         -                        instead of samples: iterations x batch
  *   batch           integer >= 1         32                       samples per step (<= samples)
- *   grain           integer >= 1|"batch" 1                        samples per layer task (<= batch; with
+ *   grain           integer >= 1|"batch"|"auto"  1                samples per layer task (<= batch; with
  *                                                                 workloads, <= every job's batch)
+ *   pipeline_depth  integer in [1, 64]   1                        training steps in flight, PipeDream-like
+ *   pipeline_schedule "fill"|"1f1b"      "fill"                   the order of a pipeline's tasks
  *   epochs          integer >= 1         1
  *   scheduler       string               "lws"                    any StarPU 1.3.10 policy name, or
  *                                                                 heteroprio:auto-HEURISTIC (dahlsim_schedconf.h)
@@ -80,6 +82,7 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
                                    "trace",   "trace_window", "nodes", "batch_per_node", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
+                                   "pipeline_depth", "pipeline_schedule",
                                    "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -680,6 +683,22 @@ static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_exp
     return true;
 }
 
+/* "pipeline_depth" and "pipeline_schedule" (issue 21), once nodes and jobs are known: one node, one job. */
+static bool pipeline_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    static const char *const schedules[] = {"fill", "1f1b", NULL};
+    if (!get_int(w, o, "pipeline_depth", 1, 64, 1, &x->pipeline_depth) ||
+        !get_choice(w, o, "pipeline_schedule", x->pipeline_schedule, sizeof(x->pipeline_schedule), schedules,
+                    "fill or 1f1b"))
+        return false;
+    if (x->pipeline_depth > 1 && (x->nodes > 0 || x->njobs > 0)) {
+        field_error(w, "pipeline_depth", cJSON_GetObjectItemCaseSensitive(o, "pipeline_depth"),
+                    "1 with \"nodes\" or \"workloads\" (a pipeline runs on one node, for one job)");
+        return false;
+    }
+    return true;
+}
+
 /* How it trains: the scheduler, perf models, reduction, costs, prefetch, memory and the learning. */
 static bool how_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
@@ -812,7 +831,8 @@ static bool experiment_from(const struct where *w, const char *scenario_dir, con
     snprintf(manifest_path, sizeof(manifest_path), "%s/manifest.json", x->machine_dir);
     cJSON *manifest = dahlsim_read_json(manifest_path);
     bool ok = machine_checks(w, o, x, manifest, manifest_path) && nodes_from(w, o, x) &&
-              dahlsim_workloads_from(w->path, w->point, scenario_dir, o, x) && grain_from(w, o, x, manifest);
+              dahlsim_workloads_from(w->path, w->point, scenario_dir, o, x) && grain_from(w, o, x, manifest) &&
+              pipeline_from(w, o, x);
     cJSON_Delete(manifest);
     return ok;
 }

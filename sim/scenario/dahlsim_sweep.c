@@ -113,6 +113,8 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
     cJSON_AddNumberToObject(params, "seed", (double)x->seed);
     cJSON_AddNumberToObject(params, "nodes", (double)x->nodes);
     cJSON_AddNumberToObject(params, "grain", (double)x->grain);
+    cJSON_AddNumberToObject(params, "pipeline_depth", (double)(x->pipeline_depth > 1 ? x->pipeline_depth : 1));
+    cJSON_AddStringToObject(params, "pipeline_schedule", x->pipeline_schedule[0] ? x->pipeline_schedule : "fill");
     const cJSON *grain = cJSON_GetObjectItemCaseSensitive(r, "grain");
     if (cJSON_IsNumber(grain))
         cJSON_AddNumberToObject(o, "grain", grain->valuedouble);

@@ -85,6 +85,12 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
             if (used < sizeof(buf))
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g",
                                          cJSON_IsNumber(grain) ? grain->valuedouble : NAN);
+            const cJSON *depth = cJSON_GetObjectItemCaseSensitive(p, "pipeline_depth");
+            const cJSON *schedule = cJSON_GetObjectItemCaseSensitive(p, "pipeline_schedule");
+            if (used < sizeof(buf))
+                used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g,%s",
+                                         cJSON_IsNumber(depth) ? depth->valuedouble : 1.0,
+                                         cJSON_IsString(schedule) ? schedule->valuestring : "fill");
             free(lines[(size_t)idx->valuedouble]);
             lines[(size_t)idx->valuedouble] = strdup(buf);
         }
@@ -98,7 +104,7 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
               "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs,"
               "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction,gpu_peak_bytes,jobs,"
-              "job_contexts,grain\n",
+              "job_contexts,grain,pipeline_depth,pipeline_schedule\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)
