@@ -27,6 +27,7 @@ struct setup {
     char dataset[64];
     long samples, batch, ncpu;
     char sched[64]; /* a scenario's "scheduler" value (heteroprio:auto-HEURISTIC included) */
+    long depth;     /* pipeline depth (0 or 1: synchronous) */
 };
 
 /* The default set: image sizes 28x28x1 to 128x128x3, batch 4 to 64, every policy family (eager, prio, ws,
@@ -35,24 +36,27 @@ struct setup {
  * native run lasts 1 to 3 s on a 2-core machine: runs of a few tenths of a second spread by up to 45 %
  * between repeats (measured), which is noise the comparison cannot tell from error. */
 static const struct setup defaults[] = {
-    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 8192, 32, 2, "lws"},
-    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 8192, 32, 2, "lws"},
-    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 4096, 4, 2, "lws"},
-    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 8192, 32, 2, "dmda"},
-    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 4096, 32, 1, "eager"},
-    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 512, 16, 2, "lws"},
-    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 512, 16, 2, "dmda"},
-    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 256, 4, 1, "eager"},
-    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 512, 16, 2, "eager"},
-    {"28x28x1 b64 prio 2cpu", "synthetic:28x28x1", 8192, 64, 2, "prio"},
-    {"28x28x3 b16 ws 2cpu", "synthetic:28x28x3", 8192, 16, 2, "ws"},
-    {"28x28x3 b8 dm 1cpu", "synthetic:28x28x3", 4096, 8, 1, "dm"},
-    {"28x28x3 b64 dmdas 2cpu", "synthetic:28x28x3", 8192, 64, 2, "dmdas"},
-    {"28x28x3 b16 heteroprio 2cpu", "synthetic:28x28x3", 8192, 16, 2, "heteroprio:auto-prws"},
-    {"28x28x1 b4 dmdar 1cpu", "synthetic:28x28x1", 2048, 4, 1, "dmdar"},
-    {"128x128x3 b8 prio 1cpu", "synthetic:128x128x3", 256, 8, 1, "prio"},
-    {"128x128x3 b32 ws 2cpu", "synthetic:128x128x3", 512, 32, 2, "ws"},
-    {"128x128x3 b16 heteroprio 2cpu", "synthetic:128x128x3", 512, 16, 2, "heteroprio:auto-prws"},
+    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 8192, 32, 2, "lws", 1},
+    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 8192, 32, 2, "lws", 1},
+    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 4096, 4, 2, "lws", 1},
+    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 8192, 32, 2, "dmda", 1},
+    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 4096, 32, 1, "eager", 1},
+    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 512, 16, 2, "lws", 1},
+    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 512, 16, 2, "dmda", 1},
+    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 256, 4, 1, "eager", 1},
+    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 512, 16, 2, "eager", 1},
+    {"28x28x1 b64 prio 2cpu", "synthetic:28x28x1", 8192, 64, 2, "prio", 1},
+    {"28x28x3 b16 ws 2cpu", "synthetic:28x28x3", 8192, 16, 2, "ws", 1},
+    {"28x28x3 b8 dm 1cpu", "synthetic:28x28x3", 4096, 8, 1, "dm", 1},
+    {"28x28x3 b64 dmdas 2cpu", "synthetic:28x28x3", 8192, 64, 2, "dmdas", 1},
+    {"28x28x3 b16 heteroprio 2cpu", "synthetic:28x28x3", 8192, 16, 2, "heteroprio:auto-prws", 1},
+    {"28x28x1 b4 dmdar 1cpu", "synthetic:28x28x1", 2048, 4, 1, "dmdar", 1},
+    {"128x128x3 b8 prio 1cpu", "synthetic:128x128x3", 256, 8, 1, "prio", 1},
+    {"128x128x3 b32 ws 2cpu", "synthetic:128x128x3", 512, 32, 2, "ws", 1},
+    {"128x128x3 b16 heteroprio 2cpu", "synthetic:128x128x3", 512, 16, 2, "heteroprio:auto-prws", 1},
+    /* pipelined steps (issue 21) */
+    {"28x28x3 b32 lws 2cpu depth2", "synthetic:28x28x3", 8192, 32, 2, "lws", 2},
+    {"28x28x1 b16 dmda 2cpu depth2", "synthetic:28x28x1", 8192, 16, 2, "dmda", 2},
 };
 #define NDEFAULTS (sizeof(defaults) / sizeof(defaults[0]))
 
@@ -112,9 +116,10 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         const char *skeys[] = {"dataset", "scheduler"};
         char *sout[] = {s->dataset, s->sched};
         size_t ssize[] = {sizeof(s->dataset), sizeof(s->sched)};
-        const char *nkeys[] = {"samples", "batch", "cpus"};
-        long *nout[] = {&s->samples, &s->batch, &s->ncpu};
-        const double nmax[] = {1e7, 65536, 64};
+        const char *nkeys[] = {"samples", "batch", "cpus", "pipeline_depth"};
+        long *nout[] = {&s->samples, &s->batch, &s->ncpu, &s->depth};
+        const double nmax[] = {1e7, 65536, 64, 64};
+        s->depth = 1;
         for (int k = 0; ret == 0 && k < 2; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, skeys[k]);
             snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, skeys[k]);
@@ -125,8 +130,10 @@ static int load_setups(const struct dahlsim_validate_opts *o)
                 snprintf(sout[k], ssize[k], "%s", v->valuestring);
             }
         }
-        for (int k = 0; ret == 0 && k < 3; k++) {
+        for (int k = 0; ret == 0 && k < 4; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, nkeys[k]);
+            if (v == NULL && k == 3)
+                break; /* pipeline_depth is optional */
             snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, nkeys[k]);
             if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
                 v->valuedouble > nmax[k]) {
@@ -149,7 +156,8 @@ static int load_setups(const struct dahlsim_validate_opts *o)
             snprintf(s->name, sizeof(s->name), "%s", name->valuestring);
         else {
             char made[sizeof(s->name)];
-            snprintf(made, sizeof(made), "%.40s b%ld %.24s %ldcpu", s->dataset, s->batch, s->sched, s->ncpu);
+            snprintf(made, sizeof(made), "%.40s b%ld %.24s %ldcpu%s", s->dataset, s->batch, s->sched, s->ncpu,
+                     s->depth > 1 ? " pipelined" : "");
             memcpy(s->name, made, sizeof(made));
         }
         nsetups++;
@@ -214,7 +222,8 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
     char self[PATH_MAX];
     if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
         return -1;
-    char samples[32], batch[32], ncpu[32], seed[32];
+    char samples[32], batch[32], ncpu[32], seed[32], depth[32];
+    snprintf(depth, sizeof(depth), "%ld", s->depth > 1 ? s->depth : 1);
     snprintf(samples, sizeof(samples), "%ld", s->samples);
     snprintf(batch, sizeof(batch), "%ld", s->batch);
     snprintf(ncpu, sizeof(ncpu), "%ld", s->ncpu);
@@ -227,8 +236,8 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
         snprintf(priorities, sizeof(priorities), "auto:%s", s->sched + 16);
     }
     char *argv[] = {self, "train", "--dataset", (char *)s->dataset, "--samples", samples, "--test-samples", batch,
-                    "--batch", batch, "--ncpu", ncpu, "--sched", sched, "--seed", seed, "--quiet",
-                    "--out", (char *)dir, priorities[0] ? "--priorities" : NULL, priorities, NULL};
+                    "--batch", batch, "--ncpu", ncpu, "--sched", sched, "--seed", seed, "--pipeline-depth", depth,
+                    "--quiet", "--out", (char *)dir, priorities[0] ? "--priorities" : NULL, priorities, NULL};
     /* The native runs schedule with the same perf models the simulation replays (dmda uses them), read
      * from a copy so that nothing can change the calibration itself. */
     const struct dahlsim_env_var env[] = {{"STARPU_PERF_MODEL_DIR", models},
@@ -254,8 +263,9 @@ static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsi
         }
         fprintf(f,
                 "{\"machine\": \"%s\", \"dataset\": \"%s\", \"samples\": %ld, \"batch\": %ld, \"cpus\": %ld, "
-                "\"gpus\": 0, \"scheduler\": \"%s\"}\n",
-                o->machine, setups[i].dataset, setups[i].samples, setups[i].batch, setups[i].ncpu, setups[i].sched);
+                "\"gpus\": 0, \"scheduler\": \"%s\", \"pipeline_depth\": %ld}\n",
+                o->machine, setups[i].dataset, setups[i].samples, setups[i].batch, setups[i].ncpu, setups[i].sched,
+                setups[i].depth > 1 ? setups[i].depth : 1);
         fclose(f);
         struct dahlsim_scenario *s = dahlsim_scenario_load(scen, NULL, 0);
         if (s == NULL) {
@@ -464,6 +474,7 @@ static void fidelity_add(struct fidelity *fy, const struct setup *s, const doubl
     cJSON_AddNumberToObject(row, "batch", (double)s->batch);
     cJSON_AddNumberToObject(row, "cpus", (double)s->ncpu);
     cJSON_AddStringToObject(row, "scheduler", s->sched);
+    cJSON_AddNumberToObject(row, "pipeline_depth", (double)(s->depth > 1 ? s->depth : 1));
     cJSON_AddItemToObject(row, "native_makespans_s", cJSON_CreateDoubleArray(t, (int)repeats));
     cJSON_AddNumberToObject(row, "native_median_s", c->med);
     cJSON_AddNumberToObject(row, "simulated_s", c->sim);
