@@ -18,7 +18,7 @@ static const char *const default_covers[] = {
 
 bool dahlsim_calibrate_cover_parse(const char *text, struct dahlsim_calibrate_cover *c)
 {
-    *c = (struct dahlsim_calibrate_cover){.model = "lenet", .perfmodel = "history"};
+    *c = (struct dahlsim_calibrate_cover){.model = "lenet", .perfmodel = "history", .grain = 1};
     char buf[PATH_MAX + 128];
     if (strlen(text) >= sizeof(buf)) {
         dahlsim_error("--cover: too long: \"%.40s...\"", text);
@@ -30,7 +30,7 @@ bool dahlsim_calibrate_cover_parse(const char *text, struct dahlsim_calibrate_co
     if (part == NULL || !(strcmp(part, "fashion-mnist") == 0 || strncmp(part, "synthetic:", 10) == 0) ||
         strlen(part) >= sizeof(c->dataset)) {
         dahlsim_error("--cover %s: expected a dataset first (fashion-mnist or synthetic:HxWxC), then optional "
-                      ",model=M and ,perfmodel=K",
+                      ",model=M, ,perfmodel=K and ,grain=N",
                       text);
         return false;
     }
@@ -46,8 +46,11 @@ bool dahlsim_calibrate_cover_parse(const char *text, struct dahlsim_calibrate_co
                 return false;
             }
             strcpy(c->perfmodel, part + 10);
+        } else if (strncmp(part, "grain=", 6) == 0) {
+            if (!dahlsim_parse_int("--cover grain=N", part + 6, 1, 65536, &c->grain))
+                return false;
         } else {
-            dahlsim_error("--cover %s: unknown part \"%s\" (expected model=M or perfmodel=K)", text, part);
+            dahlsim_error("--cover %s: unknown part \"%s\" (expected model=M, perfmodel=K or grain=N)", text, part);
             return false;
         }
     }
@@ -73,13 +76,25 @@ void dahlsim_calibrate_covers_default(struct dahlsim_calibrate_opts *o)
 
 /* Whether o already has the setup. */
 static bool cover_known(const struct dahlsim_calibrate_opts *o, const char *dataset, const char *model,
-                        const char *perfmodel)
+                        const char *perfmodel, long grain)
 {
     for (int i = 0; i < o->ncovers; i++)
         if (strcmp(o->covers[i].dataset, dataset) == 0 && strcmp(o->covers[i].model, model) == 0 &&
-            strcmp(o->covers[i].perfmodel, perfmodel) == 0)
+            strcmp(o->covers[i].perfmodel, perfmodel) == 0 && o->covers[i].grain == grain)
             return true;
     return false;
+}
+
+int dahlsim_calibrate_grain_sizes(long grain, long batch, long out[3])
+{
+    long g = grain < batch ? grain : batch;
+    int n = 0;
+    out[n++] = 1;
+    if (batch % g > 1)
+        out[n++] = batch % g;
+    if (g > 1)
+        out[n++] = g;
+    return n;
 }
 
 /* The values a scenario gives `key`: its "sweep" list if the key is swept, else its value, else dflt. Strings
@@ -148,7 +163,7 @@ bool dahlsim_calibrate_covers_from_scenario(const char *path, struct dahlsim_cal
                     ok = false;
                     break;
                 }
-                if (cover_known(o, c.dataset, c.model, c.perfmodel))
+                if (cover_known(o, c.dataset, c.model, c.perfmodel, c.grain))
                     continue;
                 if (o->ncovers == DAHLSIM_CALIBRATE_MAX_COVERS) {
                     dahlsim_error("calibrate: --scenario %s: more than %d setups in all", path,
@@ -188,14 +203,17 @@ void dahlsim_calibrate_covers_merge(struct dahlsim_calibrate_opts *o, const cJSO
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dataset");
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(c, "grain");
+        long grain = cJSON_IsNumber(g) && g->valuedouble >= 1 && g->valuedouble <= 65536 ? (long)g->valuedouble : 1;
         if (!cJSON_IsString(d) || !cJSON_IsString(m) || !cJSON_IsString(k) ||
             o->ncovers == DAHLSIM_CALIBRATE_MAX_COVERS || strlen(d->valuestring) >= sizeof(o->covers[0].dataset) ||
             strlen(m->valuestring) >= sizeof(o->covers[0].model) ||
             strlen(k->valuestring) >= sizeof(o->covers[0].perfmodel))
             continue;
-        if (cover_known(o, d->valuestring, m->valuestring, k->valuestring))
+        if (cover_known(o, d->valuestring, m->valuestring, k->valuestring, grain))
             continue;
         struct dahlsim_calibrate_cover *n = &o->covers[o->ncovers++];
+        n->grain = grain;
         snprintf(n->dataset, sizeof(n->dataset), "%s", d->valuestring);
         snprintf(n->model, sizeof(n->model), "%s", m->valuestring);
         snprintf(n->perfmodel, sizeof(n->perfmodel), "%s", k->valuestring);
@@ -210,5 +228,8 @@ void dahlsim_calibrate_covers_merge(struct dahlsim_calibrate_opts *o, const cJSO
 
 void dahlsim_calibrate_cover_name(const struct dahlsim_calibrate_cover *c, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s model=%s perfmodel=%s", c->dataset, c->model, c->perfmodel);
+    if (c->grain > 1)
+        snprintf(buf, size, "%s model=%s perfmodel=%s grain=%ld", c->dataset, c->model, c->perfmodel, c->grain);
+    else
+        snprintf(buf, size, "%s model=%s perfmodel=%s", c->dataset, c->model, c->perfmodel);
 }

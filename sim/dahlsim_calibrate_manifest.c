@@ -68,6 +68,15 @@ int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, con
         cJSON_AddStringToObject(c, "dataset", o->covers[i].dataset);
         cJSON_AddStringToObject(c, "model", o->covers[i].model);
         cJSON_AddStringToObject(c, "perfmodel", o->covers[i].perfmodel);
+        if (o->covers[i].grain > 1) {
+            /* the task sizes the runs measured: what a scenario's grain needs (dahlsim_scenario.c) */
+            long sizes[3];
+            int n = dahlsim_calibrate_grain_sizes(o->covers[i].grain, o->batch, sizes);
+            cJSON_AddNumberToObject(c, "grain", (double)o->covers[i].grain);
+            cJSON *grains = cJSON_AddArrayToObject(c, "grains");
+            for (int k = 0; k < n; k++)
+                cJSON_AddItemToArray(grains, cJSON_CreateNumber((double)sizes[k]));
+        }
         cJSON_AddStringToObject(c, "status", cs[i].status);
         cJSON_AddNumberToObject(c, "runs", cs[i].rounds);
         cJSON_AddItemToArray(covered, c);

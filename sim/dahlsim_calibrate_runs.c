@@ -20,14 +20,15 @@
 int dahlsim_calibrate_sim_check(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                 const struct dahlsim_calibrate_paths *p, struct dahlsim_calibrate_check *r)
 {
-    char samples[32], batch[32];
+    char samples[32], batch[32], grain[32];
     snprintf(samples, sizeof(samples), "%ld", CHECK_STEPS * o->batch);
     snprintf(batch, sizeof(batch), "%ld", o->batch);
+    snprintf(grain, sizeof(grain), "%ld", c->grain < o->batch ? c->grain : o->batch);
     char ngpu[16];
     snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
     char *args[] = {"sim-train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
                     (char *)c->perfmodel, "--samples", samples, "--test-samples", batch, "--batch", batch,
-                    "--ngpu", ngpu, "--quiet", o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
+                    "--grain", grain, "--ngpu", ngpu, "--quiet", o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
         {"STARPU_SILENT", "0"},
@@ -103,9 +104,10 @@ int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const
 {
     /* With GPUs, dmda: under STARPU_CALIBRATE=1 it sends each task to a worker kind whose model still lacks
      * measurements, where lws would leave the GPU's models of rarely stolen tasks empty. */
-    const char *const dmda[] = {"--sched", "dmda", NULL};
-    return dahlsim_calibrate_native_train(o, c, p, round, calibrating, o->steps * o->batch, o->batch,
-                                          o->ngpu > 0 ? dmda : NULL);
+    char grain[32];
+    snprintf(grain, sizeof(grain), "%ld", c->grain < o->batch ? c->grain : o->batch);
+    const char *const extra[] = {"--grain", grain, o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
+    return dahlsim_calibrate_native_train(o, c, p, round, calibrating, o->steps * o->batch, o->batch, extra);
 }
 
 int dahlsim_calibrate_sim_rest(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,

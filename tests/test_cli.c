@@ -102,6 +102,18 @@ Test(cli, validate_refuses_bad_options_and_another_machine)
     dahl_test_write_file(setups, "{\"setups\": []}");
     dahl_test_run(&run, with_setups, env);
     dahl_test_assert_input_error(&run, "--setups empty", "\"setups\": expected a list of 1 to 64 setup objects", NULL);
+    /* a setup over several samples per task that the calibration does not cover is left out, with the
+     * calibrate command that would add it; none left: an error */
+    dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "
+                                 "\"cpus\": 1, \"scheduler\": \"lws\", \"grain\": 4}]}");
+    char *grained[] = {DAHLSIM_BIN, "validate", "--machine", "tiny-2cpu", "--out", out, "--force", "--setups", setups,
+                       NULL};
+    dahl_test_run(&run, grained, env);
+    cr_assert_eq(run.status, 2, "%s", run.err);
+    cr_assert(strstr(run.err, "left out: calibration tiny-2cpu has no tasks over 4 samples (dahlsim calibrate "
+                              "--machine tiny-2cpu --cover synthetic:12x12x1,grain=4)") != NULL,
+              "%s", run.err);
+    cr_assert(strstr(run.err, "dahlsim: error: validate: no setup left") != NULL, "%s", run.err);
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
     cr_assert_eq(system(cmd), 0);

@@ -23,7 +23,8 @@
 #define DEFAULT_SCHED_STEPS 32 /* of 32 samples, per run timing a policy */
 
 static const char usage_line[] =
-    "usage: dahlsim calibrate --machine NAME [--scenario FILE]... [--cover DATASET[,model=M][,perfmodel=K]]...\n"
+    "usage: dahlsim calibrate --machine NAME [--scenario FILE]...\n"
+    "                         [--cover DATASET[,model=M][,perfmodel=K][,grain=N]]...\n"
     "                         [--force]\n"
     "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
     "                         [--ngpu N] [--schedulers LIST] [--sched-steps N] [--noisy X] [--reruns N]\n"
@@ -41,7 +42,9 @@ static void calibrate_print_help(void)
            "                        STARPU_HOSTNAME simulations use\n"
            "  --cover SETUP         a setup to calibrate for, repeatable: DATASET (fashion-mnist or\n"
            "                        synthetic:HxWxC) with optional ,model=lenet|deep|deep:N|FILE and\n"
-           "                        ,perfmodel=history|regression|nl-regression. Default: fashion-mnist,\n"
+           "                        ,perfmodel=history|regression|nl-regression and ,grain=N (the runs train\n"
+           "                        with tasks over N samples: the models a scenario's grain N needs, N and\n"
+           "                        batch mod N; default 1). Default: fashion-mnist,\n"
            "                        synthetic:28x28x3, synthetic:128x128x3 and synthetic:512x512x3, LeNet, history\n"
            "  --scenario FILE       cover every setup (dataset, model, perf-model kind) the scenario file's\n"
            "                        points use, sweeps included; repeatable, adds to --cover\n"

@@ -18,7 +18,8 @@ static void validate_print_help(void)
 {
     fputs(usage, stdout);
     printf("\nThe fidelity report: %zu small training setups (image sizes, batch 4 to 64, every policy family,\n"
-           "1 and 2 CPU workers, two with pipelined steps), or those of --setups FILE, run natively here K times (in K rounds over the\n"
+           "1 and 2 CPU workers, pipelined steps, tasks over several samples where the calibration covers them),\n"
+           "or those of --setups FILE, run natively here K times (in K rounds over the\n"
            "setups; median over the quiet runs) and simulated once with calibration/NAME, which must be a\n"
            "measured calibration of this machine (its manifest's CPU model, cores, memory and probe are\n"
            "compared with this machine's) covering 28x28x1, 28x28x3 and 128x128x3 LeNet. Before and after\n"
@@ -33,8 +34,8 @@ static void validate_print_help(void)
            "  --reruns N       a noisy run is run again up to N times (default 2)\n"
            "  --force          validate even where the calibration was measured on another machine\n"
            "  --setups FILE    your own setups instead: {\"setups\": [{\"dataset\", \"samples\", \"batch\",\n"
-           "                   \"cpus\", \"scheduler\"[, \"pipeline_depth\"][, \"name\"]}, ...]} (scenario values;\n"
-           "                   1 to 64)\n"
+           "                   \"cpus\", \"scheduler\"[, \"pipeline_depth\"][, \"grain\"][, \"name\"]}, ...]} (scenario\n"
+           "                   values; 1 to 64)\n"
            "  --out DIR        where the report goes\n"
            "  --quiet          no progress lines\n",
            dahlsim_validate_nsetups());

@@ -96,3 +96,41 @@ int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const lon
                  one * 1e3);
     return 0;
 }
+
+/* Whether the machine's manifest lists x's setup with tasks over n samples: a "covered" entry of its shape,
+ * model and perf-model kind whose "grains" holds n (n == 1, or a manifest without "covered": always). */
+bool dahlsim_grain_covered(const cJSON *root, const struct dahlsim_experiment *x, long n)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "covered");
+    if (n == 1 || !cJSON_IsArray(list))
+        return true;
+    char want[64];
+    dahlsim_dataset_shape(x->dataset, want, sizeof(want));
+    const cJSON *c;
+    cJSON_ArrayForEach(c, list)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dataset");
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
+        char have[64];
+        dahlsim_dataset_shape(cJSON_IsString(d) ? d->valuestring : "", have, sizeof(have));
+        if (strcmp(have, want) != 0 || !cJSON_IsString(m) || strcmp(m->valuestring, x->model) != 0 ||
+            strcmp(cJSON_IsString(k) ? k->valuestring : "history", x->perfmodel) != 0)
+            continue;
+        const cJSON *g;
+        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(c, "grains"))
+        {
+            if (cJSON_IsNumber(g) && g->valuedouble == (double)n)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Normalised shape key for coverage: fashion-mnist is 28x28x1. Any other name but synthetic:HxWxC (a
+ * manifest may hold anything) is "", which matches no experiment's dataset. */
+void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size)
+{
+    bool synthetic = strncmp(dataset, "synthetic:", 10) == 0;
+    snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : synthetic ? dataset + 10 : "");
+}

@@ -20,6 +20,7 @@
 
 #include "dahlsim_experiment.h"
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -30,5 +31,14 @@
  * step ..."). Returns 0, or a negative errno with the reason in err. */
 int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, long *grain,
                        char *choice, size_t choice_size, char *err, size_t err_size);
+
+/* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist, "" for a name that is not a
+ * dataset), into buf: the key of a calibration's coverage. */
+void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);
+
+/* Whether a machine's manifest (root, parsed; NULL: trusted) lists x's setup (shape, model, perf-model kind)
+ * with tasks over n samples: n == 1, a manifest without "covered", or a covered entry whose "grains" holds n
+ * (written by `machine synth --cover ...,grains=N` and `calibrate --cover ...,grain=N`). */
+bool dahlsim_grain_covered(const cJSON *root, const struct dahlsim_experiment *x, long n);
 
 #endif /* DAHLSIM_GRAIN_H */

@@ -226,14 +226,6 @@ static void machine_list(char *buf, size_t size)
     closedir(d);
 }
 
-/* Normalised shape key for coverage: fashion-mnist is 28x28x1. Any other name but synthetic:HxWxC (a
- * manifest may hold anything) is "", which matches no experiment's dataset. */
-void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size)
-{
-    bool synthetic = strncmp(dataset, "synthetic:", 10) == 0;
-    snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : synthetic ? dataset + 10 : "");
-}
-
 /* Whether the machine's manifest (root, parsed) lists a covered setup with this shape, model and perf-model
  * kind. A manifest without "covered" (a hand-made machine) is trusted. */
 static bool covered(const cJSON *root, const struct dahlsim_experiment *x, char *covers, size_t size)
@@ -593,36 +585,6 @@ static bool grain_value(const struct where *w, const cJSON *o, long limit, long 
     return false;
 }
 
-/* Whether the machine's manifest lists x's setup with tasks over n samples: a "covered" entry of its shape,
- * model and perf-model kind whose "grains" holds n (n == 1, or a manifest without "covered": always). */
-static bool grain_covered(const cJSON *root, const struct dahlsim_experiment *x, long n)
-{
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "covered");
-    if (n == 1 || !cJSON_IsArray(list))
-        return true;
-    char want[64];
-    dahlsim_dataset_shape(x->dataset, want, sizeof(want));
-    const cJSON *c;
-    cJSON_ArrayForEach(c, list)
-    {
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "dataset");
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
-        char have[64];
-        dahlsim_dataset_shape(cJSON_IsString(d) ? d->valuestring : "", have, sizeof(have));
-        if (strcmp(have, want) != 0 || !cJSON_IsString(m) || strcmp(m->valuestring, x->model) != 0 ||
-            strcmp(cJSON_IsString(k) ? k->valuestring : "history", x->perfmodel) != 0)
-            continue;
-        const cJSON *g;
-        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(c, "grains"))
-        {
-            if (cJSON_IsNumber(g) && g->valuedouble == (double)n)
-                return true;
-        }
-    }
-    return false;
-}
-
 /* "grain": "auto" for x, whose batch per node is limit: the candidates its calibration covers, the one
  * dahlsim_grain_auto predicts fastest into x->grain, and its account into x->grain_choice. */
 static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest,
@@ -631,7 +593,7 @@ static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_exp
     long candidates[DAHLSIM_GRAIN_MAX_CANDIDATES];
     int n = 0;
     for (long g = 1; n < DAHLSIM_GRAIN_MAX_CANDIDATES - 1; g = g < limit && 2 * g > limit ? limit : 2 * g) {
-        if (grain_covered(manifest, x, g) && grain_covered(manifest, x, limit % g == 0 ? 1 : limit % g))
+        if (dahlsim_grain_covered(manifest, x, g) && dahlsim_grain_covered(manifest, x, limit % g == 0 ? 1 : limit % g))
             candidates[n++] = g;
         if (g == limit)
             break;
@@ -669,7 +631,7 @@ static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_exp
     long g = x->grain < 0 ? limit : x->grain;
     long sizes[2] = {g, limit % g};
     for (int i = 0; i < 2; i++) {
-        if (sizes[i] == 0 || grain_covered(manifest, x, sizes[i]))
+        if (sizes[i] == 0 || dahlsim_grain_covered(manifest, x, sizes[i]))
             continue;
         char expected[512];
         snprintf(expected, sizeof(expected),

@@ -7,6 +7,7 @@
 #define DAHLSIM_SCENARIO_H
 
 #include "dahlsim_experiment.h"
+#include "dahlsim_grain.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,8 +32,6 @@ const struct dahlsim_experiment *dahlsim_scenario_point(const struct dahlsim_sce
 /* The swept keys (static strings owned by s), *n of them. */
 const char *const *dahlsim_scenario_sweep_keys(const struct dahlsim_scenario *s, size_t *n);
 
-/* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist, "" for a name that is not a
- * dataset), into buf. */
-void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);
+/* dahlsim_dataset_shape: dahlsim_grain.h. */
 
 #endif /* DAHLSIM_SCENARIO_H */
