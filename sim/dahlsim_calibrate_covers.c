@@ -130,6 +130,32 @@ static int scenario_strings(const char *path, const cJSON *root, const char *key
     return n;
 }
 
+/* The grains a scenario trains with: its "grain" values that are numbers (the sweep's, or the key's), into
+ * out (at most max, 1 first); "batch" and "auto" get a line saying which --cover to add. Returns the count. */
+static int scenario_grains(const char *path, const cJSON *root, long *out, int max)
+{
+    const cJSON *sweep = cJSON_GetObjectItemCaseSensitive(root, "sweep");
+    const cJSON *swept = cJSON_IsObject(sweep) ? cJSON_GetObjectItemCaseSensitive(sweep, "grain") : NULL;
+    const cJSON *v = swept != NULL ? swept : cJSON_GetObjectItemCaseSensitive(root, "grain"), *item;
+    const cJSON *list = cJSON_IsArray(v) ? v : NULL;
+    int n = 0;
+    out[n++] = 1;
+    cJSON_ArrayForEach(item, list)
+    {
+        if (cJSON_IsNumber(item) && item->valuedouble > 1 && item->valuedouble <= 65536 && n < max)
+            out[n++] = (long)item->valuedouble;
+        else if (cJSON_IsString(item))
+            fprintf(stderr, "calibrate: --scenario %s: grain \"%s\" needs the grains it comes to: add --cover "
+                            "DATASET,grain=N for them\n", path, item->valuestring);
+    }
+    if (cJSON_IsNumber(v) && v->valuedouble > 1 && v->valuedouble <= 65536)
+        out[n++] = (long)v->valuedouble;
+    else if (cJSON_IsString(v))
+        fprintf(stderr, "calibrate: --scenario %s: grain \"%s\" needs the grains it comes to: add --cover "
+                        "DATASET,grain=N for them\n", path, v->valuestring);
+    return n;
+}
+
 bool dahlsim_calibrate_covers_from_scenario(const char *path, struct dahlsim_calibrate_opts *o)
 {
     errno = 0;
@@ -146,9 +172,11 @@ bool dahlsim_calibrate_covers_from_scenario(const char *path, struct dahlsim_cal
     int nm = nd > 0 ? scenario_strings(path, root, "model", "lenet", models, 16) : -1;
     int nk = nm > 0 ? scenario_strings(path, root, "perfmodel", "history", kinds, 4) : -1;
     ok = nk > 0;
+    long grains[16];
+    int ng = ok ? scenario_grains(path, root, grains, 16) : 0;
     for (int d = 0; ok && d < nd; d++)
         for (int m = 0; ok && m < nm; m++)
-            for (int k = 0; ok && k < nk; k++) {
+            for (int k = 0; ok && k < nk * ng; k++) {
                 char model[PATH_MAX], spec[PATH_MAX + 160];
                 const char *slash = strrchr(path, '/');
                 bool file = strcmp(models[m], "lenet") != 0 && strncmp(models[m], "deep", 4) != 0;
@@ -156,7 +184,8 @@ bool dahlsim_calibrate_covers_from_scenario(const char *path, struct dahlsim_cal
                     snprintf(model, sizeof(model), "%.*s/%s", (int)(slash - path), path, models[m]);
                 else
                     snprintf(model, sizeof(model), "%s", models[m]);
-                snprintf(spec, sizeof(spec), "%s,model=%s,perfmodel=%s", datasets[d], model, kinds[k]);
+                snprintf(spec, sizeof(spec), "%s,model=%s,perfmodel=%s,grain=%ld", datasets[d], model, kinds[k / ng],
+                         grains[k % ng]);
                 struct dahlsim_calibrate_cover c;
                 if (!dahlsim_calibrate_cover_parse(spec, &c)) {
                     fprintf(stderr, "hint: in --scenario %s\n", path);

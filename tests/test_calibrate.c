@@ -62,6 +62,8 @@ Test(calibrate, bad_options_and_directories_are_input_errors)
     assert_input_error("batch=3", "unknown part \"batch=3\"");
     calibrate((const char *[]){"--machine", "m", "--cover", "synthetic:8x8x1,grain=0", NULL});
     assert_input_error("grain=0", "--cover grain=N:");
+    calibrate((const char *[]){"--machine", "m", "--cover", "synthetic:8x8x1,grain=16", "--batch", "8", NULL});
+    assert_input_error("grain=16 > --batch 8", "--cover synthetic:8x8x1,grain=16: expected a grain of at most");
     calibrate((const char *[]){"--machine", "m", "--scenario", "/no/such/scenario.json", NULL});
     assert_input_error("--scenario missing", "--scenario /no/such/scenario.json: No such file");
     char bad[96];

@@ -203,6 +203,13 @@ static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibra
         return -EINVAL;
     }
     dahlsim_calibrate_covers_default(o);
+    for (int i = 0; i < o->ncovers; i++)
+        if (o->covers[i].grain > o->batch) {
+            dahlsim_error("calibrate: --cover %s,grain=%ld: expected a grain of at most --batch (%ld)",
+                          o->covers[i].dataset, o->covers[i].grain, o->batch);
+            fprintf(stderr, "hint: --batch %ld, or a smaller grain\n", o->covers[i].grain);
+            return -EINVAL;
+        }
     if (o->dir == NULL)
         o->dir = dahlsim_calibration_root();
     return 0;
