@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,15 +165,18 @@ Test(network, one_worker_manual_reduction_is_bit_reproducible)
     dahl_engine_stop();
 }
 
-/* Trains LeNet on 12x12 for 2 epochs of batch 8 with momentum and the given update chunk; returns the last
- * epoch's mean loss and every layer's parameters, concatenated, in params (at least 4120 floats). */
-static void train_chunked(enum dahl_reduction reduction, size_t update_chunk, const struct dahl_dataset *data,
-                          double *loss, float *params)
+enum { LENET12_PARAMS = 156 + 2416 + 2040 + 484 };
+
+/* Trains LeNet on 12x12 for 2 epochs of batch 8 with momentum, the given update chunk and grain; returns the
+ * network, the last epoch's mean loss and every layer's parameters, concatenated, in params
+ * (LENET12_PARAMS floats). */
+static struct dahl_network *train_lenet12(enum dahl_reduction reduction, size_t update_chunk, int grain,
+                                          const struct dahl_dataset *data, double *loss, float *params)
 {
     struct dahl_network_desc d;
     cr_assert_eq(dahl_network_desc_lenet(1, 12, 12, 4, &d), 0);
     struct dahl_train_conf conf = {.batch = 8, .lr = 0.05f, .momentum = 0.9f, .reduction = reduction, .seed = 3,
-                                   .update_chunk = update_chunk};
+                                   .update_chunk = update_chunk, .grain = grain};
     struct dahl_network *net = dahl_network_create(&d, &conf, err, sizeof(err));
     cr_assert_not_null(net, "%s", err);
     double acc;
@@ -185,6 +189,31 @@ static void train_chunked(enum dahl_reduction reduction, size_t update_chunk, co
         cr_assert_eq(dahl_network_read_params(net, layers[i], params + at, counts[i]), 0, "layer %d", layers[i]);
         at += counts[i];
     }
+    return net;
+}
+
+/* Two trainings' parameters and losses: bit-identical when exact, else within float rounding. */
+static void assert_same_training(bool exact, const char *what, const float *a, const float *b, double loss_a,
+                                 double loss_b)
+{
+    for (int i = 0; i < LENET12_PARAMS; i++) {
+        if (exact)
+            cr_assert_eq(a[i], b[i], "%s, parameter %d: %.9g vs %.9g", what, i, a[i], b[i]);
+        else
+            cr_assert_float_eq(a[i], b[i], 1e-5f + 1e-4f * fabsf(a[i]), "%s, parameter %d: %.9g vs %.9g", what, i,
+                               a[i], b[i]);
+    }
+    if (exact)
+        cr_assert_eq(loss_a, loss_b, "%s: %.17g vs %.17g", what, loss_a, loss_b);
+    else
+        cr_assert_float_eq(loss_a, loss_b, 1e-4 * loss_a, "%s: %.17g vs %.17g", what, loss_a, loss_b);
+}
+
+/* train_lenet12 at grain 1 with the update chunk, and its SGD task count. */
+static void train_chunked(enum dahl_reduction reduction, size_t update_chunk, const struct dahl_dataset *data,
+                          double *loss, float *params)
+{
+    struct dahl_network *net = train_lenet12(reduction, update_chunk, 1, data, loss, params);
     long sgd = dahl_network_task_count(net, "dahl_sgd_update");
     long steps = 2 * (data->n / 8);
     if (update_chunk == SIZE_MAX)
@@ -200,38 +229,37 @@ static void train_chunked(enum dahl_reduction reduction, size_t update_chunk, co
  * per-sample gradients in execution order, which varies from run to run even on one worker, so there the
  * two agree to float rounding only; a chunk reading its gradient before StarPU reduced it (the update of a
  * step lost), or a chunk missed or not zeroed, is far outside that. */
-Test(network, chunked_updates_train_the_same_weights)
+/* Runs compare on 64 synthetic samples with manual reduction on 1 worker, and REDUX on 1 and 2 workers (manual
+ * sums in a fixed order, REDUX in execution order). */
+static void across_settings(void (*compare)(enum dahl_reduction red, int ncpu, const struct dahl_dataset *data))
 {
-    enum { NPARAMS = 156 + 2416 + 2040 + 484 };
-    static float whole[NPARAMS], chunked[NPARAMS];
     struct dahl_dataset data;
     cr_assert_eq(dahl_dataset_synthetic(64, 1, 12, 12, 4, 5, 1, &data), 0);
     for (int ncpu = 1; ncpu <= 2; ncpu++) {
         start(ncpu);
-        for (int m = 0; m < 2; m++) {
-            enum dahl_reduction red = m == 0 ? DAHL_REDUCTION_MANUAL : DAHL_REDUCTION_REDUX;
-            if (ncpu == 2 && red == DAHL_REDUCTION_MANUAL)
-                continue;
-            double loss_whole, loss_chunked;
-            train_chunked(red, SIZE_MAX, &data, &loss_whole, whole);
-            train_chunked(red, 100, &data, &loss_chunked, chunked);
-            if (red == DAHL_REDUCTION_MANUAL) {
-                for (int i = 0; i < NPARAMS; i++)
-                    cr_assert_eq(whole[i], chunked[i], "manual, parameter %d: %.9g whole, %.9g chunked", i, whole[i],
-                                 chunked[i]);
-                cr_assert_eq(loss_whole, loss_chunked, "%.17g vs %.17g", loss_whole, loss_chunked);
-            } else {
-                for (int i = 0; i < NPARAMS; i++)
-                    cr_assert_float_eq(whole[i], chunked[i], 1e-5f + 1e-4f * fabsf(whole[i]),
-                                       "redux, %d workers, parameter %d: %.9g whole, %.9g chunked", ncpu, i, whole[i],
-                                       chunked[i]);
-                cr_assert_float_eq(loss_whole, loss_chunked, 1e-4 * loss_whole, "%.17g vs %.17g", loss_whole,
-                                   loss_chunked);
-            }
-        }
+        compare(DAHL_REDUCTION_REDUX, ncpu, &data);
+        if (ncpu == 1)
+            compare(DAHL_REDUCTION_MANUAL, ncpu, &data);
         dahl_engine_stop();
     }
     dahl_dataset_fini(&data);
+}
+
+static void compare_chunked(enum dahl_reduction red, int ncpu, const struct dahl_dataset *data)
+{
+    static float whole[LENET12_PARAMS], chunked[LENET12_PARAMS];
+    double loss_whole, loss_chunked;
+    train_chunked(red, SIZE_MAX, data, &loss_whole, whole);
+    train_chunked(red, 100, data, &loss_chunked, chunked);
+    char what[64];
+    snprintf(what, sizeof(what), "%s, %d workers, whole vs chunked",
+             red == DAHL_REDUCTION_MANUAL ? "manual" : "redux", ncpu);
+    assert_same_training(red == DAHL_REDUCTION_MANUAL, what, whole, chunked, loss_whole, loss_chunked);
+}
+
+Test(network, chunked_updates_train_the_same_weights)
+{
+    across_settings(compare_chunked);
 }
 
 /* Every training step's completion time is recorded without waiting: one per step, increasing. */
@@ -255,26 +283,11 @@ Test(network, step_end_times_are_recorded_per_step)
     dahl_engine_stop();
 }
 
-/* Trains LeNet on 12x12 for 2 epochs of batch 8 with momentum at the given grain; returns the last epoch's
- * mean loss and every layer's parameters (as train_chunked), and checks the tasks of one layer per step. */
+/* train_lenet12 at the grain, and its tasks of one layer per step. */
 static void train_grained(enum dahl_reduction reduction, int grain, const struct dahl_dataset *data, double *loss,
                           float *params)
 {
-    struct dahl_network_desc d;
-    cr_assert_eq(dahl_network_desc_lenet(1, 12, 12, 4, &d), 0);
-    struct dahl_train_conf conf = {.batch = 8, .lr = 0.05f, .momentum = 0.9f, .reduction = reduction, .seed = 3,
-                                   .grain = grain};
-    struct dahl_network *net = dahl_network_create(&d, &conf, err, sizeof(err));
-    cr_assert_not_null(net, "%s", err);
-    double acc;
-    train(net, data, 8, 2, loss, &acc);
-    const int layers[] = {0, 3, 6, 8};
-    const size_t counts[] = {150 + 6, 2400 + 16, 1920 + 120, 480 + 4};
-    size_t at = 0;
-    for (int i = 0; i < 4; i++) {
-        cr_assert_eq(dahl_network_read_params(net, layers[i], params + at, counts[i]), 0, "layer %d", layers[i]);
-        at += counts[i];
-    }
+    struct dahl_network *net = train_lenet12(reduction, 0, grain, data, loss, params);
     long steps = 2 * (data->n / 8), groups = (8 + grain - 1) / grain;
     cr_assert_eq(dahl_network_task_count(net, "dahl_conv2d_forward"), 2 * groups * steps, "grain %d", grain);
     cr_assert_eq(dahl_network_task_count(net, "dahl_softmax_xent"), groups * steps, "grain %d", grain);
@@ -289,45 +302,24 @@ static void train_grained(enum dahl_reduction reduction, int grain, const struct
  * bit-identical parameters and losses to grain 1. Grain 3 (8 = 3 + 3 + 2) groups the sums differently,
  * and REDUX sums in execution order: those agree to float rounding. A sample left out of a task, a gradient
  * summed twice or a label given to the wrong sample is far outside either. */
+static void compare_grains(enum dahl_reduction red, int ncpu, const struct dahl_dataset *data)
+{
+    static float one[LENET12_PARAMS], grouped[LENET12_PARAMS];
+    double loss_one, loss;
+    train_grained(red, 1, data, &loss_one, one);
+    const int grains[] = {2, 3, 4, 8};
+    for (size_t k = 0; k < sizeof(grains) / sizeof(grains[0]); k++) {
+        train_grained(red, grains[k], data, &loss, grouped);
+        char what[64];
+        snprintf(what, sizeof(what), "%s, %d workers, grain 1 vs %d", red == DAHL_REDUCTION_MANUAL ? "manual" : "redux",
+                 ncpu, grains[k]);
+        assert_same_training(red == DAHL_REDUCTION_MANUAL && grains[k] != 3, what, one, grouped, loss_one, loss);
+    }
+}
+
 Test(network, grains_train_the_same_weights)
 {
-    enum { NPARAMS = 156 + 2416 + 2040 + 484 };
-    static float one[NPARAMS], grouped[NPARAMS];
-    struct dahl_dataset data;
-    cr_assert_eq(dahl_dataset_synthetic(64, 1, 12, 12, 4, 5, 1, &data), 0);
-    for (int ncpu = 1; ncpu <= 2; ncpu++) {
-        start(ncpu);
-        for (int m = 0; m < 2; m++) {
-            enum dahl_reduction red = m == 0 ? DAHL_REDUCTION_MANUAL : DAHL_REDUCTION_REDUX;
-            if (ncpu == 2 && red == DAHL_REDUCTION_MANUAL)
-                continue;
-            double loss_one, loss;
-            train_grained(red, 1, &data, &loss_one, one);
-            const int grains[] = {2, 3, 4, 8};
-            for (size_t k = 0; k < sizeof(grains) / sizeof(grains[0]); k++) {
-                int grain = grains[k];
-                train_grained(red, grain, &data, &loss, grouped);
-                bool exact = red == DAHL_REDUCTION_MANUAL && grain != 3;
-                for (int i = 0; i < NPARAMS; i++) {
-                    if (exact)
-                        cr_assert_eq(one[i], grouped[i], "manual, grain %d, parameter %d: %.9g vs %.9g", grain, i,
-                                     one[i], grouped[i]);
-                    else
-                        cr_assert_float_eq(one[i], grouped[i], 1e-5f + 1e-4f * fabsf(one[i]),
-                                           "%s, %d workers, grain %d, parameter %d: %.9g vs %.9g",
-                                           red == DAHL_REDUCTION_MANUAL ? "manual" : "redux", ncpu, grain, i, one[i],
-                                           grouped[i]);
-                }
-                if (exact)
-                    cr_assert_eq(loss_one, loss, "grain %d: %.17g vs %.17g", grain, loss_one, loss);
-                else
-                    cr_assert_float_eq(loss_one, loss, 1e-4 * loss_one, "grain %d: %.17g vs %.17g", grain, loss_one,
-                                       loss);
-            }
-        }
-        dahl_engine_stop();
-    }
-    dahl_dataset_fini(&data);
+    across_settings(compare_grains);
 }
 
 /* An evaluation of fewer samples than the batch runs whole groups and counts only its samples; a grain
