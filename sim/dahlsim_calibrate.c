@@ -231,7 +231,8 @@ static int converge(const struct dahlsim_calibrate_opts *o, int i, const struct 
     dahlsim_error("calibrate: %s: still not calibrated after %ld runs: %s", name, o->rounds,
                   r.first[0] ? r.first : "the simulated check failed");
     fprintf(stderr, "hint: more --rounds or --steps; timing noise (another load on the machine) makes StarPU "
-                    "reject samples; a regression perf model needs setups of several sizes\n");
+                    "reject samples (a larger --max-error keeps them); a regression perf model needs setups of "
+                    "several sizes\n");
     return -EIO;
 }
 

@@ -19,7 +19,6 @@ struct cJSON;
 
 #define DAHLSIM_CALIBRATE_MAX_COVERS 64
 #define DAHLSIM_CALIBRATE_MINIMUM "10"     /* STARPU_CALIBRATE_MINIMUM: StarPU's default, made explicit */
-#define DAHLSIM_HISTORY_MAX_ERROR "50"     /* STARPU_HISTORY_MAX_ERROR, percent: StarPU's default, made explicit */
 #define DAHLSIM_CALIBRATE_SCHED_BATCH 32   /* samples per step of the runs timing a scheduling policy */
 
 /* One training setup to calibrate for: its tasks' shapes depend on the dataset's image shape and the model
@@ -49,6 +48,7 @@ struct dahlsim_calibrate_opts {
     double max_rsd;
     double noisy;         /* a round whose probe is this much slower than the session's fastest is noisy */
     long reruns;          /* a noisy round is measured again up to this many times, then calibrate stops */
+    long history_max_error; /* STARPU_HISTORY_MAX_ERROR of the measuring runs, percent (StarPU's 50) */
     bool force, recalibrate_flagged, report_only, quiet;
 };
 

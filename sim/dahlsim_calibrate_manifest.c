@@ -58,7 +58,9 @@ int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, con
     cJSON_AddNumberToObject(how, "batch", (double)o->batch);
     cJSON_AddNumberToObject(how, "max_runs", (double)o->rounds);
     cJSON_AddStringToObject(how, "STARPU_CALIBRATE_MINIMUM", DAHLSIM_CALIBRATE_MINIMUM);
-    cJSON_AddStringToObject(how, "STARPU_HISTORY_MAX_ERROR", DAHLSIM_HISTORY_MAX_ERROR);
+    char max_error[32];
+    snprintf(max_error, sizeof(max_error), "%ld", o->history_max_error);
+    cJSON_AddStringToObject(how, "STARPU_HISTORY_MAX_ERROR", max_error);
     cJSON_AddNumberToObject(how, "max_rsd", o->max_rsd);
     cJSON_AddStringToObject(how, "converged_when",
                             "a simulated run of the setup prints no 'not calibrated' warning");

@@ -87,12 +87,14 @@ int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const
                            "--ngpu", ngpu, "--quiet", "--out", p->run};
     char *argv[sizeof(fixed) / sizeof(fixed[0]) + 9];
     join_args(argv, fixed, sizeof(fixed) / sizeof(fixed[0]), extra, 8);
+    char max_error[32];
+    snprintf(max_error, sizeof(max_error), "%ld", o->history_max_error);
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling},
         {"STARPU_HOSTNAME", o->machine},
         {"STARPU_CALIBRATE", calibrating ? "1" : "0"},
         {"STARPU_CALIBRATE_MINIMUM", DAHLSIM_CALIBRATE_MINIMUM},
-        {"STARPU_HISTORY_MAX_ERROR", DAHLSIM_HISTORY_MAX_ERROR},
+        {"STARPU_HISTORY_MAX_ERROR", max_error},
         {"STARPU_SILENT", "1"},
     };
     char out[4096]; /* the per-epoch lines: not shown */

@@ -63,6 +63,10 @@ static void calibrate_print_help(void)
            "                        before and after it) is X slower than the session's fastest is noisy:\n"
            "                        its figures are dropped and it runs again (default 0.05)\n"
            "  --reruns N            at most N such runs again per run, then stop (default 2)\n"
+           "  --max-error PCT       StarPU's STARPU_HISTORY_MAX_ERROR: a sample more than PCT %% away from its\n"
+           "                        entry's mean is refused, and an entry with more refusals than samples\n"
+           "                        starts over (default 50, StarPU's); on a machine shared with other work,\n"
+           "                        a larger value keeps the samples of its loaded moments in the means\n"
            "  --ngpu N              CUDA workers next to the CPU ones (default 0; needs a CUDA build): the\n"
            "                        runs then use the dmda scheduler, which sends tasks to whichever worker\n"
            "                        kind still lacks measurements, so both get calibrated\n"
@@ -117,7 +121,7 @@ static bool parse_ngpu(const char *text, struct dahlsim_calibrate_opts *o)
 }
 
 enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
-       O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS, O_NOISY, O_RERUNS };
+       O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS, O_NOISY, O_RERUNS, O_MAX_ERROR };
 static const struct option options[] = {
     {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
     {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
@@ -129,6 +133,7 @@ static const struct option options[] = {
     {"schedulers", required_argument, NULL, O_SCHEDULERS},
     {"sched-steps", required_argument, NULL, O_SCHED_STEPS},
     {"noisy", required_argument, NULL, O_NOISY},     {"reruns", required_argument, NULL, O_RERUNS},
+    {"max-error", required_argument, NULL, O_MAX_ERROR},
     {NULL, 0, NULL, 0},
 };
 
@@ -170,6 +175,8 @@ static bool calibrate_set_option(int opt, const char *arg, void *ctx)
         return dahlsim_parse_double("--noisy", arg, 1e-6, 0.99, &o->noisy);
     case O_RERUNS:
         return dahlsim_parse_int("--reruns", arg, 0, 10, &o->reruns);
+    case O_MAX_ERROR:
+        return dahlsim_parse_int("--max-error", arg, 1, 100000, &o->history_max_error);
     case O_REPORT:
         o->report_only = true;
         return true;
@@ -188,7 +195,7 @@ static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibra
 {
     *o = (struct dahlsim_calibrate_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
                                          .max_rsd = DEFAULT_MAX_RSD, .sched_steps = DEFAULT_SCHED_STEPS,
-                                         .noisy = 0.05, .reruns = 2};
+                                         .noisy = 0.05, .reruns = 2, .history_max_error = 50};
     snprintf(o->schedulers, sizeof(o->schedulers), "%s", DEFAULT_SCHEDULERS);
     dahlsim_command_line(argc, argv, o->command, sizeof(o->command)); /* before getopt_long reorders argv */
     int ret = dahlsim_options_parse(&calibrate_options, argc, argv, o, help);
