@@ -258,6 +258,13 @@ Test(jobs, bad_workloads_are_one_line_errors, .init = setup, .fini = teardown)
         {"\"workloads\": []", "\"workloads\": expected a list of 1 to 8 job objects", NULL},
         {"\"workloads\": [{\"model\": \"resnet\"}]", "\"workloads[0]\": expected a model of lenet", NULL},
         {"\"workloads\": [{}], \"job_order\": \"lifo\"", "\"job_order\": expected one of round-robin", "\"lifo\""},
+        {"\"workloads\": [{\"dataset\": \"synthetic:28x28x3\"}, {\"dataset\": \"fashion-mnist\"}], \"grain\": 4",
+         "\"grain\": expected grains calibration roofline-14cpu-1v100 covers: it has no tasks over 4 samples for "
+         "fashion-mnist/lenet",
+         NULL},
+        {"\"workloads\": [{}], \"grain\": \"auto\"", "\"grain\": expected a number of samples or \"batch\" with "
+                                                     "workloads",
+         NULL},
         {"\"workloads\": [{}], \"job_order\": \"ga\", \"ga\": {\"population\": 1}", "\"ga.population\": expected an "
                                                                                     "integer in [2,", NULL},
         {"\"workloads\": [{\"dataset\": \"synthetic:128x128x3\"}], \"gpu_memory_mib\": 4",

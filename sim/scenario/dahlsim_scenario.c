@@ -609,6 +609,34 @@ static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_exp
     return true;
 }
 
+/* Whether the machine covers the task sizes grain x->grain gives a network of x's dataset and model trained
+ * on `batch` samples per step: the grain and the last group's rest. False after the error line and the hint
+ * (machine synth for a roofline machine, calibrate for a measured one). */
+static bool grain_sizes_covered(const struct where *w, const cJSON *o, const struct dahlsim_experiment *x,
+                                const cJSON *manifest, long batch)
+{
+    long g = x->grain < 0 || x->grain > batch ? batch : x->grain;
+    long sizes[2] = {g, batch % g};
+    for (int i = 0; i < 2; i++) {
+        if (sizes[i] == 0 || dahlsim_grain_covered(manifest, x, sizes[i]))
+            continue;
+        char expected[512];
+        snprintf(expected, sizeof(expected),
+                 "grains calibration %s covers: it has no tasks over %ld samples for %s/%.64s/%s", x->machine,
+                 sizes[i], x->dataset, x->model, x->perfmodel);
+        field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
+        const cJSON *source = cJSON_GetObjectItemCaseSensitive(manifest, "source");
+        if (cJSON_IsString(source) && strcmp(source->valuestring, "roofline") == 0)
+            fprintf(stderr, "hint: a synthesized machine: dahlsim machine synth SPEC --machine %s --cover %s,grains=%ld\n",
+                    x->machine, x->dataset, g);
+        else
+            fprintf(stderr, "hint: dahlsim calibrate --machine %s --cover %s,grain=%ld --batch %ld\n", x->machine,
+                    x->dataset, g, batch);
+        return false;
+    }
+    return true;
+}
+
 /* "grain", once the batch per node and the jobs are known: at most the batch each network trains on, and
  * (one job) tasks of the sizes it gives covered by the machine's calibration. */
 static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest)
@@ -626,21 +654,20 @@ static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_exp
     }
     if (x->grain == 0 && !grain_auto(w, o, x, manifest, limit))
         return false;
-    if (x->njobs > 0 || manifest == NULL)
+    if (manifest == NULL)
         return true;
-    long g = x->grain < 0 ? limit : x->grain;
-    long sizes[2] = {g, limit % g};
-    for (int i = 0; i < 2; i++) {
-        if (sizes[i] == 0 || dahlsim_grain_covered(manifest, x, sizes[i]))
-            continue;
-        char expected[512];
-        snprintf(expected, sizeof(expected),
-                 "grains calibration %s covers: it has no tasks over %ld samples for %s/%.64s/%s", x->machine,
-                 sizes[i], x->dataset, x->model, x->perfmodel);
-        field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
-        fprintf(stderr, "hint: a synthesized machine: dahlsim machine synth SPEC --machine %s --cover %s,grains=%ld\n",
-                x->machine, x->dataset, g > limit % g ? g : limit % g);
-        return false;
+    /* one network, or one per job (each its own dataset, model and batch) */
+    static struct dahlsim_experiment net;
+    for (long j = 0; j < (x->njobs > 0 ? x->njobs : 1); j++) {
+        net = *x;
+        long batch = limit;
+        if (x->njobs > 0) {
+            snprintf(net.dataset, sizeof(net.dataset), "%s", x->jobs[j].dataset);
+            snprintf(net.model, sizeof(net.model), "%s", x->jobs[j].model);
+            batch = x->jobs[j].batch;
+        }
+        if (!grain_sizes_covered(w, o, &net, manifest, batch))
+            return false;
     }
     return true;
 }
