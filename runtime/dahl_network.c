@@ -335,7 +335,7 @@ void dahl_network_destroy(struct dahl_network *net)
         struct dahl_chunks *plans[] = {&l->wu.p, &l->wu.v, &l->bu.p, &l->bu.v};
         for (size_t k = 0; k < sizeof(plans) / sizeof(plans[0]); k++)
             dahl_chunks_fini(plans[k]);
-        for (int s = 0; s < DAHL_PIPELINE_MAX_DEPTH; s++) {
+        for (int s = 0; s < net->depth; s++) {
             dahl_chunks_fini(&l->wu.g[s]);
             dahl_chunks_fini(&l->bu.g[s]);
             dahl_tensor_destroy(l->dw[s]);
@@ -434,10 +434,6 @@ void dahl_network_input_copies(const struct dahl_network *net, size_t *bytes, do
     *cpu_s = net->copy_cpu_s;
 }
 
-/* dahl_catalogue.c lists the tasks of forward_group, backward_group and update_params from the same layer
- * shapes, for perf models of unmeasured machines: a task added or changed here goes there too (test_catalogue
- * checks both against what StarPU records). Every task of group g covers its n samples (the group's size,
- * as the tensors are split). */
 /* The weights and bias the passes of pipeline slot `slot` read: its stash at a depth above 1, else (and
  * for an evaluation, slot < 0) the latest. */
 static starpu_data_handle_t weights(const struct layer *l, int slot)
@@ -450,6 +446,10 @@ static starpu_data_handle_t bias(const struct layer *l, int slot)
     return slot >= 0 && l->sb[slot] != NULL ? dahl_tensor_handle(l->sb[slot]) : dahl_tensor_handle(l->b);
 }
 
+/* dahl_catalogue.c lists the tasks of forward_group, backward_group and update_params from the same layer
+ * shapes, for perf models of unmeasured machines: a task added or changed here goes there too (test_catalogue
+ * checks both against what StarPU records). Every task of group g covers its n samples (the group's size,
+ * as the tensors are split). */
 static int forward_group(struct dahl_network *net, int g, const uint8_t *labels, int slot)
 {
     int n = group_size(net, g);

@@ -30,9 +30,6 @@ struct dahlsim_calibrate_cover {
     long grain; /* samples per layer task in the measured runs (at most --batch; 1: one per sample) */
 };
 
-/* The numbers of samples the tasks of a setup measured at grain g with batch b cover: 1 (always), g, and the
- * last group's b mod g. Writes them ascending and distinct into out[3]; returns how many. */
-int dahlsim_calibrate_grain_sizes(long grain, long batch, long out[3]);
 
 /* What the command line asks; the strings are argv's. */
 struct dahlsim_calibrate_opts {

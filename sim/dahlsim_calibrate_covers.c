@@ -85,18 +85,6 @@ static bool cover_known(const struct dahlsim_calibrate_opts *o, const char *data
     return false;
 }
 
-int dahlsim_calibrate_grain_sizes(long grain, long batch, long out[3])
-{
-    long g = grain < batch ? grain : batch;
-    int n = 0;
-    out[n++] = 1;
-    if (batch % g > 1)
-        out[n++] = batch % g;
-    if (g > 1)
-        out[n++] = g;
-    return n;
-}
-
 /* The values a scenario gives `key`: its "sweep" list if the key is swept, else its value, else dflt. Strings
  * only; writes at most max pointers into out (owned by root) and returns their count, or -1 after an error
  * naming the file and the field. */

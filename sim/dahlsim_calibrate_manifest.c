@@ -3,6 +3,7 @@
  * entry with its spread. */
 #include "dahlsim_calibrate.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_grain.h"
 #include "dahlsim_probe.h"
 
 #include "dahl_engine.h"
@@ -72,12 +73,14 @@ int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, con
         cJSON_AddStringToObject(c, "perfmodel", o->covers[i].perfmodel);
         if (o->covers[i].grain > 1) {
             /* the task sizes the runs measured: what a scenario's grain needs (dahlsim_scenario.c) */
-            long sizes[3];
-            int n = dahlsim_calibrate_grain_sizes(o->covers[i].grain, o->batch, sizes);
+            long sizes[2];
+            int n = dahlsim_grain_task_sizes(o->covers[i].grain, o->batch, sizes);
             cJSON_AddNumberToObject(c, "grain", (double)o->covers[i].grain);
             cJSON *grains = cJSON_AddArrayToObject(c, "grains");
-            for (int k = 0; k < n; k++)
-                cJSON_AddItemToArray(grains, cJSON_CreateNumber((double)sizes[k]));
+            cJSON_AddItemToArray(grains, cJSON_CreateNumber(1));
+            for (int k = n - 1; k >= 0; k--) /* ascending: the rest is below the grain */
+                if (sizes[k] > 1)
+                    cJSON_AddItemToArray(grains, cJSON_CreateNumber((double)sizes[k]));
         }
         cJSON_AddStringToObject(c, "status", cs[i].status);
         cJSON_AddNumberToObject(c, "runs", cs[i].rounds);

@@ -6,7 +6,6 @@
 #include "dahlsim_dag.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,9 +14,6 @@
 #define AUTOPRIO_INTERVAL 32    /* as `dahlsim dag run --auto` */
 
 /* The predicted time of one step of x at grain g, in seconds. Returns 0 or a negative errno (err). */
-static int choose(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, long *grain,
-                  char *choice, size_t choice_size, char *err, size_t err_size);
-
 static int predict(const struct dahlsim_experiment *x, long batch, long g, double *step_s, char *err,
                    size_t err_size)
 {
@@ -70,49 +66,8 @@ static int predict(const struct dahlsim_experiment *x, long batch, long g, doubl
     return ret;
 }
 
-/* Choices made in this process, by everything a prediction reads (a sweep repeats a configuration over the
- * keys the prediction ignores: seeds, learning rates, epochs, traces). */
-#define MEMO 32
-static struct {
-    char key[PATH_MAX + 512];
-    long grain;
-    char choice[256];
-} memo[MEMO];
-static int nmemo;
-
-static void memo_key(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, char *key,
-                     size_t size)
-{
-    int used = snprintf(key, size, "%s|%s|%s|%s|%s|%d|%ld|%ld|%s|%.17g|%.17g|%.17g|%ld|", x->machine_dir, x->dataset,
-                        x->model, x->perfmodel, x->reduction, x->momentum != 0.0, x->cpus, x->gpus, x->scheduler,
-                        x->worker_us, x->sched_push_us, x->submit_us_per_task, batch);
-    for (int i = 0; i < n && used > 0 && (size_t)used < size; i++)
-        used += snprintf(key + used, size - (size_t)used, "%ld,", candidates[i]);
-}
-
 int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, long *grain,
                        char *choice, size_t choice_size, char *err, size_t err_size)
-{
-    char key[sizeof(memo[0].key)];
-    memo_key(x, batch, candidates, n, key, sizeof(key));
-    for (int i = 0; i < nmemo; i++)
-        if (strcmp(memo[i].key, key) == 0) {
-            *grain = memo[i].grain;
-            snprintf(choice, choice_size, "%s", memo[i].choice);
-            return 0;
-        }
-    int ret = choose(x, batch, candidates, n, grain, choice, choice_size, err, err_size);
-    if (ret == 0) {
-        int at = nmemo < MEMO ? nmemo++ : 0; /* a full memo forgets its oldest entry first */
-        snprintf(memo[at].key, sizeof(memo[at].key), "%s", key);
-        memo[at].grain = *grain;
-        snprintf(memo[at].choice, sizeof(memo[at].choice), "%s", choice);
-    }
-    return ret;
-}
-
-static int choose(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, long *grain,
-                  char *choice, size_t choice_size, char *err, size_t err_size)
 {
     double best = 0, one = 0;
     int at = -1;
@@ -178,4 +133,22 @@ void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size)
 {
     bool synthetic = strncmp(dataset, "synthetic:", 10) == 0;
     snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : synthetic ? dataset + 10 : "");
+}
+
+int dahlsim_grain_task_sizes(long grain, long batch, long out[2])
+{
+    long g = grain < 0 || grain > batch ? batch : grain;
+    out[0] = g;
+    out[1] = batch % g;
+    return out[1] > 0 ? 2 : 1;
+}
+
+long dahlsim_grain_uncovered(const cJSON *root, const struct dahlsim_experiment *x, long grain, long batch)
+{
+    long sizes[2];
+    int n = dahlsim_grain_task_sizes(grain, batch, sizes);
+    for (int i = 0; i < n; i++)
+        if (!dahlsim_grain_covered(root, x, sizes[i]))
+            return sizes[i];
+    return 0;
 }

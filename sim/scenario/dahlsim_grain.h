@@ -36,6 +36,13 @@ int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const lon
  * dataset), into buf: the key of a calibration's coverage. */
 void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);
 
+/* The task sizes a network trained on `batch` samples per step gets at grain (-1, or above the batch: the
+ * batch): the grain, then the last group's rest when there is one. Returns how many (1 or 2), in out. */
+int dahlsim_grain_task_sizes(long grain, long batch, long out[2]);
+
+/* The first of those task sizes that root does not cover for x's setup (dahlsim_grain_covered), or 0. */
+long dahlsim_grain_uncovered(const cJSON *root, const struct dahlsim_experiment *x, long grain, long batch);
+
 /* Whether a machine's manifest (root, parsed; NULL: trusted) lists x's setup (shape, model, perf-model kind)
  * with tasks over n samples: n == 1, a manifest without "covered", or a covered entry whose "grains" holds n
  * (written by `machine synth --cover ...,grains=N` and `calibrate --cover ...,grain=N`). */

@@ -616,14 +616,12 @@ static bool grain_sizes_covered(const struct where *w, const cJSON *o, const str
                                 const cJSON *manifest, long batch)
 {
     long g = x->grain < 0 || x->grain > batch ? batch : x->grain;
-    long sizes[2] = {g, batch % g};
-    for (int i = 0; i < 2; i++) {
-        if (sizes[i] == 0 || dahlsim_grain_covered(manifest, x, sizes[i]))
-            continue;
+    long missing = dahlsim_grain_uncovered(manifest, x, x->grain, batch);
+    if (missing > 0) {
         char expected[512];
         snprintf(expected, sizeof(expected),
                  "grains calibration %s covers: it has no tasks over %ld samples for %s/%.64s/%s", x->machine,
-                 sizes[i], x->dataset, x->model, x->perfmodel);
+                 missing, x->dataset, x->model, x->perfmodel);
         field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
         const cJSON *source = cJSON_GetObjectItemCaseSensitive(manifest, "source");
         if (cJSON_IsString(source) && strcmp(source->valuestring, "roofline") == 0)

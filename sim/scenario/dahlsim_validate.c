@@ -269,14 +269,10 @@ static void drop_uncovered_grains(const struct dahlsim_validate_opts *o)
     size_t kept = 0;
     for (size_t i = 0; i < nsetups; i++) {
         const struct setup *s = &setups[i];
-        long sizes[2] = {s->grain > 1 ? s->grain : 1, s->grain > 1 ? s->batch % s->grain : 0};
         snprintf(x.dataset, sizeof(x.dataset), "%s", s->dataset);
         snprintf(x.model, sizeof(x.model), "lenet");
         snprintf(x.perfmodel, sizeof(x.perfmodel), "history");
-        bool covered = true;
-        for (int k = 0; k < 2; k++)
-            covered = covered && (sizes[k] == 0 || dahlsim_grain_covered(manifest, &x, sizes[k]));
-        if (covered)
+        if (dahlsim_grain_uncovered(manifest, &x, s->grain > 1 ? s->grain : 1, s->batch) == 0)
             setups[kept++] = *s;
         else if (!o->quiet)
             fprintf(stderr,
