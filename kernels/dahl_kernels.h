@@ -30,8 +30,9 @@ const char *dahl_kernels_blas_info(void);
 /* ---- conv2d (kernels/cpu/conv2d.c, conv2d_direct.c) ----------------------------------------------------
  * x  [C][H][W]      input            w  [F][C][KH][KW]  weights     b [F] bias
  * y  [F][OH][OW]    output, OH = (H + 2*pad - KH) / stride + 1, OW = (W + 2*pad - KW) / stride + 1
- * Zero padding of `pad` pixels on every side. Forward runs a direct AVX2/FMA convolution where
- * dahl_conv2d_direct_available() says so (stride 1, CPU with AVX2 and FMA), im2col + single-threaded SGEMM
+ * Zero padding of `pad` pixels on every side. Forward runs a direct AVX-512 or AVX2/FMA convolution where
+ * dahl_conv2d_direct_available() says so (stride 1, CPU with AVX-512F, or AVX2 and FMA; the widest is used and
+ * both give the same bits), im2col + single-threaded SGEMM
  * otherwise; the backward passes are always im2col (col2im) + SGEMM. The workspace
  * (dahl_conv2d_workspace_bytes, the same for the three functions, at most about 256 KiB unless one output row
  * needs more) holds the im2col matrix of a band of output rows or the padded input rows of one output row;
@@ -55,6 +56,12 @@ void dahl_conv2d_forward(const struct dahl_conv2d_shape *s, const float *x, cons
 bool dahl_conv2d_direct_available(const struct dahl_conv2d_shape *s);
 bool dahl_conv2d_forward_direct(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
                                 float *y, float *workspace);
+/* The widest vector the direct kernel can use on this CPU: 512 (AVX-512F), 256 (AVX2 and FMA) or 0. */
+int dahl_conv2d_direct_vector_bits(void);
+/* The direct kernel with `bits`-wide vectors (256 or 512), for tests and benchmarks: false, touching nothing,
+ * where this CPU cannot run it or the stride is not 1. */
+bool dahl_conv2d_forward_direct_bits(const struct dahl_conv2d_shape *s, int bits, const float *x, const float *w,
+                                     const float *b, float *y, float *workspace);
 void dahl_conv2d_forward_im2col(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
                                 float *y, float *workspace);
 /* Workspace bytes of the direct forward alone (dahl_conv2d_workspace_bytes covers it). */

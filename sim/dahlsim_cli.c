@@ -13,7 +13,7 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-    {"train", "train a CNN natively through StarPU tasks (real kernels)", dahlsim_cmd_train, false},
+    {"train", "train a CNN natively through StarPU tasks (real kernels)", dahlsim_cmd_train_front, false},
     {"calibrate", "measure perf models and the bus of this machine into calibration/NAME/", dahlsim_cmd_calibrate,
      false},
     {"run", "simulate one scenario with StarPU-SimGrid and write results.json", dahlsim_cmd_run, false},

@@ -114,6 +114,21 @@ Test(cli, validate_refuses_bad_options_and_another_machine)
                               "--machine tiny-2cpu --cover synthetic:12x12x1,grain=4)") != NULL,
               "%s", run.err);
     cr_assert(strstr(run.err, "dahlsim: error: validate: no setup left") != NULL, "%s", run.err);
+    dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "
+                                 "\"cpus\": 1, \"scheduler\": \"lws\", \"grain\": \"four\"}]}");
+    dahl_test_run(&run, grained, env);
+    dahl_test_assert_input_error(&run, "--setups grain four", "\"setups[0].grain\": expected an integer in [1, 65536] "
+                                                             "or \"auto\"",
+                                 NULL);
+    /* "grain": "auto": resolved as a scenario's, from what the calibration covers (here grain 1 only), and
+     * said; the native and simulated runs then take that grain */
+    dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "
+                                 "\"cpus\": 1, \"scheduler\": \"lws\", \"grain\": \"auto\"}]}");
+    char *auto_argv[] = {DAHLSIM_BIN, "validate", "--machine", "tiny-2cpu", "--out", out, "--force", "--runs", "1",
+                         "--setups", setups, NULL};
+    dahl_test_run(&run, auto_argv, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.err, "b8 lws 1cpu grain auto: auto: 1 of 1; predicted step") != NULL, "%s", run.err);
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
     cr_assert_eq(system(cmd), 0);

@@ -189,9 +189,10 @@ Test(kernels, conv2d_forward_matches_naive_loops)
 }
 
 /* Both forward implementations behind dahl_conv2d_forward, each against the naive loops, on the shapes above
- * and on wider ones that fill whole 24-column blocks of the direct kernel and leave partial ones, with filter
- * counts that leave 1, 2 and 3 filters over a block of 4, and kernel widths 3, 5 (specialised) and 2, 4
- * (generic). The direct one is skipped where it is not available (stride 2, or a CPU without AVX2/FMA). */
+ * and on wider ones that fill whole 24-column blocks of the direct AVX2 kernel and leave partial ones, with
+ * filter counts that leave 1, 2 and 3 filters over a block of 4, and kernel widths 3, 5 (specialised) and 2, 4
+ * (generic); the AVX-512 kernel's blocks of 6 filters and 16-64 columns (masked tails: 53, 70 and 130 columns)
+ * must give the AVX2 kernel's bits. The direct one is skipped where it is not available (stride 2, or a CPU without AVX2/FMA). */
 Test(kernels, conv2d_forward_direct_and_im2col_both_match_naive_loops)
 {
     static const struct dahl_conv2d_shape wide[] = {
@@ -199,6 +200,8 @@ Test(kernels, conv2d_forward_direct_and_im2col_both_match_naive_loops)
         {.c = 2, .h = 7, .w = 53, .f = 7, .kh = 5, .kw = 5, .stride = 1, .pad = 2},
         {.c = 1, .h = 6, .w = 30, .f = 5, .kh = 2, .kw = 4, .stride = 1, .pad = 0},
         {.c = 4, .h = 5, .w = 26, .f = 6, .kh = 3, .kw = 3, .stride = 1, .pad = 3},
+        {.c = 2, .h = 4, .w = 70, .f = 13, .kh = 3, .kw = 3, .stride = 1, .pad = 1},
+        {.c = 1, .h = 3, .w = 130, .f = 8, .kh = 1, .kw = 1, .stride = 1, .pad = 0},
     };
     const size_t n_wide = sizeof wide / sizeof wide[0];
     rng_seed(11);
@@ -218,6 +221,15 @@ Test(kernels, conv2d_forward_direct_and_im2col_both_match_naive_loops)
         if (ran) {
             direct_runs++;
             expect_all_close("direct conv y", t.y, t.yd, t.ny);
+            /* Every vector width this CPU runs gives the same bits: one FMA per (c, ki, kj) in one order. */
+            float *y2 = alloc_or_fail(t.ny * sizeof(float));
+            for (int bits = 256; bits <= 512; bits *= 2) {
+                memset(y2, 0xff, t.ny * sizeof(float));
+                if (dahl_conv2d_forward_direct_bits(&t.s, bits, t.x, t.w, t.b, y2, t.ws)) {
+                    cr_expect(memcmp(y2, t.y, t.ny * sizeof(float)) == 0, "shape %zu: %d-bit kernel differs", k, bits);
+                }
+            }
+            free(y2);
         }
 #if defined(__x86_64__)
         cr_expect(ran || s->stride != 1 || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"),

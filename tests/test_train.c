@@ -80,8 +80,14 @@ Test(train, bad_option_values_are_input_errors_naming_the_option)
     assert_input_error("--batch > --samples", "--batch:", NULL);
     train((const char *[]){"--grain", "0", NULL});
     assert_input_error("--grain 0", "--grain:", "\"0\"");
+    train((const char *[]){"--grain", "bogus", NULL});
+    assert_input_error("--grain bogus", "--grain:", "or batch");
     train((const char *[]){"--grain", "auto", NULL});
-    assert_input_error("--grain auto", "--grain:", "or batch");
+    assert_input_error("--grain auto without --machine", "--grain auto:", "--machine NAME");
+    train((const char *[]){"--machine", "roofline-14cpu-1v100", NULL});
+    assert_input_error("--machine without --grain auto", "--machine:", "with --grain auto");
+    train((const char *[]){"--grain=auto", "--machine", "no-such-machine", NULL});
+    assert_input_error("--grain auto on no calibration", "train --grain auto", "no-such-machine");
     train((const char *[]){"--dataset", "synthetic:12x12x1", "--batch", "8", "--grain", "9", NULL});
     assert_input_error("--grain > --batch", "--grain:", "at most 8, got 9");
     train((const char *[]){"--pipeline-depth", "0", NULL});
@@ -357,6 +363,43 @@ static void strip_times(const char *out, char *dst, size_t size)
         used += (size_t)snprintf(dst + used, size - used, "%.*s\n", (int)len, line);
         line += eol != NULL ? (size_t)(eol - line) + 1 : strlen(line);
     }
+}
+
+/* --grain auto --machine NAME picks the grain a scenario's "grain": "auto" picks for the same setup on that
+ * machine (the simulated run of it says which, in its results.json), trains natively with it and records both
+ * the grain and the account of the choice. */
+Test(train, grain_auto_trains_with_the_grain_a_scenario_picks)
+{
+    char home[64];
+    scratch_home(home, sizeof(home));
+    char out_dir[128], scenario[128], sim_dir[128], path[256];
+    snprintf(out_dir, sizeof(out_dir), "%s/native", home);
+    snprintf(sim_dir, sizeof(sim_dir), "%s/sim", home);
+    snprintf(scenario, sizeof(scenario), "%s/auto.json", home);
+    dahl_test_write_file(scenario, "{\"machine\": \"roofline-14cpu-1v100\", \"dataset\": \"synthetic:28x28x3\", "
+                                   "\"samples\": 64, \"batch\": 16, \"scheduler\": \"lws\", \"cpus\": 2, "
+                                   "\"gpus\": 0, \"grain\": \"auto\"}\n");
+    dahl_test_run_args(&run, DAHLSIM_BIN, (const char *[]){"run", scenario, "--out", sim_dir, "--quiet", NULL}, env);
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    snprintf(path, sizeof(path), "%s/results.json", sim_dir);
+    cJSON *sim = load_json(path);
+    train((const char *[]){"--dataset", "synthetic:28x28x3", "--samples", "64", "--test-samples", "32", "--batch",
+                           "16", "--sched", "lws", "--ncpu", "2", "--grain", "auto", "--machine",
+                           "roofline-14cpu-1v100", "--quiet", "--out", out_dir, NULL});
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    snprintf(path, sizeof(path), "%s/results.json", out_dir);
+    cJSON *native = load_json(path);
+    const cJSON *choice = cJSON_GetObjectItemCaseSensitive(native, "grain_choice");
+    const cJSON *sim_choice = cJSON_GetObjectItemCaseSensitive(sim, "grain_choice");
+    cr_assert(cJSON_IsString(choice) && strncmp(choice->valuestring, "auto: ", 6) == 0);
+    cr_assert(cJSON_IsString(sim_choice) && strcmp(choice->valuestring, sim_choice->valuestring) == 0,
+              "native \"%s\", simulated \"%s\"", choice->valuestring, cJSON_GetStringValue(sim_choice));
+    cr_assert_eq(number(native, "grain"), number(sim, "grain"));
+    cr_assert(strstr(choice->valuestring, "of 1, 2, 4, 8, 16;") != NULL, "%s", choice->valuestring);
+    cr_assert(strstr(run.err, choice->valuestring) != NULL, "the choice is printed: %s", run.err);
+    cJSON_Delete(native);
+    cJSON_Delete(sim);
+    remove_tree(home);
 }
 
 Test(train, one_worker_manual_reduction_reproduces_every_epoch)

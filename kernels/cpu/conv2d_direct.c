@@ -1,6 +1,6 @@
-/* conv2d forward as a direct convolution with an AVX2/FMA register-blocked micro-kernel, for stride 1 on
- * x86-64 CPUs that have AVX2 and FMA (checked at run time; dahl_conv2d_forward falls back to im2col + SGEMM
- * elsewhere).
+/* conv2d forward as a direct convolution with a register-blocked micro-kernel, for stride 1 on x86-64 CPUs
+ * that have AVX-512F (16-float vectors, below) or else AVX2 and FMA (8-float vectors), checked at run time;
+ * dahl_conv2d_forward falls back to im2col + SGEMM elsewhere. The two kernels give bit-identical outputs.
  *
  * Why: im2col + SGEMM turns a 3-channel 3x3 convolution into a GEMM with M = F (16) and K = C*KH*KW (27): a
  * skinny product on which single-core OpenBLAS reaches a third of its square-GEMM speed, after im2col has
@@ -168,22 +168,170 @@ __attribute__((target("avx2,fma"))) static void forward_avx2(const struct dahl_c
     }
 }
 
+/* ---- AVX-512 ---------------------------------------------------------------------------------------------
+ * The same arithmetic on 16-float vectors: each output element is still bias, then one FMA per (c, ki, kj) in
+ * that order, so both kernels give bit-identical outputs. With 32 ZMM registers a block holds up to NF512
+ * filters x nv vectors (nv <= NV512 = 4; 24 accumulators + 4 inputs + 1 weight). A row's last block has as
+ * many vectors as its remaining columns need, the last one masked on load and store: its loads then stop at
+ * column OW - 1 + kj, inside the padded row, so the workspace is the AVX2 kernel's. */
+enum {
+    NF512 = 6,
+    NV512 = 4,
+    BW512 = 16 * NV512,
+};
+_Static_assert(NF512 == 6 && NV512 == 4, "block512_any() switches over nf <= 6 and nv <= 4");
+
+__attribute__((target("avx512f"), always_inline)) static inline void
+block512(const float *rows, size_t pw, int ckh, const int kw, const float *w, size_t wk, const float *bias,
+         const int nf, const int nv, __mmask16 last, float *out, size_t out_stride)
+{
+    __m512 acc[NF512][NV512];
+#pragma GCC unroll 8
+    for (int i = 0; i < nf; i++) {
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++) {
+            acc[i][v] = _mm512_set1_ps(bias[i]);
+        }
+    }
+    for (int r = 0; r < ckh; r++) {
+        const float *row = rows + (size_t)r * pw;
+        const float *wr = w + (size_t)r * kw;
+        for (int kj = 0; kj < kw; kj++) {
+            __m512 in[NV512];
+#pragma GCC unroll 8
+            for (int v = 0; v < nv; v++) {
+                in[v] = v == nv - 1 ? _mm512_maskz_loadu_ps(last, row + kj + 16 * v) : _mm512_loadu_ps(row + kj + 16 * v);
+            }
+#pragma GCC unroll 8
+            for (int i = 0; i < nf; i++) {
+                const __m512 wv = _mm512_set1_ps(wr[(size_t)i * wk + kj]);
+#pragma GCC unroll 8
+                for (int v = 0; v < nv; v++) {
+                    acc[i][v] = _mm512_fmadd_ps(wv, in[v], acc[i][v]);
+                }
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < nf; i++) {
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++) {
+            float *dst = out + (size_t)i * out_stride + 16 * v;
+            if (v == nv - 1) {
+                _mm512_mask_storeu_ps(dst, last, acc[i][v]);
+            } else {
+                _mm512_storeu_ps(dst, acc[i][v]);
+            }
+        }
+    }
+}
+
+/* block512() for a run-time nf, nv and kw, each made a constant (kw for 3 and 5 only). */
+__attribute__((target("avx512f"))) static void block512_any(const float *rows, size_t pw, int ckh, int kw,
+                                                            const float *w, size_t wk, const float *bias, int nf,
+                                                            int nv, __mmask16 last, float *out, size_t out_stride)
+{
+#define B512(KW, NF, NV) block512(rows, pw, ckh, KW, w, wk, bias, NF, NV, last, out, out_stride); return;
+#define B512_NV(KW, NF)                                                                                       \
+    switch (nv) {                                                                                             \
+    case 4: B512(KW, NF, 4)                                                                                   \
+    case 3: B512(KW, NF, 3)                                                                                   \
+    case 2: B512(KW, NF, 2)                                                                                   \
+    default: B512(KW, NF, 1)                                                                                  \
+    }
+#define B512_NF(KW)                                                                                           \
+    switch (nf) {                                                                                             \
+    case 6: B512_NV(KW, 6)                                                                                    \
+    case 5: B512_NV(KW, 5)                                                                                    \
+    case 4: B512_NV(KW, 4)                                                                                    \
+    case 3: B512_NV(KW, 3)                                                                                    \
+    case 2: B512_NV(KW, 2)                                                                                    \
+    default: B512_NV(KW, 1)                                                                                   \
+    }
+    switch (kw) {
+    case 3: B512_NF(3)
+    case 5: B512_NF(5)
+    default: B512_NF(kw)
+    }
+#undef B512_NF
+#undef B512_NV
+#undef B512
+}
+
+__attribute__((target("avx512f"))) static void forward_avx512(const struct dahl_conv2d_shape *s, const float *x,
+                                                              const float *w, const float *b, float *y,
+                                                              float *workspace)
+{
+    const int oh_n = dahl_conv2d_out_h(s), ow_n = dahl_conv2d_out_w(s);
+    const size_t pw = padded_w(s), plane = (size_t)oh_n * ow_n;
+    const size_t wk = (size_t)s->c * s->kh * s->kw;
+    const int ckh = s->c * s->kh;
+    /* Blocks as wide as the row needs, up to BW512: a 28-column row is one block of 2 vectors. */
+    const int nv_full = ow_n >= BW512 ? NV512 : (ow_n + 15) / 16;
+    const int bw = 16 * nv_full;
+    for (int oh = 0; oh < oh_n; oh++) {
+        fill_rows(s, x, oh, workspace);
+        for (int f0 = 0; f0 < s->f; f0 += NF512) {
+            const int nf = s->f - f0 < NF512 ? s->f - f0 : NF512;
+            float *yrow = y + (size_t)f0 * plane + (size_t)oh * ow_n;
+            for (int ow0 = 0; ow0 < ow_n; ow0 += bw) {
+                const int cols = ow_n - ow0 < bw ? ow_n - ow0 : bw;
+                const int nv = (cols + 15) / 16, tail = cols - 16 * (nv - 1);
+                const __mmask16 last = (__mmask16)(tail == 16 ? 0xffffu : (1u << tail) - 1u);
+                block512_any(workspace + ow0, pw, ckh, s->kw, w + (size_t)f0 * wk, wk, b + f0, nf, nv, last,
+                             yrow + ow0, plane);
+            }
+        }
+    }
+}
+
+int dahl_conv2d_direct_vector_bits(void)
+{
+    if (__builtin_cpu_supports("avx512f")) {
+        return 512;
+    }
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 256 : 0;
+}
+
 bool dahl_conv2d_direct_available(const struct dahl_conv2d_shape *s)
 {
-    return s->stride == 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return s->stride == 1 && dahl_conv2d_direct_vector_bits() > 0;
+}
+
+bool dahl_conv2d_forward_direct_bits(const struct dahl_conv2d_shape *s, int bits, const float *x, const float *w,
+                                     const float *b, float *y, float *workspace)
+{
+    if (s->stride != 1 || bits > dahl_conv2d_direct_vector_bits() || (bits != 256 && bits != 512) ||
+        (bits == 256 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")))) {
+        return false;
+    }
+    if (bits == 512) {
+        forward_avx512(s, x, w, b, y, workspace);
+    } else {
+        forward_avx2(s, x, w, b, y, workspace);
+    }
+    return true;
 }
 
 bool dahl_conv2d_forward_direct(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
                                 float *y, float *workspace)
 {
-    if (!dahl_conv2d_direct_available(s)) {
-        return false;
-    }
-    forward_avx2(s, x, w, b, y, workspace);
-    return true;
+    return dahl_conv2d_forward_direct_bits(s, dahl_conv2d_direct_vector_bits(), x, w, b, y, workspace);
 }
 
 #else /* !DIRECT_COMPILED */
+
+int dahl_conv2d_direct_vector_bits(void)
+{
+    return 0;
+}
+
+bool dahl_conv2d_forward_direct_bits(const struct dahl_conv2d_shape *s, int bits, const float *x, const float *w,
+                                     const float *b, float *y, float *workspace)
+{
+    (void)s, (void)bits, (void)x, (void)w, (void)b, (void)y, (void)workspace;
+    return false;
+}
 
 bool dahl_conv2d_direct_available(const struct dahl_conv2d_shape *s)
 {

@@ -15,8 +15,9 @@
 
 static const char usage_line[] =
     "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
-    "                     [--batch N] [--grain N|batch] [--lr X] [--momentum X] [--sched POLICY] [--ncpu N]\n"
-    "                     [--ngpu N] [--seed N] [--pipeline-depth N] [--pipeline-schedule fill|1f1b]\n"
+    "                     [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
+    "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
+    "                     [--pipeline-schedule fill|1f1b]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
@@ -37,7 +38,9 @@ static void help(void)
            "  --batch N          samples per SGD step (default 32); a last partial batch is not trained on\n"
            "  --grain G          samples per layer task: 1 (default: one task per sample and layer), N (tasks\n"
            "                     over N consecutive samples; the last one smaller when N does not divide the\n"
-           "                     batch) or batch (one task per layer and step)\n"
+           "                     batch), batch (one task per layer and step), or auto with --machine NAME\n"
+           "  --machine NAME     with --grain auto: the calibration whose perf models pick the grain, as a\n"
+           "                     scenario's \"grain\": \"auto\" does (recorded in results.json's grain_choice)\n"
            "  --pipeline-depth N up to N training steps in flight, PipeDream-like (default 1: synchronous SGD):\n"
            "                     a step's passes use the weights as they were N - 1 updates before (stashed)\n"
            "  --pipeline-schedule S  fill (default: steps' tasks in order) or 1f1b (a step's backward passes\n"
@@ -132,7 +135,7 @@ enum {
     O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW, O_GRAIN,
     O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE,
     /* options that do not describe the experiment, and so go with --point: */
-    O_OUT, O_QUIET, O_HELP, O_POINT
+    O_OUT, O_QUIET, O_HELP, O_POINT, O_GRAIN_CHOICE
 };
 
 static const struct option options[] = {
@@ -149,6 +152,7 @@ static const struct option options[] = {
     {"help", no_argument, NULL, O_HELP},                 {"point", required_argument, NULL, O_POINT},
     {"trace", no_argument, NULL, O_TRACE},               {"trace-window", required_argument, NULL, O_TRACE_WINDOW},
     {"grain", required_argument, NULL, O_GRAIN},
+    {"grain-choice", required_argument, NULL, O_GRAIN_CHOICE}, /* set by the front end's --grain auto */
     {"pipeline-depth", required_argument, NULL, O_PIPELINE_DEPTH},
     {"pipeline-schedule", required_argument, NULL, O_PIPELINE_SCHEDULE},
     {NULL, 0, NULL, 0},
@@ -198,6 +202,11 @@ static bool parse_grain(const char *value, struct train_opts *o)
     }
     if (value[0] >= '0' && value[0] <= '9')
         return dahlsim_parse_int("--grain", value, 1, 65536, &o->grain);
+    if (strcmp(value, "auto") == 0) {
+        dahlsim_error("--grain auto: expected it from `dahlsim train --machine NAME` (the perf models that choose "
+                      "the grain), got it here");
+        return false;
+    }
     dahlsim_error("--grain: expected a number of samples in [1, batch] or batch, got \"%s\"", value);
     return false;
 }
@@ -391,6 +400,9 @@ int train_parse_options(int argc, char **argv, bool simulated, struct train_opts
             return 0;
         case O_POINT:
             o->point = optarg;
+            break;
+        case O_GRAIN_CHOICE:
+            snprintf(o->x.grain_choice, sizeof(o->x.grain_choice), "%s", optarg);
             break;
         case ':':
         case '?':

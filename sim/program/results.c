@@ -95,7 +95,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .heteroprio = heteroprio ? &hp : NULL,
         .batch = jobs ? (int)st->jobs_batch : (int)o->batch,
         .grain = jobs ? (o->grain < 0 ? 0 : (int)o->grain) : st->grain,
-        .grain_choice = o->point != NULL && o->x.grain_choice[0] != '\0' ? o->x.grain_choice : NULL,
+        .grain_choice = o->x.grain_choice[0] != '\0' ? o->x.grain_choice : NULL,
         .pipeline_depth = jobs ? 1 : (int)o->pipeline_depth,
         .pipeline_schedule = o->pipeline_schedule == DAHL_PIPELINE_1F1B ? "1f1b" : "fill",
         .c = st->train.c,

@@ -878,6 +878,12 @@ struct dahlsim_scenario *dahlsim_scenario_load(const char *path, const char *con
             fprintf(stderr, "hint: scenario files are in scenarios/ (see scenarios/README.md)\n");
         return NULL;
     }
+    return dahlsim_scenario_from_json(path, root, sets, nsets);
+}
+
+struct dahlsim_scenario *dahlsim_scenario_from_json(const char *path, cJSON *root, const char *const *sets,
+                                                    size_t nsets)
+{
     struct dahlsim_scenario *s = calloc(1, sizeof(*s));
     if (s == NULL || !cJSON_IsObject(root)) {
         if (s != NULL)

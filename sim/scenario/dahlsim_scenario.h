@@ -9,6 +9,7 @@
 #include "dahlsim_experiment.h"
 #include "dahlsim_grain.h"
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -19,6 +20,10 @@ struct dahlsim_scenario;
 /* Loads path, applies the "key=value" overrides in sets (value: JSON, or a bare string), and checks the
  * base experiment and every sweep point. NULL after printing one error line (and a hint line) on stderr. */
 struct dahlsim_scenario *dahlsim_scenario_load(const char *path, const char *const *sets, size_t nsets);
+/* The same for a scenario made in memory: root (owned from now on, freed even on failure), named by `name` in
+ * error lines (e.g. "train --grain auto"). */
+struct dahlsim_scenario *dahlsim_scenario_from_json(const char *name, cJSON *root, const char *const *sets,
+                                                    size_t nsets);
 void dahlsim_scenario_destroy(struct dahlsim_scenario *s);
 
 /* The scenario's "comment" (the question it answers), or "". */

@@ -28,8 +28,10 @@ struct setup {
     long samples, batch, ncpu;
     char sched[64]; /* a scenario's "scheduler" value (heteroprio:auto-HEURISTIC included) */
     long depth;     /* pipeline depth (0 or 1: synchronous) */
-    long grain;     /* samples per layer task (0 or 1: one); needs a calibration covering it */
+    long grain;     /* samples per layer task (0 or 1: one); needs a calibration covering it; GRAIN_AUTO:
+                     * "auto", resolved by load_experiments to the grain a scenario's auto picks */
 };
+#define GRAIN_AUTO (-2L)
 
 /* The default set: image sizes 28x28x1 to 128x128x3, batch 4 to 64, every policy family (eager, prio, ws,
  * lws, dm, dmda, dmdar, dmdas, heteroprio:auto), 1 and 2 CPU workers. The first nine are the setups the
@@ -62,6 +64,9 @@ static const struct setup defaults[] = {
      * synthetic:28x28x3,grain=4 --cover synthetic:28x28x1,grain=2), left out with a line otherwise */
     {"28x28x3 b32 lws 2cpu grain4", "synthetic:28x28x3", 8192, 32, 2, "lws", 1, 4},
     {"28x28x1 b16 dmda 2cpu grain2", "synthetic:28x28x1", 8192, 16, 2, "dmda", 1, 2},
+    /* "grain": "auto": the grain the calibration's models predict fastest, among those it covers */
+    {"28x28x3 b32 lws 2cpu grain auto", "synthetic:28x28x3", 8192, 32, 2, "lws", 1, GRAIN_AUTO},
+    {"28x28x1 b32 dmda 2cpu grain auto", "synthetic:28x28x1", 8192, 32, 2, "dmda", 1, GRAIN_AUTO},
 };
 #define NDEFAULTS (sizeof(defaults) / sizeof(defaults[0]))
 
@@ -140,10 +145,15 @@ static int load_setups(const struct dahlsim_validate_opts *o)
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, nkeys[k]);
             if (v == NULL && k >= 3)
                 continue; /* pipeline_depth and grain are optional */
+            if (nout[k] == &s->grain && cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0) {
+                s->grain = GRAIN_AUTO;
+                continue;
+            }
             snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, nkeys[k]);
             if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
                 v->valuedouble > nmax[k]) {
-                snprintf(err, sizeof(err), "an integer in [1, %.0f]", nmax[k]);
+                snprintf(err, sizeof(err), "an integer in [1, %.0f]%s", nmax[k],
+                         nout[k] == &s->grain ? " or \"auto\"" : "");
                 setups_error(o->setups, field, v, err);
                 ret = -EINVAL;
             } else {
@@ -163,7 +173,8 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         else {
             char made[sizeof(s->name)];
             snprintf(made, sizeof(made), "%.40s b%ld %.24s %ldcpu%s%s", s->dataset, s->batch, s->sched, s->ncpu,
-                     s->depth > 1 ? " pipelined" : "", s->grain > 1 ? " grained" : "");
+                     s->depth > 1 ? " pipelined" : "",
+                     s->grain == GRAIN_AUTO ? " grain auto" : s->grain > 1 ? " grained" : "");
             memcpy(s->name, made, sizeof(made));
         }
         nsetups++;
@@ -272,7 +283,7 @@ static void drop_uncovered_grains(const struct dahlsim_validate_opts *o)
         snprintf(x.dataset, sizeof(x.dataset), "%s", s->dataset);
         snprintf(x.model, sizeof(x.model), "lenet");
         snprintf(x.perfmodel, sizeof(x.perfmodel), "history");
-        if (dahlsim_grain_uncovered(manifest, &x, s->grain > 1 ? s->grain : 1, s->batch) == 0)
+        if (s->grain == GRAIN_AUTO || dahlsim_grain_uncovered(manifest, &x, s->grain > 1 ? s->grain : 1, s->batch) == 0)
             setups[kept++] = *s;
         else if (!o->quiet)
             fprintf(stderr,
@@ -299,11 +310,16 @@ static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsi
             dahlsim_error("validate: %s: %s", scen, strerror(errno));
             return -EIO;
         }
+        char grain[32];
+        if (setups[i].grain == GRAIN_AUTO)
+            snprintf(grain, sizeof(grain), "\"auto\"");
+        else
+            snprintf(grain, sizeof(grain), "%ld", setups[i].grain > 1 ? setups[i].grain : 1);
         fprintf(f,
                 "{\"machine\": \"%s\", \"dataset\": \"%s\", \"samples\": %ld, \"batch\": %ld, \"cpus\": %ld, "
-                "\"gpus\": 0, \"scheduler\": \"%s\", \"pipeline_depth\": %ld, \"grain\": %ld}\n",
+                "\"gpus\": 0, \"scheduler\": \"%s\", \"pipeline_depth\": %ld, \"grain\": %s}\n",
                 o->machine, setups[i].dataset, setups[i].samples, setups[i].batch, setups[i].ncpu, setups[i].sched,
-                setups[i].depth > 1 ? setups[i].depth : 1, setups[i].grain > 1 ? setups[i].grain : 1);
+                setups[i].depth > 1 ? setups[i].depth : 1, grain);
         fclose(f);
         struct dahlsim_scenario *s = dahlsim_scenario_load(scen, NULL, 0);
         if (s == NULL) {
@@ -312,6 +328,12 @@ static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsi
         }
         x[i] = *dahlsim_scenario_point(s, 0);
         dahlsim_scenario_destroy(s);
+        if (setups[i].grain == GRAIN_AUTO) {
+            /* the native runs take the grain the simulated one was given */
+            setups[i].grain = x[i].grain < 0 ? setups[i].batch : x[i].grain;
+            if (!o->quiet)
+                fprintf(stderr, "dahlsim validate: %s: %s\n", setups[i].name, x[i].grain_choice);
+        }
     }
     remove(scen);
     return 0;
