@@ -10,31 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "dahl_kernels.h"
-
-/* Each measurement repeats its call until this much time has passed, after one warm-up call. */
-#define MIN_SECONDS 1.0
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static float *random_floats(size_t n)
-{
-    float *v = malloc(n * sizeof(float));
-    if (v == NULL) {
-        return NULL;
-    }
-    unsigned s = 12345;
-    for (size_t i = 0; i < n; i++) {
-        s = s * 1103515245u + 12345u;
-        v[i] = (float)((s >> 8) & 0xffff) / 65536.0f - 0.5f;
-    }
-    return v;
-}
 
 typedef void conv_forward_fn(const struct dahl_conv2d_shape *s, const float *x, const float *w, const float *b,
                               float *y, float *workspace);

@@ -125,13 +125,22 @@ double dahl_relu_backward_flops(size_t n);
 size_t dahl_relu_forward_bytes(size_t n);
 size_t dahl_relu_backward_bytes(size_t n);
 
-/* ---- dense (kernels/cpu/dense.c): fully connected, single-threaded BLAS (one sample: SGEMV / SGER) -----
- * x [N_in]   w [N_out][N_in]   b [N_out]   y [N_out];  y = w x + b. No workspace. */
-/* OVERWRITES y. */
+/* ---- dense (kernels/cpu/dense.c): fully connected, over n samples at once ---------------------------------
+ * x [n][N_in]   w [N_out][N_in]   b [N_out]   y [n][N_out];  y = w x + b. No workspace. Each output element
+ * gets the same operations in the same order whatever n is (and whatever the instruction set), so one call
+ * over n samples gives the bits of n one-sample calls; w is read once per 4 samples (see dense.c). */
+/* OVERWRITES y [n][N_out]. */
+void dahl_dense_forward_n(int n_in, int n_out, int n, const float *x, const float *w, const float *b, float *y);
+/* dx = w^T dy per sample. OVERWRITES dx [n][N_in]. */
+void dahl_dense_backward_input_n(int n_in, int n_out, int n, const float *dy, const float *w, float *dx);
+/* dw += sum over samples of dy x^T, db += sum of dy. ACCUMULATES into dw [N_out][N_in] and db [N_out]: sample
+ * by sample in order, or (tree) the samples' terms first summed by dahl_group_grads_run's binary tree (the
+ * gradients of reduction "manual"), then added. */
+void dahl_dense_backward_weights_n(int n_in, int n_out, int n, const float *x, const float *dy, float *dw, float *db,
+                                   bool tree);
+/* The same for one sample. */
 void dahl_dense_forward(int n_in, int n_out, const float *x, const float *w, const float *b, float *y);
-/* dx = w^T dy. OVERWRITES dx [N_in]. */
 void dahl_dense_backward_input(int n_in, int n_out, const float *dy, const float *w, float *dx);
-/* dw += dy x^T, db += dy (x: the forward input). ACCUMULATES into dw [N_out][N_in] and db [N_out]. */
 void dahl_dense_backward_weights(int n_in, int n_out, const float *x, const float *dy, float *dw, float *db);
 /* forward: 2*N_in*N_out + N_out.  backward_input: 2*N_in*N_out.  backward_weights: 2*N_in*N_out + N_out. */
 double dahl_dense_forward_flops(int n_in, int n_out);

@@ -626,6 +626,81 @@ Test(kernels, dense_backward_matches_finite_differences_and_accumulates)
     free(x), free(w), free(dy), free(xd), free(wd), free(r);
 }
 
+/* The binary tree of dahl_group_grads_run over the n terms t[0..n) (each nw floats), into out (nw floats):
+ * equal neighbours merge (lower += higher), then the unequal ones fold from the top. Clobbers t. */
+static void tree_sum(float *t, int n, size_t nw, float *out)
+{
+    int size[40], at[40], top = 0;
+    for (int s = 0; s < n; s++) {
+        at[top] = s;
+        size[top++] = 1;
+        while (top >= 2 && size[top - 1] == size[top - 2]) {
+            for (size_t k = 0; k < nw; k++)
+                t[(size_t)at[top - 2] * nw + k] += t[(size_t)at[top - 1] * nw + k];
+            size[top - 2] *= 2;
+            top--;
+        }
+    }
+    for (; top >= 2; top--)
+        for (size_t k = 0; k < nw; k++)
+            t[(size_t)at[top - 2] * nw + k] += t[(size_t)at[top - 1] * nw + k];
+    memcpy(out, t, nw * sizeof(float));
+}
+
+/* A call over n samples gives the bits of n one-sample calls: forward and backward_input sample by sample,
+ * backward_weights accumulating sample after sample, or (tree) the per-sample gradients summed by the
+ * gradient tree. Widths with and without a 16-float tail, n across the blocks of 4 samples. */
+Test(kernels, dense_over_n_samples_gives_the_bits_of_one_sample_calls)
+{
+    static const int shapes[][2] = {{37, 11}, {64, 3}, {5, 4}, {203, 17}};
+    static const int ns[] = {1, 2, 3, 4, 5, 7, 8, 9, 12};
+    rng_seed(31);
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        const int n_in = shapes[k][0], n_out = shapes[k][1];
+        const size_t nw = (size_t)n_in * n_out;
+        for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); j++) {
+            const int n = ns[j];
+            float *x = random_floats((size_t)n * n_in), *w = random_floats(nw), *b = random_floats(n_out);
+            float *dy = random_floats((size_t)n * n_out);
+            float *y = alloc_or_fail((size_t)n * n_out * sizeof(float)), *y1 = alloc_or_fail((size_t)n * n_out * sizeof(float));
+            float *dx = alloc_or_fail((size_t)n * n_in * sizeof(float)), *dx1 = alloc_or_fail((size_t)n * n_in * sizeof(float));
+            float *dw = random_floats(nw), *dw1 = alloc_or_fail(nw * sizeof(float));
+            float *db = random_floats(n_out), *db1 = alloc_or_fail(n_out * sizeof(float));
+            memcpy(dw1, dw, nw * sizeof(float));
+            memcpy(db1, db, n_out * sizeof(float));
+            dahl_dense_forward_n(n_in, n_out, n, x, w, b, y);
+            dahl_dense_backward_input_n(n_in, n_out, n, dy, w, dx);
+            dahl_dense_backward_weights_n(n_in, n_out, n, x, dy, dw, db, false);
+            for (int s = 0; s < n; s++) {
+                dahl_dense_forward(n_in, n_out, x + (size_t)s * n_in, w, b, y1 + (size_t)s * n_out);
+                dahl_dense_backward_input(n_in, n_out, dy + (size_t)s * n_out, w, dx1 + (size_t)s * n_in);
+                dahl_dense_backward_weights(n_in, n_out, x + (size_t)s * n_in, dy + (size_t)s * n_out, dw1, db1);
+            }
+            cr_expect(memcmp(y, y1, (size_t)n * n_out * sizeof(float)) == 0, "forward %dx%d n=%d", n_in, n_out, n);
+            cr_expect(memcmp(dx, dx1, (size_t)n * n_in * sizeof(float)) == 0, "backward_input %dx%d n=%d", n_in, n_out, n);
+            cr_expect(memcmp(dw, dw1, nw * sizeof(float)) == 0 && memcmp(db, db1, n_out * sizeof(float)) == 0,
+                      "backward_weights %dx%d n=%d", n_in, n_out, n);
+
+            /* tree: from zero, as a task's gradient slot is, against per-sample gradients summed by the tree */
+            float *tw = alloc_or_fail((size_t)n * nw * sizeof(float)), *tb = alloc_or_fail((size_t)n * n_out * sizeof(float));
+            memset(tw, 0, (size_t)n * nw * sizeof(float));
+            memset(tb, 0, (size_t)n * n_out * sizeof(float));
+            for (int s = 0; s < n; s++)
+                dahl_dense_backward_weights(n_in, n_out, x + (size_t)s * n_in, dy + (size_t)s * n_out,
+                                            tw + (size_t)s * nw, tb + (size_t)s * n_out);
+            tree_sum(tw, n, nw, dw1);
+            tree_sum(tb, n, (size_t)n_out, db1);
+            memset(dw, 0, nw * sizeof(float));
+            memset(db, 0, n_out * sizeof(float));
+            dahl_dense_backward_weights_n(n_in, n_out, n, x, dy, dw, db, true);
+            cr_expect(memcmp(dw, dw1, nw * sizeof(float)) == 0 && memcmp(db, db1, n_out * sizeof(float)) == 0,
+                      "backward_weights tree %dx%d n=%d", n_in, n_out, n);
+            free(x), free(w), free(b), free(dy), free(y), free(y1), free(dx), free(dx1), free(dw), free(dw1);
+            free(db), free(db1), free(tw), free(tb);
+        }
+    }
+}
+
 Test(kernels, dense_cost_helpers_on_a_known_shape)
 {
     cr_expect_eq(dahl_dense_forward_flops(100, 10), 2.0 * 100 * 10 + 10);

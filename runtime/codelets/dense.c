@@ -1,5 +1,6 @@
 /* Dense (fully connected) codelets: forward, backward_input and backward_weights of n samples (one task per
- * sample at grain 1; kernels/cpu/dense.c run once per sample), perf models keyed by (n_in, n_out) and n. As
+ * sample at grain 1; on CPUs one call of kernels/cpu/dense.c's n-sample kernels, on GPUs cuBLAS once per
+ * sample), perf models keyed by (n_in, n_out) and n. As
  * for conv2d, backward_weights is several codelets sharing one model: gradients in STARPU_REDUX, in
  * STARPU_RW, and in STARPU_RW with a scratch workspace for the gradient tree of a task over several samples. */
 #include "dahl_codelets_internal.h"
@@ -55,12 +56,9 @@ static void dense_forward_cpu(void *buffers[], void *cl_arg)
 {
     struct dense_args a;
     starpu_codelet_unpack_args(cl_arg, &a);
-    const float *x = (const float *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    float *y = (float *)STARPU_VECTOR_GET_PTR(buffers[3]);
-    for (int i = 0; i < a.n; i++)
-        dahl_dense_forward(a.n_in, a.n_out, x + (size_t)i * (size_t)a.n_in,
-                           (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
-                           (const float *)STARPU_VECTOR_GET_PTR(buffers[2]), y + (size_t)i * (size_t)a.n_out);
+    dahl_dense_forward_n(a.n_in, a.n_out, a.n, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                         (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                         (const float *)STARPU_VECTOR_GET_PTR(buffers[2]), (float *)STARPU_VECTOR_GET_PTR(buffers[3]));
 }
 
 /* buffers: dy (R), w (R), dx (W) */
@@ -68,11 +66,9 @@ static void dense_backward_input_cpu(void *buffers[], void *cl_arg)
 {
     struct dense_args a;
     starpu_codelet_unpack_args(cl_arg, &a);
-    const float *dy = (const float *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    float *dx = (float *)STARPU_VECTOR_GET_PTR(buffers[2]);
-    for (int i = 0; i < a.n; i++)
-        dahl_dense_backward_input(a.n_in, a.n_out, dy + (size_t)i * (size_t)a.n_out,
-                                  (const float *)STARPU_VECTOR_GET_PTR(buffers[1]), dx + (size_t)i * (size_t)a.n_in);
+    dahl_dense_backward_input_n(a.n_in, a.n_out, a.n, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                                (float *)STARPU_VECTOR_GET_PTR(buffers[2]));
 }
 
 /* One backward_weights task's inputs, for the gradient tree's per-sample calls. */
@@ -80,13 +76,6 @@ struct dense_grads_ctx {
     const struct dense_args *a;
     const float *x, *dy;
 };
-
-static void dense_sample_grads_cpu(int i, float *dw, float *db, void *arg)
-{
-    const struct dense_grads_ctx *c = arg;
-    dahl_dense_backward_weights(c->a->n_in, c->a->n_out, c->x + (size_t)i * (size_t)c->a->n_in,
-                                c->dy + (size_t)i * (size_t)c->a->n_out, dw, db);
-}
 
 /* The gradient tree over a task's samples (dahl_group_grads); the scratch is buffer 4 when there is one. */
 static struct dahl_group_grads dense_group(const struct dense_args *a, void *buffers[], unsigned nbuffers,
@@ -108,15 +97,18 @@ static struct dahl_group_grads dense_group(const struct dense_args *a, void *buf
                                      .ctx = c};
 }
 
-/* buffers: x (R), dy (R), dw (REDUX or RW), db (REDUX or RW) [, scratch (SCRATCH)] */
+/* buffers: x (R), dy (R), dw (REDUX or RW), db (REDUX or RW) [, scratch (SCRATCH)]. The CPU kernel sums a
+ * task's samples by the gradient tree itself, element by element, and leaves the scratch (the CUDA
+ * implementation's, dahl_group_grads) unused. */
 static void dense_backward_weights_cpu(void *buffers[], void *cl_arg)
 {
     struct dense_args a;
     starpu_codelet_unpack_args(cl_arg, &a);
-    struct dense_grads_ctx c;
-    struct dahl_group_grads g = dense_group(&a, buffers, (unsigned)starpu_task_get_current()->cl->nbuffers,
-                                            &dahl_group_cpu_ops, &c, dense_sample_grads_cpu);
-    dahl_group_grads_run(&g);
+    const bool tree = starpu_task_get_current()->cl->nbuffers > 4;
+    dahl_dense_backward_weights_n(a.n_in, a.n_out, a.n, (const float *)STARPU_VECTOR_GET_PTR(buffers[0]),
+                                  (const float *)STARPU_VECTOR_GET_PTR(buffers[1]),
+                                  (float *)STARPU_VECTOR_GET_PTR(buffers[2]), (float *)STARPU_VECTOR_GET_PTR(buffers[3]),
+                                  tree);
 }
 
 /* CUDA wrappers (see DAHL_CUDA_WRAPPER): the same buffers as the CPU ones, cuBLAS on the worker's stream. */
