@@ -138,6 +138,10 @@ void dahl_dense_backward_input_n(int n_in, int n_out, int n, const float *dy, co
  * gradients of reduction "manual"), then added. */
 void dahl_dense_backward_weights_n(int n_in, int n_out, int n, const float *x, const float *dy, float *dw, float *db,
                                    bool tree);
+/* For tests and benchmarks: run the dense kernels' variant `variant` (0 baseline, 1 AVX2, 2 AVX-512; -1: the
+ * widest this CPU has, the default). Returns 0, or -1 (nothing changed) for one this CPU cannot run. Not
+ * thread-safe: call it before the kernels run. */
+int dahl_dense_force_variant(int variant);
 /* The same for one sample. */
 void dahl_dense_forward(int n_in, int n_out, const float *x, const float *w, const float *b, float *y);
 void dahl_dense_backward_input(int n_in, int n_out, const float *dy, const float *w, float *dx);

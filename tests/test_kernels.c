@@ -701,6 +701,46 @@ Test(kernels, dense_over_n_samples_gives_the_bits_of_one_sample_calls)
     }
 }
 
+/* The baseline, AVX2 and AVX-512 variants (those this CPU runs) give the same bits on every pass. */
+Test(kernels, dense_variants_give_the_same_bits)
+{
+    const int n_in = 203, n_out = 17, n = 5;
+    const size_t nw = (size_t)n_in * n_out;
+    rng_seed(33);
+    float *x = random_floats((size_t)n * n_in), *w = random_floats(nw), *b = random_floats(n_out);
+    float *dy = random_floats((size_t)n * n_out);
+    float *out[3][4] = {{NULL}};
+    int ran = 0;
+    for (int v = 0; v < 3; v++) {
+        if (dahl_dense_force_variant(v) != 0)
+            continue;
+        float *y = alloc_or_fail((size_t)n * n_out * sizeof(float)), *dx = alloc_or_fail((size_t)n * n_in * sizeof(float));
+        float *dw = alloc_or_fail(nw * sizeof(float)), *dwt = alloc_or_fail(nw * sizeof(float));
+        float db[17] = {0}, dbt[17] = {0};
+        memset(dw, 0, nw * sizeof(float));
+        memset(dwt, 0, nw * sizeof(float));
+        dahl_dense_forward_n(n_in, n_out, n, x, w, b, y);
+        dahl_dense_backward_input_n(n_in, n_out, n, dy, w, dx);
+        dahl_dense_backward_weights_n(n_in, n_out, n, x, dy, dw, db, false);
+        dahl_dense_backward_weights_n(n_in, n_out, n, x, dy, dwt, dbt, true);
+        out[v][0] = y, out[v][1] = dx, out[v][2] = dw, out[v][3] = dwt;
+        if (ran++ > 0) {
+            cr_expect(memcmp(y, out[0][0], (size_t)n * n_out * sizeof(float)) == 0, "forward, variant %d", v);
+            cr_expect(memcmp(dx, out[0][1], (size_t)n * n_in * sizeof(float)) == 0, "backward_input, variant %d", v);
+            cr_expect(memcmp(dw, out[0][2], nw * sizeof(float)) == 0, "backward_weights, variant %d", v);
+            cr_expect(memcmp(dwt, out[0][3], nw * sizeof(float)) == 0, "backward_weights tree, variant %d", v);
+        }
+    }
+    cr_expect_eq(dahl_dense_force_variant(-1), 0);
+    cr_expect_eq(dahl_dense_force_variant(3), -1, "no variant 3");
+    for (int v = 0; v < 3; v++)
+        for (int k = 0; k < 4; k++)
+            free(out[v][k]);
+    free(x), free(w), free(b), free(dy);
+    if (ran < 2)
+        cr_log_warn("only the baseline dense variant runs on this CPU: nothing to compare");
+}
+
 Test(kernels, dense_cost_helpers_on_a_known_shape)
 {
     cr_expect_eq(dahl_dense_forward_flops(100, 10), 2.0 * 100 * 10 + 10);

@@ -46,31 +46,20 @@ typedef float v16 __attribute__((vector_size(DENSE_LANES * sizeof(float))));
     for (; (top) >= 2; (top)--)                                                                               \
         (level)[(top)-2] += (level)[(top)-1]
 
-/* The helpers below pass v16 by value; they are always inlined into the variants, each compiled for its own
- * instruction set, so no call crosses the ABIs GCC warns about. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-static inline __attribute__((always_inline)) v16 load16(const float *p)
-{
-    v16 v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline __attribute__((always_inline)) void store16(float *p, v16 v)
-{
-    memcpy(p, &v, sizeof(v));
-}
+/* Unaligned vector loads and stores, as macros: a function passing v16 by value would cross the
+ * baseline's ABI (clang refuses it outside an AVX-512 context). */
+#define LOAD16(dst, p) memcpy(&(dst), (p), sizeof(v16))
+#define STORE16(p, v) memcpy((p), &(v), sizeof(v16))
 
 /* The 16 lanes summed by a fixed pairwise tree: lane l + 8 onto lane l, then l + 4 onto l, l + 2, l + 1,
  * each step one vector addition of halves. */
 typedef float v8 __attribute__((vector_size(8 * sizeof(float))));
 typedef float v4 __attribute__((vector_size(4 * sizeof(float))));
-static inline __attribute__((always_inline)) float sum16(v16 v)
+static inline __attribute__((always_inline)) float sum16(const v16 *v)
 {
     v8 a8, b8;
-    memcpy(&a8, &v, sizeof(a8));
-    memcpy(&b8, (const char *)&v + sizeof(a8), sizeof(b8));
+    memcpy(&a8, v, sizeof(a8));
+    memcpy(&b8, (const char *)v + sizeof(a8), sizeof(b8));
     a8 += b8;
     v4 a4, b4;
     memcpy(&a4, &a8, sizeof(a4));
@@ -97,10 +86,11 @@ static inline __attribute__((always_inline)) void forward_block(size_t ni, size_
         v16 wv[DENSE_ROWS];
 #pragma GCC unroll 4
         for (int r = 0; r < nr; r++)
-            wv[r] = load16(w + (o + (size_t)r) * ni + i);
+            LOAD16(wv[r], w + (o + (size_t)r) * ni + i);
 #pragma GCC unroll 4
         for (int s = 0; s < ns; s++) {
-            const v16 xv = load16(x + (size_t)s * ni + i);
+            v16 xv;
+            LOAD16(xv, x + (size_t)s * ni + i);
 #pragma GCC unroll 4
             for (int r = 0; r < nr; r++)
                 acc[r][s] += wv[r] * xv;
@@ -114,7 +104,7 @@ static inline __attribute__((always_inline)) void forward_block(size_t ni, size_
             float tail = 0.0f;
             for (size_t i = full; i < ni; i++)
                 tail += wr[i] * x[(size_t)s * ni + i];
-            y[(size_t)s * no + o + (size_t)r] = (sum16(acc[r][s]) + tail) + b[o + (size_t)r];
+            y[(size_t)s * no + o + (size_t)r] = (sum16(&acc[r][s]) + tail) + b[o + (size_t)r];
         }
     }
 }
@@ -134,7 +124,8 @@ static inline __attribute__((always_inline)) void backward_input_block(size_t ni
     for (size_t o = 0; o < no; o++) {
 #pragma GCC unroll 4
         for (int c = 0; c < nc; c++) {
-            const v16 wv = load16(w + o * ni + i + (size_t)c * DENSE_LANES);
+            v16 wv;
+            LOAD16(wv, w + o * ni + i + (size_t)c * DENSE_LANES);
 #pragma GCC unroll 4
             for (int s = 0; s < ns; s++)
                 acc[c][s] += wv * dy[(size_t)s * no + o];
@@ -144,7 +135,7 @@ static inline __attribute__((always_inline)) void backward_input_block(size_t ni
     for (int c = 0; c < nc; c++)
 #pragma GCC unroll 4
         for (int s = 0; s < ns; s++)
-            store16(dx + (size_t)s * ni + i + (size_t)c * DENSE_LANES, acc[c][s]);
+            STORE16(dx + (size_t)s * ni + i + (size_t)c * DENSE_LANES, acc[c][s]);
 }
 
 /* dw[o][i, i + 16 nc) += dy[s][o] x[s][...] for s ascending (nc <= DENSE_ROWS, a constant once inlined):
@@ -156,16 +147,19 @@ static inline __attribute__((always_inline)) void weights_seq_block(size_t ni, s
     v16 d[DENSE_ROWS];
 #pragma GCC unroll 4
     for (int c = 0; c < nc; c++)
-        d[c] = load16(row + i + (size_t)c * DENSE_LANES);
+        LOAD16(d[c], row + i + (size_t)c * DENSE_LANES);
     for (int s = 0; s < n; s++) {
         const float g = dy[(size_t)s * no + o];
 #pragma GCC unroll 4
-        for (int c = 0; c < nc; c++)
-            d[c] += g * load16(x + (size_t)s * ni + i + (size_t)c * DENSE_LANES);
+        for (int c = 0; c < nc; c++) {
+            v16 xv;
+            LOAD16(xv, x + (size_t)s * ni + i + (size_t)c * DENSE_LANES);
+            d[c] += g * xv;
+        }
     }
 #pragma GCC unroll 4
     for (int c = 0; c < nc; c++)
-        store16(row + i + (size_t)c * DENSE_LANES, d[c]);
+        STORE16(row + i + (size_t)c * DENSE_LANES, d[c]);
 }
 
 /* backward_input's last N_in mod 16 inputs, in scalars, in the same order. */
@@ -274,10 +268,15 @@ _Static_assert(DENSE_BLOCK == 4 && DENSE_ROWS == 4, "DENSE_FOR_NS and the varian
             for (; i < full; i += DENSE_LANES) {                                                            \
                 v16 level[DENSE_TREE];                                                                      \
                 int size[DENSE_TREE], top = 0;                                                              \
-                for (int s = 0; s < n; s++)                                                                 \
-                    TREE_PUSH(level, size, top, dy[(size_t)s * no + o] * load16(x + (size_t)s * ni + i));   \
+                v16 xv, d;                                                                                  \
+                for (int s = 0; s < n; s++) {                                                               \
+                    LOAD16(xv, x + (size_t)s * ni + i);                                                     \
+                    TREE_PUSH(level, size, top, dy[(size_t)s * no + o] * xv);                               \
+                }                                                                                           \
                 TREE_FOLD(level, top);                                                                      \
-                store16(row + i, load16(row + i) + level[0]);                                               \
+                LOAD16(d, row + i);                                                                         \
+                d += level[0];                                                                              \
+                STORE16(row + i, d);                                                                        \
             }                                                                                               \
             for (; i < ni; i++)                                                                             \
                 row[i] = tree_or_sum(n, no, ni, o, i, x, dy, row[i], tree);                                 \
@@ -292,7 +291,7 @@ DENSE_VARIANT(avx2, __attribute__((target("avx2"))))
 DENSE_VARIANT(base, )
 
 /* The widest variant this CPU runs: 2 AVX-512, 1 AVX2, 0 the baseline. */
-static int dense_isa(void)
+static int widest_isa(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (__builtin_cpu_supports("avx512f"))
@@ -301,6 +300,21 @@ static int dense_isa(void)
         return 1;
 #endif
     return 0;
+}
+
+static int forced_isa = -1; /* dahl_dense_force_variant's choice; -1: the widest */
+
+int dahl_dense_force_variant(int variant)
+{
+    if (variant > widest_isa())
+        return -1;
+    forced_isa = variant < 0 ? -1 : variant;
+    return 0;
+}
+
+static int dense_isa(void)
+{
+    return forced_isa >= 0 ? forced_isa : widest_isa();
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
