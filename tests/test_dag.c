@@ -6,6 +6,7 @@
 
 #include "dahl_test_util.h"
 #include "dahlsim_dag.h"
+#include "dahlsim_perfmodel.h"
 
 #include "dahl_autoprio.h"
 
@@ -346,6 +347,33 @@ Test(generator, same_seed_same_graph_and_a_valid_pipeline)
 /* ---- the command line ---- */
 
 static struct dahl_test_run run;
+
+/* dahlsim_perfmodel_get keeps a parsed file until its bytes change: the same file gives the same model, an
+ * edited one (same size even) is parsed again, and a vanished one is an error naming it. */
+Test(dag, perfmodel_cache_follows_the_file)
+{
+    char path[] = "/tmp/dahlsim-pm-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    const char *model = "# Model for cpu0_impl0\n# hash\t\tsize\t\tflops\t\tmean (us)\tdev (us)\tsum\t\tsum2\t\tn\n"
+                        "0000abcd\t100\t\t1.0e+00\t%s\t0.0\t1.0\t1.0\t10\n";
+    char text[512], err[256];
+    snprintf(text, sizeof(text), model, "2.5e+00");
+    dahl_test_write_file(path, text);
+    const struct dahlsim_perfmodel *a = dahlsim_perfmodel_get(path, err, sizeof(err));
+    cr_assert_not_null(a, "%s", err);
+    cr_expect_float_eq(dahlsim_perfmodel_us(a, "cpu0", DAHL_PERFMODEL_HISTORY, 0xabcd, 100), 2.5, 1e-12);
+    cr_expect_eq(dahlsim_perfmodel_get(path, err, sizeof(err)), a, "the same bytes: the same model");
+    snprintf(text, sizeof(text), model, "7.5e+00");
+    dahl_test_write_file(path, text);
+    const struct dahlsim_perfmodel *b = dahlsim_perfmodel_get(path, err, sizeof(err));
+    cr_assert_not_null(b, "%s", err);
+    cr_expect_float_eq(dahlsim_perfmodel_us(b, "cpu0", DAHL_PERFMODEL_HISTORY, 0xabcd, 100), 7.5, 1e-12);
+    unlink(path);
+    cr_expect_null(dahlsim_perfmodel_get(path, err, sizeof(err)));
+    cr_expect(strstr(err, path) != NULL, "%s", err);
+}
 
 Test(dag_cli, errors_name_the_option_or_file)
 {

@@ -15,6 +15,10 @@ struct dahlsim_perfmodel;
 /* Loads path. NULL with a reason naming the file in err when it cannot be read or holds no model. */
 struct dahlsim_perfmodel *dahlsim_perfmodel_load(const char *path, char *err, size_t err_size);
 void dahlsim_perfmodel_destroy(struct dahlsim_perfmodel *m);
+/* The same, kept for the next call: a file is read at every call but parsed again only when its bytes
+ * changed (an export per job, grain candidate and sweep point reads the same files). The model belongs to
+ * the cache (up to 64 files; the oldest goes first): do not destroy it. Not thread-safe. */
+const struct dahlsim_perfmodel *dahlsim_perfmodel_get(const char *path, char *err, size_t err_size);
 
 /* The expected microseconds of a task of (footprint, size) on arch ("cpu0", "cuda0": the architecture's
  * name in the file's "# Model for ARCH_implN" lines, implementation 0), under kind: history, the entry's

@@ -82,7 +82,7 @@ int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsi
     ret = dahl_catalogue_add_step(&cat, &d, &cc, err, err_size);
     size_t nsym = 0;
     const char *const *symbols = dahl_codelet_symbols(&nsym);
-    struct dahlsim_perfmodel **models = calloc(nsym + 1, sizeof(*models));
+    const struct dahlsim_perfmodel **models = calloc(nsym + 1, sizeof(*models)); /* dahlsim_perfmodel_get's */
     char(*names)[64] = calloc(DAHLSIM_DAG_MAX_TYPES, sizeof(*names));
     const char *name_ptr[DAHLSIM_DAG_MAX_TYPES];
     double(*tcost)[DAHL_NARCH] = calloc((size_t)sg.ntasks + 1, sizeof(*tcost));
@@ -107,7 +107,7 @@ int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsi
             ret = -EINVAL;
             break;
         }
-        if (models[m] == NULL && (models[m] = dahlsim_perfmodel_load(path, err, err_size)) == NULL) {
+        if (models[m] == NULL && (models[m] = dahlsim_perfmodel_get(path, err, err_size)) == NULL) {
             ret = -EINVAL;
             break;
         }
@@ -173,8 +173,6 @@ int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsi
         if (ret != 0)
             dahlsim_dag_fini(g);
     }
-    for (size_t m = 0; models != NULL && m < nsym; m++)
-        dahlsim_perfmodel_destroy(models[m]);
     free(models);
     free(names);
     free(tcost);

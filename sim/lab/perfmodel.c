@@ -27,6 +27,11 @@ struct pm_arch {
     size_t nentries, cap;
 };
 
+enum {
+    PM_CACHE = 64,           /* models dahlsim_perfmodel_get keeps */
+};
+#define PM_MAX_BYTES (64u << 20) /* the largest perf-model file read */
+
 struct dahlsim_perfmodel {
     struct pm_arch *arch;
     size_t narch, cap;
@@ -52,13 +57,9 @@ static int add_entry(struct pm_arch *a, uint32_t footprint, double mean_us)
     return 0;
 }
 
-struct dahlsim_perfmodel *dahlsim_perfmodel_load(const char *path, char *err, size_t err_size)
+/* The model in text (path's content, consumed), or NULL with the reason in err. */
+static struct dahlsim_perfmodel *parse(const char *path, char *text, char *err, size_t err_size)
 {
-    char *text = dahlsim_read_text(path, 64u << 20);
-    if (text == NULL) {
-        snprintf(err, err_size, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
     struct dahlsim_perfmodel *m = calloc(1, sizeof(*m));
     enum { NONE, REG, NL, HIST } next = NONE;
     struct pm_arch *cur = NULL;
@@ -126,6 +127,59 @@ struct dahlsim_perfmodel *dahlsim_perfmodel_load(const char *path, char *err, si
         dahlsim_perfmodel_destroy(m);
         return NULL;
     }
+    return m;
+}
+
+struct dahlsim_perfmodel *dahlsim_perfmodel_load(const char *path, char *err, size_t err_size)
+{
+    char *text = dahlsim_read_text(path, PM_MAX_BYTES);
+    if (text == NULL) {
+        snprintf(err, err_size, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    return parse(path, text, err, err_size);
+}
+
+/* The models dahlsim_perfmodel_get parsed, with the file text each came from. */
+static struct {
+    char *path, *text;
+    struct dahlsim_perfmodel *m;
+} cache[PM_CACHE];
+static size_t ncache, evict_next;
+
+const struct dahlsim_perfmodel *dahlsim_perfmodel_get(const char *path, char *err, size_t err_size)
+{
+    char *text = dahlsim_read_text(path, PM_MAX_BYTES);
+    if (text == NULL) {
+        snprintf(err, err_size, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t slot = 0;
+    while (slot < ncache && strcmp(cache[slot].path, path) != 0)
+        slot++;
+    if (slot < ncache && strcmp(cache[slot].text, text) == 0) {
+        free(text);
+        return cache[slot].m;
+    }
+    char *copy = strdup(text), *name = strdup(path);
+    struct dahlsim_perfmodel *m = copy != NULL && name != NULL ? parse(path, text, err, err_size) : NULL;
+    if (copy == NULL || name == NULL) {
+        free(text);
+        snprintf(err, err_size, "%s: out of memory", path);
+    }
+    if (m == NULL) {
+        free(copy), free(name);
+        return NULL;
+    }
+    if (slot == ncache) { /* a new path: a free slot, or the oldest one in turn */
+        if (ncache < PM_CACHE)
+            ncache++;
+        else
+            slot = evict_next++ % PM_CACHE;
+    }
+    free(cache[slot].path), free(cache[slot].text);
+    dahlsim_perfmodel_destroy(cache[slot].m);
+    cache[slot].path = name, cache[slot].text = copy, cache[slot].m = m;
     return m;
 }
 

@@ -162,6 +162,14 @@ int dahlsim_share_ga(const struct dahlsim_share *s, const struct dahlsim_share_c
     int ret = ga_check(ga, err, err_size);
     if (ret != 0)
         return ret;
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    /* The fuzz build (docs/reliability.md): the same search on a budget of a few orders. */
+    struct dahlsim_share_ga_conf budget = *ga;
+    budget.population = budget.population < 4 ? budget.population : 4;
+    budget.select = budget.select < budget.population ? budget.select : budget.population;
+    budget.generations = budget.generations < 2 ? budget.generations : 2;
+    ga = &budget;
+#endif
     if (conf->window < 1 || conf->window > SHARE_WINDOW_MAX || conf->policy >= DAHLSIM_SHARE_NPOLICIES) {
         snprintf(err, err_size, "expected a policy and a window in [1, %d]", SHARE_WINDOW_MAX);
         return -EINVAL;
