@@ -3,7 +3,10 @@
 #ifndef DAHL_BENCH_UTIL_H
 #define DAHL_BENCH_UTIL_H
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Each measurement repeats its call until this much time has passed, after one warm-up call. */
@@ -29,6 +32,17 @@ static inline float *random_floats(size_t n)
         v[i] = (float)((s >> 8) & 0xffff) / 65536.0f - 0.5f;
     }
     return v;
+}
+
+/* The benchmarks take no argument but --help: -1 to go on when there is none; otherwise usage printed (to
+ * stdout for --help, to stderr for anything else) and the exit code, 0 or 2. */
+static inline int bench_args(int argc, char **argv, const char *usage)
+{
+    if (argc <= 1)
+        return -1;
+    const bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+    fputs(usage, help ? stdout : stderr);
+    return help ? 0 : 2;
 }
 
 #endif /* DAHL_BENCH_UTIL_H */

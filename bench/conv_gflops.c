@@ -1,7 +1,7 @@
 /* Benchmark: how close dahl_conv2d_forward gets to the BLAS it runs on, on one core. Measures conv2d forward
- * GFLOP/s (the dispatching entry point, its AVX2 path where it picks AVX-512, and its im2col + SGEMM path) on a small (3x28x28, 6 filters 5x5)
- * and a large (3x512x512, 16 filters 3x3) sample, and single-threaded cblas_sgemm GFLOP/s at n = 1024, and
- * prints each conv's ratio to SGEMM, all in one run.
+ * GFLOP/s (the dispatching entry point, its AVX2 path where it picks AVX-512, and its im2col + SGEMM path)
+ * on a small (3x28x28, 6 filters 5x5) and a large (3x512x512, 16 filters 3x3) sample, and single-threaded
+ * cblas_sgemm GFLOP/s at n = 1024, and prints each conv's ratio to SGEMM, all in one run.
  * Usage: conv_gflops [--help]. OpenBLAS picks its kernels by CPU; OPENBLAS_CORETYPE overrides that. */
 #include <cblas.h>
 #include <stdbool.h>
@@ -74,14 +74,13 @@ static double sgemm_gflops(int n)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1) {
-        const bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
-        fprintf(help ? stdout : stderr,
-                "usage: conv_gflops\n"
-                "Single-core GFLOP/s of dahl_conv2d_forward (3x28x28 and 3x512x512 inputs) next to cblas_sgemm\n"
-                "(n = 1024). Set OPENBLAS_CORETYPE (e.g. Haswell, SkylakeX) to override OpenBLAS's CPU choice.\n");
-        return help ? 0 : 2;
-    }
+    const int done = bench_args(
+        argc, argv,
+        "usage: conv_gflops\n"
+        "Single-core GFLOP/s of dahl_conv2d_forward (3x28x28 and 3x512x512 inputs) next to cblas_sgemm\n"
+        "(n = 1024). Set OPENBLAS_CORETYPE (e.g. Haswell, SkylakeX) to override OpenBLAS's CPU choice.\n");
+    if (done >= 0)
+        return done;
     openblas_set_num_threads(1);
     dahl_kernels_init();
 

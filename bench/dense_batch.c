@@ -65,14 +65,13 @@ static double us_per_sample(struct layer *l, int which, bool blas)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1) {
-        const bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
-        fprintf(help ? stdout : stderr,
-                "usage: dense_batch\n"
-                "Microseconds per sample of a dense layer's forward, backward_input and backward_weights over\n"
-                "n = 1, 4, 8 samples: dahl's n-sample kernels against n one-sample OpenBLAS calls, one core.\n");
-        return help ? 0 : 2;
-    }
+    const int done = bench_args(
+        argc, argv,
+        "usage: dense_batch\n"
+        "Microseconds per sample of a dense layer's forward, backward_input and backward_weights over\n"
+        "n = 1, 4, 8 samples: dahl's n-sample kernels against n one-sample OpenBLAS calls, one core.\n");
+    if (done >= 0)
+        return done;
     openblas_set_num_threads(1);
     dahl_kernels_init();
     static const int shapes[][2] = {{400, 120}, {254016, 120}};
