@@ -17,15 +17,22 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The train flags that shape a step, and the scenario key each becomes (numbers where `number`). */
+/* The train flags that shape a step, and the scenario key each becomes (an integer in [min, max] where
+ * number, as train itself takes it). */
 static const struct {
     const char *flag, *key;
     bool number;
+    long min, max;
 } shaping[] = {
-    {"--dataset", "dataset", false}, {"--model", "model", false},         {"--batch", "batch", true},
-    {"--sched", "scheduler", false}, {"--ncpu", "cpus", true},            {"--ngpu", "gpus", true},
-    {"--perfmodel", "perfmodel", false}, {"--reduction", "reduction", false},
-    {"--pipeline-depth", "pipeline_depth", true},
+    {"--dataset", "dataset", false, 0, 0},
+    {"--model", "model", false, 0, 0},
+    {"--batch", "batch", true, 1, 65536},
+    {"--sched", "scheduler", false, 0, 0},
+    {"--ncpu", "cpus", true, 0, 1024},
+    {"--ngpu", "gpus", true, 0, 64},
+    {"--perfmodel", "perfmodel", false, 0, 0},
+    {"--reduction", "reduction", false, 0, 0},
+    {"--pipeline-depth", "pipeline_depth", true, 1, 64},
 };
 #define NSHAPING (sizeof(shaping) / sizeof(shaping[0]))
 
@@ -59,7 +66,7 @@ static cJSON *step_scenario(int argc, char **argv, const char *machine)
             if (v == NULL)
                 continue;
             long n = 0;
-            if (shaping[k].number && !dahlsim_parse_int(shaping[k].flag, v, 0, 65536, &n)) {
+            if (shaping[k].number && !dahlsim_parse_int(shaping[k].flag, v, shaping[k].min, shaping[k].max, &n)) {
                 cJSON_Delete(root);
                 return NULL;
             }
