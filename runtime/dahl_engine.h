@@ -110,6 +110,19 @@ const char *dahl_engine_simgrid_version(void);
 /* True in the SimGrid build (tasks are simulated from perf models), false in the native build. */
 bool dahl_engine_is_simulated(void);
 
+/* Energy (simulated runs whose platform gives power figures, e.g. `machine synth` of a spec with idle_w and
+ * full_w): SimGrid's host energy plugin, each host's power linear in its load between its idle and
+ * full-load watts. */
+#define DAHL_ENGINE_MAX_ENERGY_HOSTS 256
+struct dahl_host_energy {
+    char host[32];
+    double joules;
+};
+/* The joules each host with power figures (its platform entry's "dahl_power" property) has used so far, in
+ * platform order, at most max into out; *source: where the figures come from (that property, e.g. "spec
+ * sheet"; static). Returns how many: 0 natively and on platforms without power figures. */
+int dahl_engine_energy(struct dahl_host_energy *out, int max, const char **source);
+
 /* The StarPU version this runtime was built against, e.g. "1.3.10" (static string). */
 const char *dahl_engine_starpu_version(void);
 

@@ -61,6 +61,19 @@ static int write_bus_config(const char *sampling, const char *name, const struct
     return dahlsim_outfile_close(&o, err, err_size);
 }
 
+/* The end of a CPU host element: with energy, its watts idle and at full load (SimGrid's "wattage_per_state",
+ * linear in between), 0 W when off, and where the figures come from (read back into results.json). */
+static void power_props(FILE *f, bool energy, double idle_w, double full_w)
+{
+    if (!energy) {
+        fprintf(f, "/>\n");
+        return;
+    }
+    fprintf(f, ">\n      <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n      <prop id=\"wattage_off\" value=\"0\"/>\n"
+               "      <prop id=\"dahl_power\" value=\"spec sheet\"/>\n    </host>\n",
+            idle_w, full_w);
+}
+
 /* text for an XML comment: "--" is not allowed there. */
 static void xml_comment_text(FILE *f, const char *text)
 {
@@ -104,16 +117,33 @@ static int write_platform(const char *sampling, const char *name, const char *sp
                "    <prop id=\"network/latency-factor\" value=\"1\"></prop>\n"
                "    <prop id=\"network/bandwidth-factor\" value=\"1\"></prop>\n"
                "    <prop id=\"network/crosstraffic\" value=\"0\"></prop>\n"
-               "    <prop id=\"network/weight-S\" value=\"0.0\"></prop>\n  </config>\n");
-    fprintf(f, "  <AS id=\"AS0\" routing=\"Full\">\n    <host id=\"MAIN\" speed=\"1f\"/>\n");
-    for (int i = 0; i < s->cpu.cores; i++)
-        fprintf(f, "    <host id=\"CPU%d\" speed=\"1Gf\"/>\n", i);
+               "    <prop id=\"network/weight-S\" value=\"0.0\"></prop>\n");
+    /* Power figures given: SimGrid's host energy plugin, on from the platform's own configuration (it must
+     * be on before the hosts are made), with each CPU and GPU host's idle and full-load watts. */
+    const bool energy = s->cpu.full_w > 0 || s->gpu.full_w > 0;
+    if (energy)
+        fprintf(f, "    <prop id=\"plugin\" value=\"host_energy\"></prop>\n");
+    fprintf(f, "  </config>\n");
+    /* MAIN and RAM (StarPU's submitting thread's and main memory's hosts) draw nothing of their own. */
+    fprintf(f, "  <AS id=\"AS0\" routing=\"Full\">\n    <host id=\"MAIN\" speed=\"1f\"%s\n",
+            energy ? ">\n      <prop id=\"wattage_per_state\" value=\"0:0\"/>\n    </host>" : "/>");
+    for (int i = 0; i < s->cpu.cores; i++) {
+        fprintf(f, "    <host id=\"CPU%d\" speed=\"1Gf\"", i);
+        power_props(f, energy, s->cpu.idle_w, s->cpu.full_w);
+    }
     unsigned long long memsize = (unsigned long long)llround(s->gpu.mem_gib * 1073741824.0);
-    for (int g = 0; g < s->gpu.count; g++)
+    for (int g = 0; g < s->gpu.count; g++) {
         fprintf(f, "    <host id=\"CUDA%d\" speed=\"1Gf\">\n      <prop id=\"memsize\" value=\"%llu\"/>\n"
-                   "      <prop id=\"memcpy_peer\" value=\"1\"/>\n    </host>\n",
+                   "      <prop id=\"memcpy_peer\" value=\"1\"/>\n",
                 g, memsize);
-    fprintf(f, "    <host id=\"RAM\" speed=\"1f\"/>\n");
+        if (energy)
+            fprintf(f, "      <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n"
+                       "      <prop id=\"wattage_off\" value=\"0\"/>\n      <prop id=\"dahl_power\" value=\"spec sheet\"/>\n",
+                    s->gpu.idle_w, s->gpu.full_w);
+        fprintf(f, "    </host>\n");
+    }
+    fprintf(f, "    <host id=\"RAM\" speed=\"1f\"%s\n",
+            energy ? ">\n      <prop id=\"wattage_per_state\" value=\"0:0\"/>\n    </host>" : "/>");
     double host_gbps = s->gpu.count > 0 ? s->links.host_gpu_gbps * s->gpu.count : 10.0;
     fprintf(f, "    <link id=\"Host\" bandwidth=\"%.6gGBps\" latency=\"0us\"/>\n", host_gbps);
     for (int g = 0; g < s->gpu.count; g++) {

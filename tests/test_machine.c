@@ -119,6 +119,15 @@ Test(machine, spec_errors_name_the_file_and_the_field)
     assert_spec_error("{\"description\": \"x\", " CPU1 ", \"efficiency\": {\"gpu\": {}}}",
                       "\"efficiency.gpu\": unknown key (expected \"cpu\", \"cuda\")");
     assert_spec_error("{\"description\": \"x\",\n " CPU1 ",\n \"gpu\": [}", "line 3, column 10: not valid JSON (unexpected '}')");
+    assert_spec_error("{\"description\": \"x\", \"cpu\": {\"model\": \"m\", \"cores\": 2, \"core_gflops\": 3, "
+                      "\"core_mem_gbps\": 10, \"idle_w\": 5, \"full_w\": 4}}",
+                      "\"cpu.full_w\": expected at least cpu.idle_w (5 W), got 4");
+    assert_spec_error("{\"description\": \"x\", \"cpu\": {\"model\": \"m\", \"cores\": 2, \"core_gflops\": 3, "
+                      "\"core_mem_gbps\": 10, \"full_w\": 4}}",
+                      "\"cpu.idle_w\": missing (expected a number");
+    assert_spec_error("{\"description\": \"x\", \"cpu\": {\"model\": \"m\", \"cores\": 1, \"core_gflops\": 50, "
+                      "\"core_mem_gbps\": 20, \"idle_w\": 2, \"full_w\": 10}, " GPU1 "}",
+                      "\"gpu.idle_w\", \"gpu.full_w\": missing (expected power figures for the GPU too");
 
     struct dahlsim_spec spec;
     cr_assert_eq(dahlsim_spec_load("/nonexistent/spec.json", &spec, NULL, err, sizeof(err)), -1);
@@ -366,7 +375,10 @@ static void simulate(const char *name, const char *out, const char *ngpu, const 
  * one after the other, each its roofline time plus StarPU-SimGrid's microsecond; one worker means one REDUX
  * copy per gradient. StarPU's own REDUX reduction tasks cost their model like dahl's tasks: StarPU-SimGrid
  * 1.3.10 skips internal jobs, but scripts/patches/starpu-simgrid-redux-time.patch times reduction tasks. */
-static void assert_roofline_sum(const char *spec_path, const char *out, enum dahl_reduction reduction, int grain)
+/* One step of the SIM_BATCH-sample LeNet on the spec's CPU: the tasks' roofline microseconds (*task_us), their
+ * count (returned), and with StarPU-SimGrid's microsecond per task (*step_us). */
+static long roofline_step(const char *spec_path, enum dahl_reduction reduction, int grain, double *task_us,
+                          double *step_us)
 {
     struct dahlsim_spec spec;
     cr_assert_eq(dahlsim_spec_load(spec_path, &spec, NULL, err, sizeof(err)), 0, "%s", err);
@@ -377,15 +389,23 @@ static void assert_roofline_sum(const char *spec_path, const char *out, enum dah
     struct dahl_catalogue_conf conf = {.batch = SIM_BATCH, .reduction = reduction, .momentum = true,
                                        .redux_copies = 1, .grain = grain};
     cr_assert_eq(dahl_catalogue_add_step(&cat, &d, &conf, err, sizeof(err)), 0, "%s", err);
-    double step_us = 0;
     long tasks = 0;
+    *task_us = *step_us = 0;
     for (size_t i = 0; i < cat.n; i++) {
         const struct dahl_catalogue_entry *e = &cat.entries[i];
         double t = dahlsim_roofline_us(&spec, DAHLSIM_ARCH_CPU, dahlsim_symbol_index(e->symbol), e->flops, e->bytes);
-        step_us += (double)e->count * (t + SIM_TASK_OVERHEAD_US);
+        *task_us += (double)e->count * t;
+        *step_us += (double)e->count * (t + SIM_TASK_OVERHEAD_US);
         tasks += e->count;
     }
     dahl_catalogue_fini(&cat);
+    return tasks;
+}
+
+static void assert_roofline_sum(const char *spec_path, const char *out, enum dahl_reduction reduction, int grain)
+{
+    double task_us, step_us;
+    long tasks = roofline_step(spec_path, reduction, grain, &task_us, &step_us);
     double makespan_s, cpu_tasks, cuda_tasks;
     results(out, &makespan_s, &cpu_tasks, &cuda_tasks);
     cr_assert_eq(cpu_tasks, SIM_STEPS * (double)tasks, "%g tasks ran, the catalogue says %ld per step", cpu_tasks,
@@ -441,6 +461,62 @@ Test(machine, a_gpu_machine_runs_tasks_on_the_gpu)
     results("run", &makespan_s, &cpu_tasks, &cuda_tasks);
     cr_assert_gt(cuda_tasks, 0, "no task ran on the GPU (%g on the CPU)", cpu_tasks);
     cr_assert_gt(makespan_s, 0);
+}
+
+/* Power figures in the spec: the platform turns SimGrid's host energy plugin on and gives each core its watts,
+ * and results.json's "energy" has the core's joules over the training. One CPU worker runs every task in
+ * turn, so the core draws nearly its full-load watts for the whole makespan. Without figures, "energy" is
+ * null. */
+Test(machine, energy_is_each_hosts_watts_over_the_training)
+{
+    char spec_path[256];
+    snprintf(spec_path, sizeof(spec_path), "%s",
+             put("spec.json", "{\"description\": \"one core with watts\", \"cpu\": {\"model\": \"test core\", "
+                              "\"cores\": 1, \"core_gflops\": 50, \"core_mem_gbps\": 20, \"task_overhead_us\": 1.5, "
+                              "\"idle_w\": 2, \"full_w\": 10}}"));
+    synth(spec_path, "watts", "--cover", "synthetic:12x12x1");
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    char file[256];
+    snprintf(file, sizeof(file), "%s/watts/sampling/bus/watts.platform.v4.xml", dir);
+    const char *xml = dahl_test_read_file(file);
+    cr_assert(strstr(xml, "<prop id=\"plugin\" value=\"host_energy\"></prop>") != NULL, "%s", xml);
+    cr_assert(strstr(xml, "<host id=\"CPU0\" speed=\"1Gf\">\n      <prop id=\"wattage_per_state\" value=\"2:10\"/>") !=
+                  NULL,
+              "%s", xml);
+    simulate("watts", "energy", "0", "eager", "redux");
+    char path[256];
+    snprintf(path, sizeof(path), "%s/energy/results.json", dir);
+    cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert_not_null(doc);
+    double makespan = cJSON_GetObjectItemCaseSensitive(doc, "makespan_s")->valuedouble;
+    const cJSON *energy = cJSON_GetObjectItemCaseSensitive(doc, "energy");
+    cr_assert(cJSON_IsObject(energy), "no energy block");
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(energy, "source")->valuestring, "spec sheet");
+    const cJSON *hosts = cJSON_GetObjectItemCaseSensitive(energy, "hosts");
+    cr_assert_eq(cJSON_GetArraySize(hosts), 1, "one core, no GPU: one host");
+    double cpu0 = cJSON_GetObjectItemCaseSensitive(hosts, "CPU0")->valuedouble;
+    /* Loaded while a task runs (its roofline time), idle for StarPU-SimGrid's microsecond per task (a sleep,
+     * not work): 10 W for the tasks' time and 2 W for the rest of the makespan. */
+    double task_us, step_us;
+    roofline_step(spec_path, DAHL_REDUCTION_REDUX, 1, &task_us, &step_us);
+    double busy_s = SIM_STEPS * task_us / 1e6, expected = 10 * busy_s + 2 * (makespan - busy_s);
+    cr_assert(fabs(cpu0 - expected) <= 0.02 * expected,
+              "CPU0 %.6g J over %.6g s, %.6g s of it in tasks: expected %.6g J (%+.2f %%)", cpu0, makespan, busy_s,
+              expected, 100 * (cpu0 / expected - 1));
+    cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(energy, "total_j")->valuedouble, cpu0, 1e-12);
+    cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(energy, "per_sample_j")->valuedouble,
+                       cpu0 / (SIM_STEPS * SIM_BATCH), 1e-12);
+    cJSON_Delete(doc);
+
+    /* the same machine without watts: no energy */
+    snprintf(spec_path, sizeof(spec_path), "%s", put("spec.json", one_cpu));
+    synth(spec_path, "nowatts", "--cover", "synthetic:12x12x1");
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    simulate("nowatts", "noenergy", "0", "eager", "redux");
+    snprintf(path, sizeof(path), "%s/noenergy/results.json", dir);
+    doc = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(doc, "energy")));
+    cJSON_Delete(doc);
 }
 
 /* --fit recovers what a "measured" calibration was made with: here one written by the same roofline with

@@ -31,6 +31,10 @@
  *   iteration_times_s one per step: the time between the completion of its SGD updates and the previous
  *                     step's (the first step of an epoch: since the epoch's start)
  *   samples_per_s     iterations * batch / makespan_s
+ *   energy            null, or (simulated on a platform with power figures) {"source" (where the watts come
+ *                     from: "spec sheet" for `machine synth`'s), "model", "total_j", "per_sample_j", "hosts":
+ *                     {"CPU0": joules, ...}}: SimGrid's host energy plugin over the training phases, the
+ *                     same span as makespan_s; every host of the node counts, used or idle
  *   epochs_detail     [{"epoch", "loss", "train_accuracy", "test_accuracy", "time_s", "eval_s"}], accuracies
  *                     as fractions in [0, 1]; simulated runs compute no loss or accuracy and evaluate
  *                     nothing: those are null there (cJSON writes a NaN as null)
@@ -386,6 +390,29 @@ nomem:
     return false;
 }
 
+/* "energy": null, or the hosts' joules (see the key list above). */
+static bool add_energy(cJSON *root, const struct dahlsim_results *r)
+{
+    if (r->nenergy == 0)
+        return cJSON_AddNullToObject(root, "energy") != NULL;
+    cJSON *e, *hosts;
+    double total = 0;
+    for (size_t i = 0; i < r->nenergy; i++)
+        total += r->energy[i].joules;
+    CHK(e = cJSON_AddObjectToObject(root, "energy"));
+    CHK(cJSON_AddStringToObject(e, "source", r->energy_source != NULL ? r->energy_source : "platform"));
+    CHK(cJSON_AddStringToObject(e, "model", "SimGrid host energy plugin: each host draws its idle watts plus its "
+                                            "load times (full - idle)"));
+    CHK(cJSON_AddNumberToObject(e, "total_j", total));
+    CHK(cJSON_AddNumberToObject(e, "per_sample_j", r->energy_samples > 0 ? total / r->energy_samples : 0.0));
+    CHK(hosts = cJSON_AddObjectToObject(e, "hosts"));
+    for (size_t i = 0; i < r->nenergy; i++)
+        CHK(cJSON_AddNumberToObject(hosts, r->energy[i].host, r->energy[i].joules));
+    return true;
+nomem:
+    return false;
+}
+
 /* Builds the document; NULL when memory runs out. */
 static cJSON *results_json(const struct dahlsim_results *r)
 {
@@ -436,6 +463,7 @@ static cJSON *results_json(const struct dahlsim_results *r)
     for (size_t i = 0; i < r->niteration_times; i++)
         CHK(cJSON_AddItemToArray(times, cJSON_CreateNumber(r->iteration_times_s[i])));
     CHK(cJSON_AddNumberToObject(root, "samples_per_s", r->samples_per_s));
+    CHK(add_energy(root, r));
     cJSON *epochs;
     CHK(epochs = cJSON_AddArrayToObject(root, "epochs_detail"));
     for (size_t i = 0; i < r->nepochs_detail; i++) {

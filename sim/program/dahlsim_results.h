@@ -150,6 +150,12 @@ struct dahlsim_results {
      * over the steps (sampled every 0.5 s of wall time and at the end); -1 where /proc has none. */
     long maps_first_step, maps_peak;
     const struct dahlsim_results_jobs *jobs; /* NULL: one job (no "jobs" block) */
+    /* Simulated on a platform with power figures: each host's joules over the training phases, and where
+     * the watts come from; nenergy 0: "energy" is null. */
+    const struct dahl_host_energy *energy;
+    size_t nenergy;
+    const char *energy_source;
+    double energy_samples; /* the samples those joules trained */
 };
 
 /* Writes dir/results.json atomically (dir/.results.json.tmp, then renamed). Returns 0, or -errno with a

@@ -468,7 +468,9 @@ int jobs_main(const struct train_opts *o, bool simulated, double wall_start_s)
         dahl_engine_worker_stats_reset();
         dahl_profile_counters_reset();
         double start_us = dahl_engine_now_us();
+        energy_mark(&st);
         ret = jobs_train(&run, start_us);
+        energy_add(&st);
         if (ret == 0)
             ret = jobs_counters(&run, &st);
         if (ret == 0 && o->out != NULL)

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 void progress_show(struct progress *p, int epoch, int epochs, long done, long total, double elapsed_s)
@@ -43,6 +44,21 @@ static long tasks_submitted(const struct run_state *st)
     return n;
 }
 
+void energy_mark(struct run_state *st)
+{
+    st->nenergy = dahl_engine_energy(st->energy_at, DAHL_ENGINE_MAX_ENERGY_HOSTS, &st->energy_source);
+}
+
+void energy_add(struct run_state *st)
+{
+    static struct dahl_host_energy now[DAHL_ENGINE_MAX_ENERGY_HOSTS];
+    int n = dahl_engine_energy(now, DAHL_ENGINE_MAX_ENERGY_HOSTS, &st->energy_source);
+    for (int i = 0; i < n && i < st->nenergy; i++) {
+        memcpy(st->energy[i].host, now[i].host, sizeof(now[i].host));
+        st->energy[i].joules += now[i].joules - st->energy_at[i].joules;
+    }
+}
+
 int meter_epoch_start(struct run_state *st, int e, struct epoch_meter *m)
 {
     struct dahl_network *net = st->net;
@@ -58,6 +74,7 @@ int meter_epoch_start(struct run_state *st, int e, struct epoch_meter *m)
     if (barrier != 0)
         return barrier;
     m->start_us = dahl_engine_now_us();
+    energy_mark(st);
     /* The submitting thread's cost, natively: its CPU time while it submits the epoch and waits for it. */
     m->cpu_s = thread_cpu_s();
     m->tasks = tasks_submitted(st);
@@ -123,6 +140,7 @@ int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter 
         return merged;
     st->iterations += steps;
     st->makespan_s += m->train_s;
+    energy_add(st);
     workers_add(st, m);
     for (size_t k = 0; k < st->nsymbols; k++)
         st->per_codelet[k].tasks += dahl_network_task_count(net, st->symbols[k]);

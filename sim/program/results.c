@@ -111,6 +111,10 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .makespan_s = st->makespan_s,
         .iteration_times_s = st->iteration_s,
         .niteration_times = (size_t)st->iterations,
+        .energy = st->energy,
+        .nenergy = (size_t)st->nenergy,
+        .energy_source = st->energy_source,
+        .energy_samples = jobs ? (double)st->jobs_samples_done : (double)(st->iterations * o->batch),
         .samples_per_s = st->makespan_s <= 0 ? 0.0
                          : jobs         ? (double)st->jobs_samples_done / st->makespan_s
                                         : (double)(st->iterations * o->batch) / st->makespan_s,

@@ -129,6 +129,11 @@ struct run_state {
      * largest batch and the samples trained; NULL/0 for one job. */
     const struct dahlsim_results_jobs *jobs;
     long jobs_samples, jobs_batch, jobs_samples_done;
+    /* Simulated on a platform with power figures: each host's joules over the training phases (summed from
+     * energy_mark to energy_add), and where the watts come from; nenergy 0 otherwise. */
+    struct dahl_host_energy energy[DAHL_ENGINE_MAX_ENERGY_HOSTS], energy_at[DAHL_ENGINE_MAX_ENERGY_HOSTS];
+    int nenergy;
+    const char *energy_source;
 };
 
 /* What one epoch's meter holds between its start and its end: the counters it differences. */
@@ -145,6 +150,11 @@ struct epoch_meter {
     double loss_sum;              /* summed over every node */
     long correct, samples;
 };
+
+/* The hosts' energy now, as the start of a training phase; energy_add adds what they used since to
+ * st->energy. */
+void energy_mark(struct run_state *st);
+void energy_add(struct run_state *st);
 
 /* Starts epoch e's meter: counters reset or read, then the nodes wait for each other (the epoch starts
  * together everywhere). Returns 0 or a negative errno. */

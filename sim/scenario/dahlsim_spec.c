@@ -218,17 +218,33 @@ static int object(struct reader *r, const cJSON *obj, const char *key, bool requ
     return 0;
 }
 
+/* A device's "idle_w" and "full_w" (watts): both or neither, 0 <= idle <= full (SimGrid's host energy
+ * plugin, linear between them with the load). */
+static int power(struct reader *r, const cJSON *obj, const char *field, double *idle, double *full)
+{
+    bool has_idle = cJSON_GetObjectItemCaseSensitive(obj, "idle_w") != NULL;
+    bool has_full = cJSON_GetObjectItemCaseSensitive(obj, "full_w") != NULL;
+    if (number(r, obj, field, "idle_w", 0, false, 1e5, has_full, 0, idle) ||
+        number(r, obj, field, "full_w", 0, true, 1e5, has_idle, 0, full))
+        return -1;
+    if (*full < *idle)
+        return fail(r, "\"%s.full_w\": expected at least %s.idle_w (%g W), got %g", field, field, *idle, *full);
+    return 0;
+}
+
 /* ---- the sections ------------------------------------------------------------------------------------------ */
 
 static int read_cpu(struct reader *r, const cJSON *cpu, struct dahlsim_spec *s)
 {
-    static const char *const keys[] = {"model", "cores", "core_gflops", "core_mem_gbps", "task_overhead_us", NULL};
+    static const char *const keys[] = {"model",  "cores",  "core_gflops", "core_mem_gbps", "task_overhead_us",
+                                       "idle_w", "full_w", NULL};
     if (only_keys(r, cpu, "cpu", keys) != 0 || string(r, cpu, "cpu", "model", s->cpu.model, sizeof(s->cpu.model)) ||
         integer(r, cpu, "cpu", "cores", 1, DAHLSIM_SPEC_MAX_CORES, &s->cpu.cores) ||
         number(r, cpu, "cpu", "core_gflops", 0, true, 1e5, true, 0, &s->cpu.core_gflops) ||
         number(r, cpu, "cpu", "core_mem_gbps", 0, true, 1e5, true, 0, &s->cpu.core_mem_gbps) ||
         number(r, cpu, "cpu", "task_overhead_us", 0, false, 1e6, false, DEFAULT_CPU_OVERHEAD_US,
-               &s->cpu.task_overhead_us))
+               &s->cpu.task_overhead_us) ||
+        power(r, cpu, "cpu", &s->cpu.idle_w, &s->cpu.full_w))
         return -1;
     return 0;
 }
@@ -236,14 +252,15 @@ static int read_cpu(struct reader *r, const cJSON *cpu, struct dahlsim_spec *s)
 static int read_gpu(struct reader *r, const cJSON *gpu, struct dahlsim_spec *s)
 {
     static const char *const keys[] = {"model", "count", "fp32_tflops", "mem_gib", "mem_gbps", "task_overhead_us",
-                                       NULL};
+                                       "idle_w", "full_w", NULL};
     if (only_keys(r, gpu, "gpu", keys) != 0 || string(r, gpu, "gpu", "model", s->gpu.model, sizeof(s->gpu.model)) ||
         integer(r, gpu, "gpu", "count", 1, DAHLSIM_SPEC_MAX_GPUS, &s->gpu.count) ||
         number(r, gpu, "gpu", "fp32_tflops", 0, true, 1e4, true, 0, &s->gpu.fp32_tflops) ||
         number(r, gpu, "gpu", "mem_gib", 0, true, 1e5, true, 0, &s->gpu.mem_gib) ||
         number(r, gpu, "gpu", "mem_gbps", 0, true, 1e6, true, 0, &s->gpu.mem_gbps) ||
         number(r, gpu, "gpu", "task_overhead_us", 0, false, 1e6, false, DEFAULT_GPU_OVERHEAD_US,
-               &s->gpu.task_overhead_us))
+               &s->gpu.task_overhead_us) ||
+        power(r, gpu, "gpu", &s->gpu.idle_w, &s->gpu.full_w))
         return -1;
     return 0;
 }
@@ -367,6 +384,14 @@ int dahlsim_spec_load(const char *path, struct dahlsim_spec *spec, void **json, 
     }
     if ((links != NULL && read_links(&r, links, spec) != 0) || (eff != NULL && read_efficiency(&r, eff, spec) != 0))
         goto out;
+    /* Energy counts every device or none: a GPU without watts would count as free. */
+    if (gpu != NULL && (spec->cpu.full_w > 0) != (spec->gpu.full_w > 0)) {
+        fail(&r, "\"%s.idle_w\", \"%s.full_w\": missing (expected power figures for the %s too, as the %s has "
+                 "them)",
+             spec->cpu.full_w > 0 ? "gpu" : "cpu", spec->cpu.full_w > 0 ? "gpu" : "cpu",
+             spec->cpu.full_w > 0 ? "GPU" : "CPU", spec->cpu.full_w > 0 ? "CPU" : "GPU");
+        goto out;
+    }
     ret = 0;
 out:
     if (ret == 0 && json != NULL)

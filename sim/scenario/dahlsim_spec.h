@@ -39,6 +39,7 @@ struct dahlsim_spec {
         double core_gflops;      /* one core, fp32 */
         double core_mem_gbps;    /* one core streaming from main memory, 1e9 bytes/s */
         double task_overhead_us; /* added to every task's roofline time */
+        double idle_w, full_w;   /* one core's power idle and fully loaded (0, 0: not given) */
     } cpu;
     struct {
         char model[128];
@@ -47,6 +48,7 @@ struct dahlsim_spec {
         double mem_gib;          /* device memory, 2^30 bytes */
         double mem_gbps;
         double task_overhead_us;
+        double idle_w, full_w;   /* one GPU's power idle and fully loaded (0, 0: not given) */
     } gpu;
     struct {
         double host_gpu_gbps;      /* each GPU's link to main memory, each direction */
