@@ -156,6 +156,14 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
         if (v != NULL)
             cJSON_AddItemToObject(o, copy[k], cJSON_Duplicate(v, true));
     }
+    /* The node's joules, simulated on a machine with power figures (docs/energy.md) */
+    const cJSON *energy = cJSON_GetObjectItemCaseSensitive(r, "energy");
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(energy, "total_j");
+    const cJSON *per_sample = cJSON_GetObjectItemCaseSensitive(energy, "per_sample_j");
+    if (cJSON_IsNumber(total) && cJSON_IsNumber(per_sample)) {
+        cJSON_AddNumberToObject(o, "energy_j", total->valuedouble);
+        cJSON_AddNumberToObject(o, "energy_per_sample_j", per_sample->valuedouble);
+    }
     cJSON_AddStringToObject(o, "results", path);
     cJSON_Delete(r);
     char *line = cJSON_PrintUnformatted(o);

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,11 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g,%s",
                                          cJSON_IsNumber(depth) ? depth->valuedouble : 1.0,
                                          cJSON_IsString(schedule) ? schedule->valuestring : "fill");
+            const char *joules[] = {"energy_j", "energy_per_sample_j"}; /* nan without power figures */
+            for (size_t k = 0; k < 2 && used < sizeof(buf); k++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, joules[k]);
+                used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
+            }
             free(lines[(size_t)idx->valuedouble]);
             lines[(size_t)idx->valuedouble] = strdup(buf);
         }
@@ -104,7 +111,7 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
               "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs,"
               "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction,gpu_peak_bytes,jobs,"
-              "job_contexts,grain,pipeline_depth,pipeline_schedule\n",
+              "job_contexts,grain,pipeline_depth,pipeline_schedule,energy_j,energy_per_sample_j\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)
@@ -146,6 +153,27 @@ int dahlsim_sweep_gnuplot(const char *script)
     char cmd[2 * PATH_MAX];
     snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", script);
     return system(cmd) != 0;
+}
+
+/* results.csv's columns of the makespan and of the node's joules (1-based, as in the header above). */
+enum { CSV_MAKESPAN = 16, CSV_ENERGY = 35 };
+
+/* Whether a row of dir/results.csv has a number in the energy column. */
+static bool csv_has_energy(const char *dir)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/results.csv", dir);
+    char *text = dahlsim_read_text(path, SIZE_MAX);
+    bool found = false;
+    for (char *save = NULL, *row = text != NULL ? strtok_r(text, "\n", &save) : NULL; row != NULL && !found;
+         row = strtok_r(NULL, "\n", &save)) {
+        const char *field = row;
+        for (int c = 1; c < CSV_ENERGY && field != NULL; c++)
+            field = (field = strchr(field, ',')) != NULL ? field + 1 : NULL;
+        found = field != NULL && (field[0] == '.' || (field[0] >= '0' && field[0] <= '9'));
+    }
+    free(text);
+    return found;
 }
 
 /* One gnuplot script per numeric swept key and metric, run for PNG and SVG. */
@@ -191,6 +219,34 @@ int dahlsim_sweep_write_plots(const char *dir, const struct dahlsim_scenario *s)
             fclose(f);
             failures += dahlsim_sweep_gnuplot(script);
         }
+    }
+    /* Simulated with power figures: the node's joules against the makespan, every point, per scheduler. */
+    if (csv_has_energy(dir)) {
+        char script[PATH_MAX + 64];
+        snprintf(script, sizeof(script), "%s/energy-vs-makespan.gp", plots);
+        FILE *f = fopen(script, "w");
+        if (f == NULL)
+            return 1;
+        fprintf(f,
+                "# the node's energy against the makespan, one point per sweep point (from ../results.csv)\n"
+                "set datafile separator ','\n"
+                "set key outside right\n"
+                "set grid\n"
+                "set logscale xy\n"
+                "set xlabel 'makespan (s)'\n"
+                "set ylabel 'energy of the node (J, %s)'\n"
+                "set title '%s'\n"
+                "scheds = system(\"tail -n +2 '%s/results.csv' | cut -d, -f5 | sort -u | tr '\\\\n' ' '\")\n"
+                "do for [fmt in 'pngcairo svg'] {\n"
+                "  set terminal fmt size 900,540 noenhanced\n"
+                "  set output sprintf('%s/energy-vs-makespan.%%s', fmt eq 'svg' ? 'svg' : 'png')\n"
+                "  plot for [sch in scheds] sprintf(\"< grep ',%%s,' '%s/results.csv'\", sch) "
+                "using %d:%d with points title sch\n"
+                "}\n",
+                "SimGrid host energy plugin", dahlsim_scenario_comment(s), dir, plots, dir, CSV_MAKESPAN,
+                CSV_ENERGY);
+        fclose(f);
+        failures += dahlsim_sweep_gnuplot(script);
     }
     /* Several jobs swept over the GPU memory limit: cost against oversubscription, per job order. */
     if (dahlsim_sweep_write_sharing(dir, s) != 0)
