@@ -241,6 +241,54 @@ Test(scenario, an_interrupted_sweep_resumes_with_every_point_exactly_once)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* A sweep on a machine with power figures (roofline-14cpu-1v100): every row of results.csv ends with the
+ * point's joules, the same as its results.json says, and the energy plot's script is written. */
+Test(scenario, a_sweep_records_each_points_energy)
+{
+    char dir[] = "/tmp/dahlsim-energy-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char scen[96];
+    snprintf(scen, sizeof(scen), "%s/energy.json", dir);
+    dahl_test_write_file(scen, "{\"machine\": \"roofline-14cpu-1v100\", \"dataset\": \"synthetic:28x28x3\", "
+                               "\"samples\": 32, \"batch\": 16, \"gpus\": 0, \"scheduler\": \"lws\", "
+                               "\"sweep\": {\"cpus\": [1, 2]}}\n");
+    char out[96];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    char *argv[] = {DAHLSIM_BIN, "sweep", scen, "--out", out, "--quiet", NULL};
+    char *source_home[] = {"DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, "STARPU_SILENT=1", NULL};
+    dahl_test_run(&run, argv, source_home);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char path[160];
+    snprintf(path, sizeof(path), "%s/results.csv", out);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[4096];
+    cr_assert_not_null(fgets(line, sizeof(line), f));
+    cr_assert(strstr(line, ",energy_j,energy_per_sample_j\n") != NULL, "header: %s", line);
+    int rows = 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        int point = atoi(line);
+        char *last = strrchr(line, ','), *cut = last;
+        *cut = '\0';
+        double joules = strtod(strrchr(line, ',') + 1, NULL);
+        snprintf(path, sizeof(path), "%s/points/%04d/results.json", out, point);
+        cJSON *r = cJSON_Parse(dahl_test_read_file(path));
+        cr_assert_not_null(r);
+        const cJSON *energy = cJSON_GetObjectItemCaseSensitive(r, "energy");
+        cr_assert_eq(joules, cJSON_GetObjectItemCaseSensitive(energy, "total_j")->valuedouble, "point %d", point);
+        cr_assert_gt(joules, 0);
+        cJSON_Delete(r);
+        rows++;
+    }
+    fclose(f);
+    cr_assert_eq(rows, 2);
+    snprintf(path, sizeof(path), "%s/plots/energy-vs-makespan.gp", out);
+    cr_assert_eq(access(path, F_OK), 0, "no energy plot");
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 Test(scenario, a_calibration_missing_a_perf_model_is_refused_before_simulating)
 {
     char home[] = "/tmp/dahlsim-home-XXXXXX";
