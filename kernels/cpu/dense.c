@@ -192,9 +192,8 @@ static float tree_or_sum(int n, size_t no, size_t ni, size_t o, size_t i, const 
     return d + level[0];
 }
 
-/* The kernels' bodies, compiled once per instruction set by DENSE_VARIANT. ns is made a constant for each
- * block size, so that the accumulators stay in registers. */
-/* The bodies DENSE_FOR_NS instantiates, in the variants' scope (ni, no, xs/dys, w, b, o/i, ys/dxs). */
+/* The blocks DENSE_FOR_NS instantiates inside the variants below (their ni, no, xs/dys, w, b, o/i, ys/dxs):
+ * the sample count made a constant for each block size, so that the accumulators stay in registers. */
 #define FORWARD_ROWS_OF_4(NS) forward_block(ni, no, DENSE_ROWS, NS, xs, w, b, o, ys)
 #define FORWARD_ROW(NS) forward_block(ni, no, 1, NS, xs, w, b, o, ys)
 #define INPUT_COLS_OF_4(NS) backward_input_block(ni, no, DENSE_ROWS, NS, dys, w, i, dxs)
@@ -210,6 +209,7 @@ static float tree_or_sum(int n, size_t no, size_t ni, size_t o, size_t i, const 
     }
 _Static_assert(DENSE_BLOCK == 4 && DENSE_ROWS == 4, "DENSE_FOR_NS and the variants' blocks of 4");
 
+/* The kernels' bodies, compiled once per instruction set. */
 #define DENSE_VARIANT(SUFFIX, TARGET)                                                                         \
     TARGET static void forward_##SUFFIX(size_t ni, size_t no, int n, const float *x, const float *w,         \
                                         const float *b, float *y)                                           \
