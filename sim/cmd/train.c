@@ -166,7 +166,11 @@ int dahlsim_cmd_train_front(int argc, char **argv)
     }
     args[n++] = "--grain-choice";
     args[n++] = choice;
-    fprintf(stderr, "train: --grain auto on %s: %s\n", machine, choice);
+    bool quiet = false;
+    for (int i = 1; i < argc; i++)
+        quiet = quiet || strcmp(argv[i], "--quiet") == 0;
+    if (!quiet)
+        fprintf(stderr, "train: --grain auto on %s: %s\n", machine, choice);
     int ret = dahlsim_cmd_train(n, args);
     free(args);
     return ret;
