@@ -215,6 +215,11 @@ static void point_row(FILE *f, const struct point *p)
     html(f, str(params, "scheduler"));
     fprintf(f, "</td><td>%.0f</td><td>%.6f</td><td>%.1f</td>", num(params, "batch", 0), num(p->line, "makespan_s", 0),
             num(p->line, "samples_per_s", 0));
+    /* the node's joules, simulated on a machine with power figures (docs/energy.md) */
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p->line, "energy_j")))
+        fprintf(f, "<td>%.4g</td>", num(p->line, "energy_j", 0));
+    else
+        fputs("<td>-</td>", f);
     if (p->summary != NULL)
         fprintf(f, "<td>%.1f %%</td>", 100 * num(p->summary, "parallel_efficiency", 0));
     else
@@ -337,8 +342,8 @@ static void write_page(FILE *f, const char *dir, const struct point *pts, long n
     fputs("<h2>Plots</h2>\n", f);
     inline_plots(f, dir);
     fputs("<h2>Points</h2>\n<table><tr><th>#</th><th>point</th><th>dataset</th><th>CPUs</th><th>GPUs</th>"
-          "<th>scheduler</th><th>batch</th><th>makespan s</th><th>samples/s</th><th>parallel efficiency</th>"
-          "<th>bytes moved</th><th>peak memory</th><th>Gantt chart</th></tr>\n",
+          "<th>scheduler</th><th>batch</th><th>makespan s</th><th>samples/s</th><th>energy J</th>"
+          "<th>parallel efficiency</th><th>bytes moved</th><th>peak memory</th><th>Gantt chart</th></tr>\n",
           f);
     for (long i = 0; i < n; i++)
         point_row(f, &pts[i]);
