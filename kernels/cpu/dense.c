@@ -23,7 +23,7 @@ enum {
     DENSE_LANES = 16, /* floats per vector (v16) */
     DENSE_BLOCK = 4,  /* samples sharing one read of w in forward and backward_input */
     DENSE_ROWS = 4,   /* outputs (forward) or input vectors (backward_input) computed side by side */
-    DENSE_TILE = 4096, /* inputs per tile of backward_weights (16 KB of each sample's x) */
+    DENSE_TILE = 65536, /* floats of x per tile of backward_weights, over the task's samples (256 KB) */
     DENSE_TREE = 33,  /* levels of the binary tree over at most 2^32 samples */
 };
 
@@ -250,9 +250,11 @@ _Static_assert(DENSE_BLOCK == 4 && DENSE_ROWS == 4, "DENSE_FOR_NS and the varian
     {                                                                                                       \
         const size_t full = ni / DENSE_LANES * DENSE_LANES;                                                 \
         if (!tree) {                                                                                        \
-            /* tiles of DENSE_TILE inputs, every output's row segment in turn: x's tile stays in cache */   \
-            for (size_t t = 0; t < full; t += DENSE_TILE) {                                                 \
-                const size_t end = full - t < DENSE_TILE ? full : t + DENSE_TILE;                           \
+            /* tiles of DENSE_TILE / n inputs, every output's row segment in turn: x's tile stays in cache */ \
+            size_t tile = DENSE_TILE / (size_t)n / (DENSE_ROWS * DENSE_LANES) * (DENSE_ROWS * DENSE_LANES); \
+            tile = tile > 0 ? tile : DENSE_ROWS * DENSE_LANES;                                              \
+            for (size_t t = 0; t < full; t += tile) {                                                       \
+                const size_t end = full - t < tile ? full : t + tile;                                       \
                 for (size_t o = 0; o < no; o++) {                                                           \
                     size_t i = t;                                                                           \
                     for (; i + DENSE_ROWS * DENSE_LANES <= end; i += DENSE_ROWS * DENSE_LANES)              \
