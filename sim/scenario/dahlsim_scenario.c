@@ -593,7 +593,7 @@ static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_exp
     long candidates[DAHLSIM_GRAIN_MAX_CANDIDATES];
     int n = 0;
     for (long g = 1; n < DAHLSIM_GRAIN_MAX_CANDIDATES - 1; g = g < limit && 2 * g > limit ? limit : 2 * g) {
-        if (dahlsim_grain_covered(manifest, x, g) && dahlsim_grain_covered(manifest, x, limit % g == 0 ? 1 : limit % g))
+        if (dahlsim_grain_uncovered(manifest, x, g, limit) == 0)
             candidates[n++] = g;
         if (g == limit)
             break;
@@ -615,7 +615,9 @@ static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_exp
 static bool grain_sizes_covered(const struct where *w, const cJSON *o, const struct dahlsim_experiment *x,
                                 const cJSON *manifest, long batch)
 {
-    long g = x->grain < 0 || x->grain > batch ? batch : x->grain;
+    long sizes[2];
+    dahlsim_grain_task_sizes(x->grain, batch, sizes);
+    const long g = sizes[0];
     long missing = dahlsim_grain_uncovered(manifest, x, x->grain, batch);
     if (missing > 0) {
         char expected[512];
