@@ -266,9 +266,6 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
     return dahlsim_spawn(argv, env, sizeof(env) / sizeof(env[0]), out, sizeof(out));
 }
 
-/* The scenario checks every setup goes through first (machine exists, shapes covered, CPU counts), from a
- * scenario file written in out for each: its experiment into x[i]. Returns 0, or a negative errno after
- * printing the error (-EINVAL: a setup the calibration does not cover). */
 /* Leaves out, with a line each, the setups over several samples per task (grain) that the calibration has no
  * models of (its manifest's covered grains): a calibration made without them still validates the rest. */
 static void drop_uncovered_grains(const struct dahlsim_validate_opts *o)
@@ -295,6 +292,34 @@ static void drop_uncovered_grains(const struct dahlsim_validate_opts *o)
     cJSON_Delete(manifest);
 }
 
+/* Setup s as a scenario, built in memory (strings escaped by cJSON) and named after the setup in errors. NULL
+ * after an error line. */
+static struct dahlsim_scenario *setup_scenario(const struct dahlsim_validate_opts *o, const struct setup *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    bool ok = root != NULL && cJSON_AddStringToObject(root, "machine", o->machine) != NULL &&
+              cJSON_AddStringToObject(root, "dataset", s->dataset) != NULL &&
+              cJSON_AddNumberToObject(root, "samples", (double)s->samples) != NULL &&
+              cJSON_AddNumberToObject(root, "batch", (double)s->batch) != NULL &&
+              cJSON_AddNumberToObject(root, "cpus", (double)s->ncpu) != NULL &&
+              cJSON_AddNumberToObject(root, "gpus", 0) != NULL &&
+              cJSON_AddStringToObject(root, "scheduler", s->sched) != NULL &&
+              cJSON_AddNumberToObject(root, "pipeline_depth", (double)(s->depth > 1 ? s->depth : 1)) != NULL &&
+              (s->grain == GRAIN_AUTO ? cJSON_AddStringToObject(root, "grain", "auto")
+                                      : cJSON_AddNumberToObject(root, "grain", (double)(s->grain > 1 ? s->grain : 1))) !=
+                  NULL;
+    if (!ok) {
+        dahlsim_error("validate: out of memory");
+        cJSON_Delete(root);
+        return NULL;
+    }
+    char name[sizeof(s->name) + 32];
+    snprintf(name, sizeof(name), "validate setup \"%.*s\"", (int)sizeof(s->name) - 1, s->name);
+    return dahlsim_scenario_from_json(name, root, NULL, 0);
+}
+
+/* Every setup through the scenario checks first (machine exists, shapes covered, CPU counts): its experiment
+ * into x[i]. Returns 0, or -EINVAL after printing the error. */
 static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsim_experiment *x)
 {
     drop_uncovered_grains(o);
@@ -302,30 +327,10 @@ static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsi
         dahlsim_error("validate: no setup left: calibration %s covers none of their grains", o->machine);
         return -EINVAL;
     }
-    char scen[PATH_MAX + 32];
-    snprintf(scen, sizeof(scen), "%s/.validate-scenario.json", o->out);
     for (size_t i = 0; i < nsetups; i++) {
-        FILE *f = fopen(scen, "w");
-        if (f == NULL) {
-            dahlsim_error("validate: %s: %s", scen, strerror(errno));
-            return -EIO;
-        }
-        char grain[32];
-        if (setups[i].grain == GRAIN_AUTO)
-            snprintf(grain, sizeof(grain), "\"auto\"");
-        else
-            snprintf(grain, sizeof(grain), "%ld", setups[i].grain > 1 ? setups[i].grain : 1);
-        fprintf(f,
-                "{\"machine\": \"%s\", \"dataset\": \"%s\", \"samples\": %ld, \"batch\": %ld, \"cpus\": %ld, "
-                "\"gpus\": 0, \"scheduler\": \"%s\", \"pipeline_depth\": %ld, \"grain\": %s}\n",
-                o->machine, setups[i].dataset, setups[i].samples, setups[i].batch, setups[i].ncpu, setups[i].sched,
-                setups[i].depth > 1 ? setups[i].depth : 1, grain);
-        fclose(f);
-        struct dahlsim_scenario *s = dahlsim_scenario_load(scen, NULL, 0);
-        if (s == NULL) {
-            remove(scen);
+        struct dahlsim_scenario *s = setup_scenario(o, &setups[i]);
+        if (s == NULL)
             return -EINVAL;
-        }
         x[i] = *dahlsim_scenario_point(s, 0);
         dahlsim_scenario_destroy(s);
         if (setups[i].grain == GRAIN_AUTO) {
@@ -335,7 +340,6 @@ static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsi
                 fprintf(stderr, "dahlsim validate: %s: %s\n", setups[i].name, x[i].grain_choice);
         }
     }
-    remove(scen);
     return 0;
 }
 
