@@ -61,16 +61,12 @@ static int write_bus_config(const char *sampling, const char *name, const struct
     return dahlsim_outfile_close(&o, err, err_size);
 }
 
-/* The end of a CPU host element: with energy, its watts idle and at full load (SimGrid's "wattage_per_state",
+/* A CPU or GPU host's power properties: its watts idle and at full load (SimGrid's "wattage_per_state",
  * linear in between), 0 W when off, and where the figures come from (read back into results.json). */
-static void power_props(FILE *f, bool energy, double idle_w, double full_w)
+static void watt_props(FILE *f, double idle_w, double full_w)
 {
-    if (!energy) {
-        fprintf(f, "/>\n");
-        return;
-    }
-    fprintf(f, ">\n      <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n      <prop id=\"wattage_off\" value=\"0\"/>\n"
-               "      <prop id=\"dahl_power\" value=\"spec sheet\"/>\n    </host>\n",
+    fprintf(f, "      <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n      <prop id=\"wattage_off\" value=\"0\"/>\n"
+               "      <prop id=\"dahl_power\" value=\"spec sheet\"/>\n",
             idle_w, full_w);
 }
 
@@ -128,8 +124,11 @@ static int write_platform(const char *sampling, const char *name, const char *sp
     fprintf(f, "  <AS id=\"AS0\" routing=\"Full\">\n    <host id=\"MAIN\" speed=\"1f\"%s\n",
             energy ? ">\n      <prop id=\"wattage_per_state\" value=\"0:0\"/>\n    </host>" : "/>");
     for (int i = 0; i < s->cpu.cores; i++) {
-        fprintf(f, "    <host id=\"CPU%d\" speed=\"1Gf\"", i);
-        power_props(f, energy, s->cpu.idle_w, s->cpu.full_w);
+        fprintf(f, "    <host id=\"CPU%d\" speed=\"1Gf\"%s\n", i, energy ? ">" : "/>");
+        if (energy) {
+            watt_props(f, s->cpu.idle_w, s->cpu.full_w);
+            fprintf(f, "    </host>\n");
+        }
     }
     unsigned long long memsize = (unsigned long long)llround(s->gpu.mem_gib * 1073741824.0);
     for (int g = 0; g < s->gpu.count; g++) {
@@ -137,9 +136,7 @@ static int write_platform(const char *sampling, const char *name, const char *sp
                    "      <prop id=\"memcpy_peer\" value=\"1\"/>\n",
                 g, memsize);
         if (energy)
-            fprintf(f, "      <prop id=\"wattage_per_state\" value=\"%.6g:%.6g\"/>\n"
-                       "      <prop id=\"wattage_off\" value=\"0\"/>\n      <prop id=\"dahl_power\" value=\"spec sheet\"/>\n",
-                    s->gpu.idle_w, s->gpu.full_w);
+            watt_props(f, s->gpu.idle_w, s->gpu.full_w);
         fprintf(f, "    </host>\n");
     }
     fprintf(f, "    <host id=\"RAM\" speed=\"1f\"%s\n",
