@@ -1,5 +1,5 @@
-/* What the kernel benchmarks share: a monotonic clock, deterministic random inputs, and how long a
- * measurement repeats its call. */
+/* What the kernel benchmarks share: a monotonic clock, the timing of a call repeated for MIN_SECONDS,
+ * deterministic random inputs, and the --help handling. */
 #ifndef DAHL_BENCH_UTIL_H
 #define DAHL_BENCH_UTIL_H
 
@@ -17,6 +17,21 @@ static inline double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Seconds per call of call(ctx): one warm-up call, then calls repeated until MIN_SECONDS have passed. */
+static inline double bench_seconds_per_call(void (*call)(void *ctx), void *ctx)
+{
+    call(ctx);
+    long calls = 0;
+    const double start = now_s();
+    double elapsed;
+    do {
+        call(ctx);
+        calls++;
+        elapsed = now_s() - start;
+    } while (elapsed < MIN_SECONDS);
+    return elapsed / (double)calls;
 }
 
 /* n floats in [-0.5, 0.5), the same every run; NULL when memory runs out. */

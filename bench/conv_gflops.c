@@ -26,6 +26,20 @@ static void forward_avx2(const struct dahl_conv2d_shape *s, const float *x, cons
     }
 }
 
+/* One conv2d forward call's arguments, for bench_seconds_per_call. */
+struct conv_call {
+    const struct dahl_conv2d_shape *s;
+    conv_forward_fn *forward;
+    const float *x, *w, *b;
+    float *y, *ws;
+};
+
+static void conv_once(void *ctx)
+{
+    const struct conv_call *c = ctx;
+    c->forward(c->s, c->x, c->w, c->b, c->y, c->ws);
+}
+
 /* GFLOP/s of a conv2d forward implementation on shape s, or a negative value when memory runs out. */
 static double conv_gflops(const struct dahl_conv2d_shape *s, conv_forward_fn *forward)
 {
@@ -35,19 +49,25 @@ static double conv_gflops(const struct dahl_conv2d_shape *s, conv_forward_fn *fo
     float *y = malloc(ny * sizeof(float)), *ws = malloc(dahl_conv2d_workspace_bytes(s));
     double gflops = -1.0;
     if (x != NULL && w != NULL && b != NULL && y != NULL && ws != NULL) {
-        forward(s, x, w, b, y, ws);
-        long calls = 0;
-        const double start = now_s();
-        double elapsed;
-        do {
-            forward(s, x, w, b, y, ws);
-            calls++;
-            elapsed = now_s() - start;
-        } while (elapsed < MIN_SECONDS);
-        gflops = dahl_conv2d_forward_flops(s) * (double)calls / elapsed / 1e9;
+        struct conv_call c = {.s = s, .forward = forward, .x = x, .w = w, .b = b, .y = y, .ws = ws};
+        gflops = dahl_conv2d_forward_flops(s) / bench_seconds_per_call(conv_once, &c) / 1e9;
     }
     free(x), free(w), free(b), free(y), free(ws);
     return gflops;
+}
+
+/* One square single-precision GEMM of size n, for bench_seconds_per_call. */
+struct gemm_call {
+    int n;
+    const float *a, *b;
+    float *c;
+};
+
+static void gemm_once(void *ctx)
+{
+    const struct gemm_call *g = ctx;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n, g->b, g->n, 0.0f,
+                g->c, g->n);
 }
 
 /* GFLOP/s of a square single-precision GEMM of size n (2 n^3 flops), or negative when memory runs out. */
@@ -57,16 +77,8 @@ static double sgemm_gflops(int n)
     float *a = random_floats(nn), *b = random_floats(nn), *c = calloc(nn, sizeof(float));
     double gflops = -1.0;
     if (a != NULL && b != NULL && c != NULL) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        long calls = 0;
-        const double start = now_s();
-        double elapsed;
-        do {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-            calls++;
-            elapsed = now_s() - start;
-        } while (elapsed < MIN_SECONDS);
-        gflops = 2.0 * (double)n * n * n * (double)calls / elapsed / 1e9;
+        struct gemm_call g = {.n = n, .a = a, .b = b, .c = c};
+        gflops = 2.0 * (double)n * n * n / bench_seconds_per_call(gemm_once, &g) / 1e9;
     }
     free(a), free(b), free(c);
     return gflops;

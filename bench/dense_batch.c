@@ -48,19 +48,24 @@ static void pass(struct layer *l, int which, bool blas)
     }
 }
 
-/* Microseconds per sample of a pass: calls repeated for MIN_SECONDS after one warm-up. */
+/* One pass, for bench_seconds_per_call. */
+struct pass_call {
+    struct layer *l;
+    int which;
+    bool blas;
+};
+
+static void pass_once(void *ctx)
+{
+    const struct pass_call *p = ctx;
+    pass(p->l, p->which, p->blas);
+}
+
+/* Microseconds per sample of a pass (bench_seconds_per_call: one warm-up, then MIN_SECONDS of calls). */
 static double us_per_sample(struct layer *l, int which, bool blas)
 {
-    pass(l, which, blas);
-    long calls = 0;
-    const double start = now_s();
-    double elapsed;
-    do {
-        pass(l, which, blas);
-        calls++;
-        elapsed = now_s() - start;
-    } while (elapsed < MIN_SECONDS);
-    return elapsed / (double)calls / l->n * 1e6;
+    struct pass_call p = {.l = l, .which = which, .blas = blas};
+    return bench_seconds_per_call(pass_once, &p) / l->n * 1e6;
 }
 
 int main(int argc, char **argv)
