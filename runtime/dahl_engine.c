@@ -59,8 +59,38 @@ struct dahl_engine_conf dahl_engine_conf_default(void)
         .ncpu = -1, .ngpu = -1, .sched = NULL, .profiling = false, .worker_us_per_task = -1};
 }
 
-int dahl_engine_start(const struct dahl_engine_conf *conf)
+int dahl_engine_rank_before_start(void)
 {
+#if DAHL_SIMULATED && DAHL_MPI
+    /* SMPI gives each rank's actor a "rank" property; StarPU-SimGrid runs main in an actor of its own, whose
+     * parent that is. */
+    const char *rank = sg_actor_get_property_value(sg_actor_self(), "rank");
+    sg_actor_t parent = rank == NULL ? sg_actor_by_pid(sg_actor_self_get_ppid()) : NULL;
+    if (parent != NULL)
+        rank = sg_actor_get_property_value(parent, "rank");
+    return rank != NULL ? atoi(rank) : -1;
+#else
+    return -1;
+#endif
+}
+
+int dahl_engine_start(const struct dahl_engine_conf *base)
+{
+    /* Several nodes of different machines: this rank's own workers and costs. */
+    struct dahl_engine_conf own = *base;
+    const struct dahl_engine_conf *conf = &own;
+    int rank = base->ranks != NULL ? dahl_engine_rank_before_start() : -1;
+    if (base->ranks != NULL && (rank < 0 || rank >= base->nranks))
+        return -EINVAL;
+    if (rank >= 0) {
+        const struct dahl_engine_rank_conf *r = &base->ranks[rank];
+        own.ncpu = r->ncpu;
+        own.ngpu = r->ngpu;
+        own.submit_us_per_task = r->submit_us_per_task;
+        own.input_copy_bytes_per_s = r->input_copy_bytes_per_s;
+        own.sched_push_us = r->sched_push_us;
+        own.worker_us_per_task = r->worker_us_per_task;
+    }
     struct starpu_conf sconf;
     DAHL_CHECK_STARPU(starpu_conf_init(&sconf));
     if (conf->ncpu >= 0) {
@@ -306,10 +336,19 @@ int dahl_engine_energy(struct dahl_host_energy *out, int max, const char **sourc
     *source = NULL;
 #if DAHL_SIMULATED
     /* Only hosts dahl gave power figures to: their platform also turns the plugin on, without which asking
-     * a host's energy aborts. */
+     * a host's energy aborts (several nodes: dahlsim run turns it on). A worker host without figures (a node
+     * of a machine that has none, next to one that has) makes any total partial: then none. */
     size_t n = sg_host_count();
     sg_host_t *hosts = sg_host_list();
     int k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = sg_host_get_name(hosts[i]);
+        if ((strstr(name, "CPU") != NULL || strstr(name, "CUDA") != NULL) &&
+            sg_host_get_property_value(hosts[i], "dahl_power") == NULL) {
+            xbt_free(hosts);
+            return 0;
+        }
+    }
     for (size_t i = 0; i < n && k < max; i++) {
         const char *from = sg_host_get_property_value(hosts[i], "dahl_power");
         if (from == NULL)

@@ -10,6 +10,12 @@
 
 struct dahl_heteroprio_conf;
 
+/* One MPI rank's own workers and runtime costs (dahl_engine_conf's fields of the same names). */
+struct dahl_engine_rank_conf {
+    int ncpu, ngpu;
+    double submit_us_per_task, input_copy_bytes_per_s, sched_push_us, worker_us_per_task;
+};
+
 struct dahl_engine_conf {
     int ncpu;          /* CPU workers; -1 for StarPU's default (all cores, or the platform's CPU hosts) */
     int ngpu;          /* CUDA workers; -1 for StarPU's default, 0 for none */
@@ -30,6 +36,12 @@ struct dahl_engine_conf {
      * task it pops, in place of StarPU-SimGrid's 1 us per input fetched (STARPU_SIMGRID_FETCHING_INPUT_COST,
      * turned off). < 0: StarPU-SimGrid's own costs, nothing slept. */
     double worker_us_per_task;
+    /* Simulation over several nodes of different machines: each MPI rank's workers and costs (nranks
+     * entries, borrowed), in place of the conf's own on that rank. Every entry must charge the same kinds of
+     * cost (a submission cost > 0 or not, a worker cost >= 0 or not: StarPU reads the environment variables
+     * that turn its own off once per process): only the figures differ. NULL: the conf's own everywhere. */
+    const struct dahl_engine_rank_conf *ranks;
+    int nranks;
 };
 
 /* Where a simulation charges the submitting thread's CPU time (dahl_engine_charge_submission). */
@@ -42,8 +54,13 @@ enum dahl_submit_charge {
 /* Returns the configuration meaning "StarPU's defaults". */
 struct dahl_engine_conf dahl_engine_conf_default(void);
 
+/* Under SMPI (the sim-mpi flavour), the MPI rank of the calling simulated process before MPI and StarPU
+ * start; -1 elsewhere. */
+int dahl_engine_rank_before_start(void);
+
 /* Starts StarPU with conf (borrowed, not kept). The policy named in conf wins over STARPU_SCHED in the
- * environment. Returns 0, -ENODEV when no worker can run, or another negative StarPU error code. */
+ * environment. Returns 0, -ENODEV when no worker can run, -EINVAL when conf.ranks has no entry for this rank, or
+ * another negative StarPU error code. */
 int dahl_engine_start(const struct dahl_engine_conf *conf);
 
 /* Simulation: charges the submitting thread's CPU time for `tasks` submitted tasks and `copy_bytes` of

@@ -19,6 +19,8 @@ static const struct subcommand subcommands[] = {
     {"run", "simulate one scenario with StarPU-SimGrid and write results.json", dahlsim_cmd_run, false},
     {"sweep", "simulate every point of a scenario's sweep grid", dahlsim_cmd_sweep, false},
     {"report", "turn a sweep directory into one HTML page (plots, tables, Gantt charts)", dahlsim_cmd_report, false},
+    {"plan", "plan a heterogeneous cluster's data partition for time or energy, and check it in simulation",
+     dahlsim_cmd_plan, false},
     {"validate", "compare native and simulated makespans on this machine (fidelity report)", dahlsim_cmd_validate,
      false},
     {"check", "validate a scenario file without running it", dahlsim_cmd_check, false},

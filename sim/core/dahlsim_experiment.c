@@ -13,29 +13,43 @@
 
 #define POINT_FORMAT 1 /* "dahlsim_point": the file's layout; a reader refuses any other */
 
-/* FIELD_JOBS and FIELD_SEQUENCE are arrays whose length is the long at count_offset: a list of job objects
- * (job_fields) and a list of job indices. */
-enum field_type { FIELD_STRING, FIELD_LONG, FIELD_DOUBLE, FIELD_BOOL, FIELD_JOBS, FIELD_SEQUENCE };
+/* FIELD_OBJECTS and FIELD_SEQUENCE are arrays whose length is the long at count_offset: a list of objects
+ * (each of the fields in sub, elem_size bytes apart: jobs, node groups) and a list of job indices. */
+enum field_type { FIELD_STRING, FIELD_LONG, FIELD_DOUBLE, FIELD_BOOL, FIELD_OBJECTS, FIELD_SEQUENCE };
 
 struct field {
     const char *key;
     enum field_type type;
     size_t offset, size;
     size_t count_offset;
+    const struct field *sub; /* FIELD_OBJECTS: each element's fields (nsub), elem_size bytes each */
+    size_t nsub, elem_size;
 };
 
-#define FIELD(name, type) {#name, type, offsetof(struct dahlsim_experiment, name), sizeof(((struct dahlsim_experiment *)0)->name), 0}
-#define ARRAY(name, type, count)                                                                                    \
-    {#name, type, offsetof(struct dahlsim_experiment, name), sizeof(((struct dahlsim_experiment *)0)->name),        \
-     offsetof(struct dahlsim_experiment, count)}
-#define JOB_FIELD(name, type) {#name, type, offsetof(struct dahlsim_job, name), sizeof(((struct dahlsim_job *)0)->name), 0}
+#define FIELD(name, type) {#name, type, offsetof(struct dahlsim_experiment, name), sizeof(((struct dahlsim_experiment *)0)->name), 0, NULL, 0, 0}
+#define SEQUENCE(name, count)                                                                                      \
+    {#name, FIELD_SEQUENCE, offsetof(struct dahlsim_experiment, name),                                             \
+     sizeof(((struct dahlsim_experiment *)0)->name), offsetof(struct dahlsim_experiment, count), NULL, 0, 0}
+#define OBJECTS(name, count, table, type)                                                                          \
+    {#name, FIELD_OBJECTS, offsetof(struct dahlsim_experiment, name), sizeof(((struct dahlsim_experiment *)0)->name), \
+     offsetof(struct dahlsim_experiment, count), table, sizeof(table) / sizeof(table[0]), sizeof(type)}
+#define SUB_FIELD(st, name, type) {#name, type, offsetof(st, name), sizeof(((st *)0)->name), 0, NULL, 0, 0}
+#define JOB_FIELD(name, type) SUB_FIELD(struct dahlsim_job, name, type)
+#define GROUP_FIELD(name, type) SUB_FIELD(struct dahlsim_node_group, name, type)
 
 static const struct field job_fields[] = {
     JOB_FIELD(name, FIELD_STRING),      JOB_FIELD(model, FIELD_STRING),   JOB_FIELD(dataset, FIELD_STRING),
     JOB_FIELD(batch, FIELD_LONG),       JOB_FIELD(samples, FIELD_LONG),   JOB_FIELD(start_s, FIELD_DOUBLE),
     JOB_FIELD(priority, FIELD_LONG),
 };
-#define NJOB_FIELDS (sizeof(job_fields) / sizeof(job_fields[0]))
+
+static const struct field group_fields[] = {
+    GROUP_FIELD(machine, FIELD_STRING),           GROUP_FIELD(machine_dir, FIELD_STRING),
+    GROUP_FIELD(count, FIELD_LONG),               GROUP_FIELD(share, FIELD_LONG),
+    GROUP_FIELD(cpus, FIELD_LONG),                GROUP_FIELD(gpus, FIELD_LONG),
+    GROUP_FIELD(submit_us_per_task, FIELD_DOUBLE), GROUP_FIELD(input_copy_bytes_per_s, FIELD_DOUBLE),
+    GROUP_FIELD(sched_push_us, FIELD_DOUBLE),     GROUP_FIELD(worker_us, FIELD_DOUBLE),
+};
 
 static const struct field fields[] = {
     FIELD(scenario, FIELD_STRING),
@@ -68,17 +82,18 @@ static const struct field fields[] = {
     FIELD(network_bps, FIELD_DOUBLE),
     FIELD(network_latency_s, FIELD_DOUBLE),
     FIELD(topology, FIELD_STRING),
+    OBJECTS(groups, ngroups, group_fields, struct dahlsim_node_group),
     FIELD(runtime_costs, FIELD_STRING),
     FIELD(submit_us_per_task, FIELD_DOUBLE),
     FIELD(input_copy_bytes_per_s, FIELD_DOUBLE),
     FIELD(sched_push_us, FIELD_DOUBLE),
     FIELD(worker_us, FIELD_DOUBLE),
     FIELD(point, FIELD_STRING),
-    ARRAY(jobs, FIELD_JOBS, njobs),
+    OBJECTS(jobs, njobs, job_fields, struct dahlsim_job),
     FIELD(job_order, FIELD_STRING),
     FIELD(job_contexts, FIELD_STRING),
     FIELD(job_window, FIELD_LONG),
-    ARRAY(sequence, FIELD_SEQUENCE, nsequence),
+    SEQUENCE(sequence, nsequence),
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -122,9 +137,8 @@ static cJSON *array_json(const struct field *f, const void *at, long count)
 {
     cJSON *a = cJSON_CreateArray();
     for (long i = 0; a != NULL && i < count; i++) {
-        cJSON *item = f->type == FIELD_JOBS
-                          ? object_json(job_fields, NJOB_FIELDS, (const struct dahlsim_job *)at + i)
-                          : exact_number(((const int *)at)[i]);
+        cJSON *item = f->type == FIELD_OBJECTS ? object_json(f->sub, f->nsub, (const char *)at + i * f->elem_size)
+                                               : exact_number(((const int *)at)[i]);
         if (item == NULL || !cJSON_AddItemToArray(a, item)) {
             cJSON_Delete(item);
             cJSON_Delete(a);
@@ -137,7 +151,7 @@ static cJSON *array_json(const struct field *f, const void *at, long count)
 static cJSON *field_json(const struct field *f, const void *at)
 {
     switch (f->type) {
-    case FIELD_JOBS:
+    case FIELD_OBJECTS:
     case FIELD_SEQUENCE:
         return NULL; /* arrays need their count: array_json */
     case FIELD_STRING:
@@ -158,7 +172,7 @@ int dahlsim_experiment_save(const struct dahlsim_experiment *x, const char *path
     bool ok = root != NULL && cJSON_AddNumberToObject(root, "dahlsim_point", POINT_FORMAT) != NULL;
     for (size_t i = 0; ok && i < NFIELDS; i++) {
         const struct field *f = &fields[i];
-        cJSON *item = f->type == FIELD_JOBS || f->type == FIELD_SEQUENCE
+        cJSON *item = f->type == FIELD_OBJECTS || f->type == FIELD_SEQUENCE
                           ? array_json(f, (const char *)x + f->offset, *(const long *)((const char *)x + f->count_offset))
                           : field_json(f, (const char *)x + f->offset);
         ok = item != NULL && cJSON_AddItemToObject(root, fields[i].key, item);
@@ -180,7 +194,7 @@ static bool field_set(const struct field *f, const cJSON *item, void *at, char *
 static bool element_set(const struct field *f, const cJSON *item, void *at, long i, char *expected, size_t size)
 {
     if (f->type == FIELD_SEQUENCE) {
-        static const struct field index = {"", FIELD_LONG, 0, sizeof(long), 0};
+        static const struct field index = {"", FIELD_LONG, 0, sizeof(long), 0, NULL, 0, 0};
         long v;
         if (!field_set(&index, item, &v, expected, size) || v < 0 || v >= DAHLSIM_MAX_JOBS) {
             snprintf(expected, size, "job indices in [0, %d)", DAHLSIM_MAX_JOBS);
@@ -189,18 +203,17 @@ static bool element_set(const struct field *f, const cJSON *item, void *at, long
         ((int *)at)[i] = (int)v;
         return true;
     }
-    struct dahlsim_job *job = (struct dahlsim_job *)at + i;
-    const cJSON *sub;
-    if (!cJSON_IsObject(item) || cJSON_GetArraySize(item) != (int)NJOB_FIELDS) {
-        snprintf(expected, size, "job objects with the %zu job keys", NJOB_FIELDS);
+    char *element = (char *)at + (size_t)i * f->elem_size;
+    if (!cJSON_IsObject(item) || cJSON_GetArraySize(item) != (int)f->nsub) {
+        snprintf(expected, size, "objects with the %zu keys of %s", f->nsub, f->key);
         return false;
     }
-    for (size_t k = 0; k < NJOB_FIELDS; k++) {
-        sub = cJSON_GetObjectItemCaseSensitive(item, job_fields[k].key);
-        if (sub == NULL || !field_set(&job_fields[k], sub, (char *)job + job_fields[k].offset, expected, size)) {
+    for (size_t k = 0; k < f->nsub; k++) {
+        const cJSON *sub = cJSON_GetObjectItemCaseSensitive(item, f->sub[k].key);
+        if (sub == NULL || !field_set(&f->sub[k], sub, element + f->sub[k].offset, expected, size)) {
             char inner[128];
             snprintf(inner, sizeof(inner), "%s", sub == NULL ? "present" : expected);
-            snprintf(expected, size, "jobs whose \"%s\" is %.80s", job_fields[k].key, inner);
+            snprintf(expected, size, "%s whose \"%s\" is %.80s", f->key, f->sub[k].key, inner);
             return false;
         }
     }
@@ -210,7 +223,7 @@ static bool element_set(const struct field *f, const cJSON *item, void *at, long
 /* An ARRAY field (its elements and its count at count_at). */
 static bool array_set(const struct field *f, const cJSON *item, void *at, long *count_at, char *expected, size_t size)
 {
-    long max = (long)(f->size / (f->type == FIELD_JOBS ? sizeof(struct dahlsim_job) : sizeof(int)));
+    long max = (long)(f->size / (f->type == FIELD_OBJECTS ? f->elem_size : sizeof(int)));
     if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) > max) {
         snprintf(expected, size, "an array of at most %ld elements", max);
         return false;
@@ -230,7 +243,7 @@ static bool array_set(const struct field *f, const cJSON *item, void *at, long *
 static bool field_set(const struct field *f, const cJSON *item, void *at, char *expected, size_t size)
 {
     switch (f->type) {
-    case FIELD_JOBS:
+    case FIELD_OBJECTS:
     case FIELD_SEQUENCE:
         return false; /* arrays need their count: array_set */
     case FIELD_STRING:
@@ -299,7 +312,7 @@ static int experiment_from_json(const char *path, const cJSON *root, struct dahl
             snprintf(err, err_size, "%s: \"%s\" is missing", path, f->key);
             return -EINVAL;
         }
-        bool array = f->type == FIELD_JOBS || f->type == FIELD_SEQUENCE;
+        bool array = f->type == FIELD_OBJECTS || f->type == FIELD_SEQUENCE;
         if (array ? !array_set(f, item, (char *)x + f->offset, (long *)((char *)x + f->count_offset), expected,
                                sizeof(expected))
                   : !field_set(f, item, (char *)x + f->offset, expected, sizeof(expected))) {

@@ -23,6 +23,20 @@ struct dahlsim_job {
     long priority;     /* informational: recorded, not used by the orders */
 };
 
+#define DAHLSIM_MAX_NODE_GROUPS 8
+
+/* One group of identical nodes of a multi-node experiment ("node_groups"): count nodes of one machine, each
+ * training share samples of every step (a data partition: the shares of all nodes sum to the batch). */
+struct dahlsim_node_group {
+    char machine[72];
+    char machine_dir[PATH_MAX]; /* calibration/NAME */
+    long count;                 /* nodes */
+    long share;                 /* samples of each step, per node of the group */
+    long cpus, gpus;            /* the machine's workers: a group uses them all */
+    /* the machine's measured runtime costs, as the experiment's own below (0, 0, 0, -1: none) */
+    double submit_us_per_task, input_copy_bytes_per_s, sched_push_us, worker_us;
+};
+
 struct dahlsim_experiment {
     char scenario[PATH_MAX];     /* the scenario file it comes from, as results.json records it ("" if none) */
     char machine[72];
@@ -51,6 +65,11 @@ struct dahlsim_experiment {
     double network_bps;          /* per link, bits per second */
     double network_latency_s;    /* per link */
     char topology[16];           /* flat, fat-tree, torus */
+    /* "node_groups" (ngroups > 0): the nodes, group after group (ranks in that order), each with its share of
+     * a step; machine, cpus, gpus and the costs below are then group 0's. 0: nodes of the one machine above,
+     * batch / nodes samples each. */
+    long ngroups;
+    struct dahlsim_node_group groups[DAHLSIM_MAX_NODE_GROUPS];
     /* "measured": the costs below come from the machine's manifest; "starpu": they stay off (0, 0, 0, -1)
      * and StarPU-SimGrid charges its own fixed costs. */
     char runtime_costs[16];

@@ -19,6 +19,8 @@ struct dahlsim_cluster {
     double bandwidth_bps;        /* per link, bits per second */
     double latency_s;            /* per link */
     enum dahlsim_topology topology;
+    const char *groups;          /* node groups ("1 x NAME, 4 x NAME2", ranks in that order), in the comment
+                                    in place of machine; NULL: every node is machine */
 };
 
 /* "flat", "fat-tree", "torus" (static); parse returns false on anything else. */

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, char *err, size_t err_size)
+int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, long nshares, char *err,
+                       size_t err_size)
 {
     memset(n, 0, sizeof(*n));
     /* Set by dahlsim run for sim-train: what the scenario said about the network, recorded as is. */
@@ -17,12 +18,28 @@ int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, char *err, size_t er
     n->rank = dahl_mpi_rank();
     n->size = dahl_mpi_size();
     n->mpi = dahl_mpi_built();
-    if (batch % n->size != 0) {
+    if (nshares > 0) {
+        /* A data partition: node r trains shares[r] samples of every step, after those of the nodes before. */
+        long sum = 0;
+        for (long r = 0; r < nshares; r++) {
+            if (r == n->rank)
+                n->first = sum;
+            sum += shares[r];
+        }
+        if (nshares != n->size || sum != batch) {
+            snprintf(err, err_size, "--shares: expected one share per node (%d) summing to the batch (%ld), got %ld "
+                                    "summing to %ld", n->size, batch, nshares, sum);
+            return -EINVAL;
+        }
+        n->local_batch = (int)shares[n->rank];
+    } else if (batch % n->size != 0) {
         snprintf(err, err_size, "--batch: expected a multiple of the %d nodes (each trains batch / nodes samples of "
                                 "every step), got %ld", n->size, batch);
         return -EINVAL;
+    } else {
+        n->local_batch = (int)(batch / n->size);
+        n->first = (long)n->rank * n->local_batch;
     }
-    n->local_batch = (int)(batch / n->size);
     if (n->size > 1) {
         n->allreduce = dahl_allreduce_create(DAHL_ALLREDUCE_TREE);
         if (n->allreduce == NULL) {

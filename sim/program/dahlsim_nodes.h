@@ -13,10 +13,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define DAHLSIM_NODES_MAX 1024 /* a scenario's "nodes" at most */
+
 struct dahlsim_nodes {
     int rank, size;          /* MPI rank and node count (0 and 1 without MPI) */
     bool mpi;                /* a StarPU-MPI build: results.json gets the nodes block, even for one node */
-    int local_batch;         /* batch / size */
+    int local_batch;         /* this node's samples of every step: batch / size, or its share */
+    long first;              /* where they start among the step's samples (the shares of the ranks before) */
     struct dahl_allreduce *allreduce; /* NULL with one node */
     struct dahlsim_results_node *detail; /* rank 0: size entries after dahlsim_nodes_finish */
     struct dahl_worker_stats *workers;   /* rank 0: every node's workers, node by node (detail points in) */
@@ -26,8 +29,11 @@ struct dahlsim_nodes {
 };
 
 /* After the engine started: rank and size, and the allreduce when there are several nodes. batch is the
- * global batch. Returns 0, or -EINVAL when batch is not a multiple of the node count (err says so). */
-int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, char *err, size_t err_size);
+ * global batch; shares (nshares > 0) each node's samples of a step, rank by rank, in place of batch / size.
+ * Returns 0, or -EINVAL (err says why) when batch is not a multiple of the node count, or the shares are
+ * not one per node summing to batch. */
+int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, long nshares, char *err,
+                       size_t err_size);
 /* Waits for the allreduce's transfers and destroys it: before the network whose gradients it reduces, while
  * StarPU runs. */
 void dahlsim_nodes_stop(struct dahlsim_nodes *n);

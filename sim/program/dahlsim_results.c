@@ -34,7 +34,9 @@
  *   energy            null, or (simulated on a platform with power figures) {"source" (where the watts come
  *                     from: "spec sheet" for `machine synth`'s), "model", "total_j", "per_sample_j", "hosts":
  *                     {"CPU0": joules, ...}}: SimGrid's host energy plugin over the training phases, the
- *                     same span as makespan_s; every host of the node counts, used or idle
+ *                     same span as makespan_s; every host of the node counts, used or idle. Several nodes:
+ *                     every node's hosts ("StarPU-MPI<rank>-CPU0", ...), "per_node_j" in rank order, and
+ *                     null unless every node's machine has power figures
  *   epochs_detail     [{"epoch", "loss", "train_accuracy", "test_accuracy", "time_s", "eval_s"}], accuracies
  *                     as fractions in [0, 1]; simulated runs compute no loss or accuracy and evaluate
  *                     nothing: those are null there (cJSON writes a NaN as null)
@@ -56,9 +58,10 @@
  *                     node), tasks.per_codelet and tasks.per_arch are summed over the nodes, makespan_s and
  *                     iteration_times_s follow the slowest node; workers_detail is rank 0's (every node's
  *                     is in nodes_detail)
- *   nodes_detail      [{"rank", "bytes_sent", "bytes_received", "messages_sent", "messages_received", "comm_s",
- *                     "allreduce_tasks", "tasks", "busy_s", "workers_detail"}], in rank order: per node, the
- *                     gradient allreduce's traffic (bytes counted at submission), comm_s its summed time
+ *   nodes_detail      [{"rank", "machine", "share", "bytes_sent", "bytes_received", "messages_sent",
+ *                     "messages_received", "comm_s", "allreduce_tasks", "tasks", "busy_s", "workers_detail"}], in
+ *                     rank order: per node, its machine (null natively) and the samples of every step it
+ *                     trains (its share of the batch), the gradient allreduce's traffic (bytes counted at submission), comm_s its summed time
  *                     (below), the accumulate tasks it added, the tasks and busy time of the node's workers,
  *                     and those workers as workers_detail lists them (ids and names are the node's own)
  *   network           {"allreduce": "tree", "description": the scenario's network or null, "bytes_sent" (all
@@ -282,6 +285,8 @@ static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
         cJSON *o = cJSON_CreateObject();
         CHK(cJSON_AddItemToArray(nd, o));
         CHK(cJSON_AddNumberToObject(o, "rank", n->rank));
+        CHK(n->machine != NULL ? cJSON_AddStringToObject(o, "machine", n->machine) : cJSON_AddNullToObject(o, "machine"));
+        CHK(cJSON_AddNumberToObject(o, "share", (double)n->share));
         CHK(cJSON_AddNumberToObject(o, "bytes_sent", n->bytes_sent));
         CHK(cJSON_AddNumberToObject(o, "bytes_received", n->bytes_received));
         CHK(cJSON_AddNumberToObject(o, "messages_sent", (double)n->messages_sent));
@@ -408,6 +413,20 @@ static bool add_energy(cJSON *root, const struct dahlsim_results *r)
     CHK(hosts = cJSON_AddObjectToObject(e, "hosts"));
     for (size_t i = 0; i < r->nenergy; i++)
         CHK(cJSON_AddNumberToObject(hosts, r->energy[i].host, r->energy[i].joules));
+    if (r->nodes > 0) {
+        /* Several nodes: rank r's hosts are StarPU-MPI<r>-NAME (StarPU-SimGrid's names under SMPI). */
+        cJSON *per_node;
+        CHK(per_node = cJSON_AddArrayToObject(e, "per_node_j"));
+        for (int node = 0; node < r->nodes; node++) {
+            char prefix[32];
+            int len = snprintf(prefix, sizeof(prefix), "StarPU-MPI%d-", node);
+            double j = 0;
+            for (size_t i = 0; i < r->nenergy; i++)
+                if (strncmp(r->energy[i].host, prefix, (size_t)len) == 0)
+                    j += r->energy[i].joules;
+            CHK(cJSON_AddItemToArray(per_node, cJSON_CreateNumber(j)));
+        }
+    }
     return true;
 nomem:
     return false;

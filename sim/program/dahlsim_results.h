@@ -14,6 +14,8 @@
 /* One node's communication figures, as results.json's "nodes_detail" lists them. */
 struct dahlsim_results_node {
     int rank;
+    const char *machine;     /* the node's machine (calibration/NAME); NULL: natively, this one */
+    long share;              /* samples of every step it trains */
     double bytes_sent, bytes_received;
     long messages_sent, messages_received;
     double comm_s;           /* summed allreduce time (dahl_mpi.h) */

@@ -456,7 +456,7 @@ int jobs_main(const struct train_opts *o, bool simulated, double wall_start_s)
         ret = job_create(&run, i);
     struct run_state st = {.o = o, .simulated = simulated};
     char err[512];
-    if (ret == 0 && dahlsim_nodes_init(&st.nodes, o->batch, err, sizeof(err)) != 0) {
+    if (ret == 0 && dahlsim_nodes_init(&st.nodes, o->batch, NULL, 0, err, sizeof(err)) != 0) {
         dahlsim_error("%s", err);
         ret = -EINVAL;
     }

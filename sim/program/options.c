@@ -17,7 +17,7 @@ static const char usage_line[] =
     "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
     "                     [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
     "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
-    "                     [--pipeline-schedule fill|1f1b]\n"
+    "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
@@ -45,6 +45,8 @@ static void help(void)
            "                     a step's passes use the weights as they were N - 1 updates before (stashed)\n"
            "  --pipeline-schedule S  fill (default: steps' tasks in order) or 1f1b (a step's backward passes\n"
            "                     before the next steps' forward passes, with StarPU priorities)\n"
+           "  --shares N,N,...   under mpirun (build/dahlsim-mpi): each rank's samples of every step, rank\n"
+           "                     by rank, summing to --batch (a data partition; default batch / ranks each)\n"
            "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
            "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
            "  --sched POLICY     StarPU scheduling policy (default lws)\n"
@@ -133,7 +135,7 @@ static bool parse_positive_double(const char *option, const char *text, double m
 enum {
     O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES,
     O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW, O_GRAIN,
-    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE,
+    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE, O_SHARES,
     /* options that do not describe the experiment, and so go with --point: */
     O_OUT, O_QUIET, O_HELP, O_POINT, O_GRAIN_CHOICE
 };
@@ -155,6 +157,7 @@ static const struct option options[] = {
     {"grain-choice", required_argument, NULL, O_GRAIN_CHOICE}, /* set by the front end's --grain auto */
     {"pipeline-depth", required_argument, NULL, O_PIPELINE_DEPTH},
     {"pipeline-schedule", required_argument, NULL, O_PIPELINE_SCHEDULE},
+    {"shares", required_argument, NULL, O_SHARES},
     {NULL, 0, NULL, 0},
 };
 
@@ -229,6 +232,30 @@ static bool parse_perfmodel(const char *value, struct train_opts *o)
     return false;
 }
 
+/* --shares N,N,...: each node's samples of a step, rank by rank (their sum, the batch, is checked once the
+ * node count is known: dahlsim_nodes_init). */
+static bool parse_shares(const char *text, struct train_opts *o)
+{
+    o->nshares = 0;
+    const char *p = text;
+    for (;;) {
+        char item[32], *end;
+        size_t len = strcspn(p, ",");
+        errno = 0;
+        long v = len < sizeof(item) ? (snprintf(item, sizeof(item), "%.*s", (int)len, p), strtol(item, &end, 10)) : 0;
+        if (len == 0 || len >= sizeof(item) || errno != 0 || *end != '\0' || item[0] == '+' || v < 1 || v > 65536 ||
+            o->nshares == DAHLSIM_NODES_MAX) {
+            dahlsim_error("--shares: expected at most %d comma-separated sample counts in [1, 65536], one per node "
+                          "(e.g. 24,8), got \"%s\"", DAHLSIM_NODES_MAX, text);
+            return false;
+        }
+        o->shares[o->nshares++] = v;
+        if (p[len] == '\0')
+            return true;
+        p += len + 1;
+    }
+}
+
 /* One option of the experiment (opt, its value in arg) into o; false after printing the error. */
 static bool set_option(int opt, const char *arg, struct train_opts *o)
 {
@@ -249,6 +276,8 @@ static bool set_option(int opt, const char *arg, struct train_opts *o)
         return dahlsim_parse_int("--pipeline-depth", arg, 1, DAHL_PIPELINE_MAX_DEPTH, &o->pipeline_depth);
     case O_PIPELINE_SCHEDULE:
         return parse_pipeline_schedule(arg, o);
+    case O_SHARES:
+        return parse_shares(arg, o);
     case O_LR:
         return parse_positive_double("--lr", arg, 100, &o->lr);
     case O_MOMENTUM:
@@ -330,6 +359,18 @@ static bool set_point(const char *path, struct train_opts *o)
     o->input_copy_bytes_per_s = x->input_copy_bytes_per_s;
     o->sched_push_us = x->sched_push_us;
     o->worker_us = x->worker_us;
+    /* Node groups: every rank its share, and its own machine's workers (all of them) and costs. */
+    for (long g = 0; g < x->ngroups; g++) {
+        const struct dahlsim_node_group *grp = &x->groups[g];
+        for (long k = 0; k < grp->count && o->nshares < DAHLSIM_NODES_MAX; k++) {
+            o->ranks[o->nshares] = (struct dahl_engine_rank_conf){
+                .ncpu = (int)grp->cpus, .ngpu = (int)grp->gpus, .submit_us_per_task = grp->submit_us_per_task,
+                .input_copy_bytes_per_s = grp->input_copy_bytes_per_s, .sched_push_us = grp->sched_push_us,
+                .worker_us_per_task = grp->worker_us};
+            o->shares[o->nshares++] = grp->share;
+        }
+    }
+    o->nranks = x->ngroups > 0 ? o->nshares : 0;
     return true;
 }
 

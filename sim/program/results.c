@@ -67,6 +67,16 @@ int train_results_write(struct run_state *st, double wall_start_s)
     }
     if (st->nodes.rank != 0)
         return 0;
+    /* Every node's machine (a point's node groups, else the point's machine; natively: this one) and share. */
+    for (long r = 0, g = 0, k = 0; st->nodes.detail != NULL && r < st->nodes.size; r++) {
+        struct dahlsim_results_node *n = &st->nodes.detail[r];
+        n->share = o->nshares > r ? o->shares[r] : o->batch / st->nodes.size;
+        n->machine = o->x.ngroups > 0 ? o->x.groups[g].machine : o->x.machine[0] != '\0' ? o->x.machine : NULL;
+        if (o->x.ngroups > 0 && ++k == o->x.groups[g].count) {
+            g++;
+            k = 0;
+        }
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     /* heteroprio: the policy as scenarios name it, and the lists the scheduler ended with. */

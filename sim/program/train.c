@@ -40,7 +40,7 @@ static int evaluate(struct run_state *st, double *accuracy)
 static int train_step(struct run_state *st, long s)
 {
     size_t per = (size_t)st->train.c * st->train.h * st->train.w;
-    size_t first = (size_t)s * st->o->batch + (size_t)st->nodes.rank * st->nodes.local_batch;
+    size_t first = (size_t)s * st->o->batch + (size_t)st->nodes.first;
     const float *images = st->train.images != NULL ? st->train.images + first * per : NULL;
     return dahl_network_train_step(st->net, images, st->train.labels + first, !st->simulated);
 }
@@ -148,7 +148,7 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
 {
     const struct train_opts *o = st->o;
     char err[512];
-    if (dahlsim_nodes_init(&st->nodes, o->batch, err, sizeof(err)) != 0) {
+    if (dahlsim_nodes_init(&st->nodes, o->batch, o->shares, o->nshares, err, sizeof(err)) != 0) {
         dahlsim_error("%s", err);
         return -EINVAL;
     }
@@ -278,6 +278,8 @@ int train_engine_start(const struct train_opts *o)
     conf.input_copy_bytes_per_s = o->input_copy_bytes_per_s;
     conf.sched_push_us = o->sched_push_us;
     conf.worker_us_per_task = o->worker_us;
+    conf.ranks = o->nranks > 0 ? o->ranks : NULL;
+    conf.nranks = (int)o->nranks;
     ret = dahl_engine_start(&conf);
     if (ret == -ENODEV) {
         dahlsim_error("train: StarPU found no worker to run on");

@@ -59,6 +59,12 @@ struct train_opts {
     double submit_us_per_task, input_copy_bytes_per_s;
     double sched_push_us;
     double worker_us;
+    /* --shares, or a point's node groups: the samples of each step every node trains, rank by rank (nshares
+     * of them; 0: batch / nodes each), and, from a point's node groups, each rank's machine's workers and costs (ranks). */
+    long shares[DAHLSIM_NODES_MAX];
+    long nshares;
+    struct dahl_engine_rank_conf ranks[DAHLSIM_NODES_MAX];
+    long nranks;
     /* sim-train --point FILE: the experiment, which the strings above then point into (a train_opts is
      * filled in place and never copied). */
     const char *point;
@@ -89,9 +95,6 @@ struct progress {
 
 void progress_show(struct progress *p, int epoch, int epochs, long done, long total, double elapsed_s);
 void progress_clear(struct progress *p);
-
-#define RESULTS_MAX_LINKS 64
-#define RESULTS_MAX_NODES 16
 
 #define RESULTS_MAX_LINKS 64
 #define RESULTS_MAX_NODES 16

@@ -13,9 +13,8 @@
 #define SIM_TASK_US 1.0         /* StarPU-SimGrid 1.3.10's own cost per task where none is measured */
 #define AUTOPRIO_INTERVAL 32    /* as `dahlsim dag run --auto` */
 
-/* The predicted time of one step of x at grain g, in seconds. Returns 0 or a negative errno (err). */
-static int predict(const struct dahlsim_experiment *x, long batch, long g, double *step_s, char *err,
-                   size_t err_size)
+int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, long g, double *step_s,
+                               double busy_s[2], char *err, size_t err_size)
 {
     int h = 28, w = 28, c = 1;
     if (strncmp(x->dataset, "synthetic:", 10) == 0 && sscanf(x->dataset, "synthetic:%dx%dx%d", &h, &w, &c) != 3) {
@@ -61,6 +60,10 @@ static int predict(const struct dahlsim_experiment *x, long batch, long g, doubl
     if (ret == 0) {
         double submit_s = (double)dag.ntasks * x->submit_us_per_task * 1e-6;
         *step_s = (res.makespan_s > submit_s ? res.makespan_s : submit_s) / STEPS;
+        if (busy_s != NULL) {
+            busy_s[0] = res.busy_s[DAHL_ARCH_CPU] / STEPS;
+            busy_s[1] = res.busy_s[DAHL_ARCH_GPU] / STEPS;
+        }
     }
     dahlsim_dag_fini(&dag);
     return ret;
@@ -76,7 +79,7 @@ int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const lon
 #endif
     for (int i = 0; i < n; i++) {
         double s;
-        int ret = predict(x, batch, candidates[i], &s, err, err_size);
+        int ret = dahlsim_grain_step_predict(x, batch, candidates[i], &s, NULL, err, err_size);
         if (ret != 0)
             return ret;
         if (candidates[i] == 1)

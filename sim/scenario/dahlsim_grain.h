@@ -32,6 +32,13 @@
 int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, long *grain,
                        char *choice, size_t choice_size, char *err, size_t err_size);
 
+/* The rule's predicted time of one training step of x's network over batch samples at grain g on x's machine
+ * and workers (seconds; emulated from the perf models by the scheduler lab, not simulated), and the busy time
+ * it gives the CPU and the GPU workers per step (busy_s[0], busy_s[1]; busy_s may be NULL). Returns 0 or a
+ * negative errno with the reason in err. */
+int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, long g, double *step_s,
+                               double busy_s[2], char *err, size_t err_size);
+
 /* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist, "" for a name that is not a
  * dataset), into buf: the key of a calibration's coverage. */
 void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);

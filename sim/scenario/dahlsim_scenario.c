@@ -35,6 +35,10 @@
  *                                                                 split evenly (absent: single-node simulator)
  *   batch_per_node  integer >= 1         -                        with nodes, instead of batch: batch =
  *                                                                 batch_per_node x nodes (weak scaling)
+ *   node_groups     [{"machine", "count", "share"}]  -          instead of machine, nodes, batch_per_node, cpus,
+ *                                                                 gpus: nodes of several machines, each group's
+ *                                                                 nodes training share samples of a step
+ *                                                                 (dahlsim_scenario_nodes.c)
  *   network         "10gbe"|"ib-100g"|{...}  "10gbe" (with nodes)     the network between nodes: a preset or
  *                                                                 {"bandwidth": "25Gbps", "latency": "2us",
  *                                                                 "topology": "flat|fat-tree|torus"}
@@ -43,6 +47,8 @@
  *   sweep           {key: [values...]}   -                        a grid over any keys above but comment/sweep
  */
 #include "dahlsim_scenario.h"
+#include "dahlsim_scenario_fields.h"
+#include "dahlsim_scenario_nodes.h"
 #include "dahlsim_workloads.h"
 #include "dahlsim_grain.h"
 #include "dahlsim_schedconf.h"
@@ -80,7 +86,7 @@ struct dahlsim_scenario {
 static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
                                    "batch",   "grain",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
-                                   "trace",   "trace_window", "nodes", "batch_per_node", "network", "workloads",
+                                   "trace",   "trace_window", "nodes", "batch_per_node", "node_groups", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
                                    "pipeline_depth", "pipeline_schedule",
                                    "sweep"};
@@ -103,80 +109,6 @@ static void expected_keys(char *buf, size_t size)
 }
 
 /* ---- one experiment from a JSON object ----------------------------------------------------------------- */
-
-/* The context of error messages: "FILE: " or "FILE: sweep point 3 (batch=4): ". */
-struct where {
-    const char *path;
-    const char *point; /* "" for the base experiment */
-};
-
-static void field_error(const struct where *w, const char *key, const cJSON *got, const char *expected)
-{
-    char *text = got != NULL ? cJSON_PrintUnformatted(got) : NULL;
-    if (w->point[0] != '\0')
-        dahlsim_error("%s: sweep point (%s): \"%s\": expected %s, got %s", w->path, w->point, key, expected,
-                      text != NULL ? text : "nothing");
-    else
-        dahlsim_error("%s: \"%s\": expected %s, got %s", w->path, key, expected, text != NULL ? text : "nothing");
-    free(text);
-}
-
-/* Integer key in [min, max]; absent: dflt. */
-static bool get_int(const struct where *w, const cJSON *o, const char *key, long min, long max, long dflt, long *out)
-{
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (item == NULL) {
-        *out = dflt;
-        return true;
-    }
-    double v = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-    if (!cJSON_IsNumber(item) || v != floor(v) || v < (double)min || v > (double)max) {
-        char expected[96];
-        snprintf(expected, sizeof(expected), "an integer in [%ld, %ld]", min, max);
-        field_error(w, key, item, expected);
-        return false;
-    }
-    *out = (long)v;
-    return true;
-}
-
-static bool get_number(const struct where *w, const cJSON *o, const char *key, double min, double max, double dflt,
-                       double *out)
-{
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (item == NULL) {
-        *out = dflt;
-        return true;
-    }
-    if (!cJSON_IsNumber(item) || !(item->valuedouble >= min && item->valuedouble <= max)) {
-        char expected[96];
-        snprintf(expected, sizeof(expected), "a number in [%g, %g]", min, max);
-        field_error(w, key, item, expected);
-        return false;
-    }
-    *out = item->valuedouble;
-    return true;
-}
-
-static bool get_string(const struct where *w, const cJSON *o, const char *key, const char *dflt, char *out,
-                       size_t size, const char *expected)
-{
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (item == NULL) {
-        if (dflt == NULL) {
-            field_error(w, key, NULL, expected);
-            return false;
-        }
-        snprintf(out, size, "%s", dflt);
-        return true;
-    }
-    if (!cJSON_IsString(item) || item->valuestring[0] == '\0' || strlen(item->valuestring) >= size) {
-        field_error(w, key, item, expected);
-        return false;
-    }
-    snprintf(out, size, "%s", item->valuestring);
-    return true;
-}
 
 /* "HxWxC" -> sizes; false when malformed. */
 static bool parse_shape(const char *text, long *h, long *wd, long *c)
@@ -349,119 +281,9 @@ static bool parse_window(const char *text, long *first, long *last)
     return true;
 }
 
-/* ---- multi-node keys ---------------------------------------------------------------------------------- */
-
-/* "nodes" and "network" (see the table above); called last, once batch is known. */
-static bool nodes_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
-{
-    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(o, "nodes");
-    const cJSON *network = cJSON_GetObjectItemCaseSensitive(o, "network");
-    const cJSON *per_node = cJSON_GetObjectItemCaseSensitive(o, "batch_per_node");
-    x->nodes = 0;
-    if (nodes == NULL) {
-        if (per_node != NULL) {
-            field_error(w, "batch_per_node", per_node, "no batch_per_node without \"nodes\"");
-            return false;
-        }
-        if (network != NULL) {
-            field_error(w, "network", network, "no network without \"nodes\" (set \"nodes\" for a multi-node run)");
-            return false;
-        }
-        return true;
-    }
-    if (!get_int(w, o, "nodes", 1, 1024, 0, &x->nodes))
-        return false;
-    if (per_node != NULL) {
-        /* Weak scaling: a fixed per-node batch, so the global batch (and with "iterations", the samples)
-         * grows with the node count. */
-        long b;
-        if (cJSON_GetObjectItemCaseSensitive(o, "batch") != NULL) {
-            field_error(w, "batch_per_node", per_node, "either \"batch\" or \"batch_per_node\", not both");
-            return false;
-        }
-        if (!get_int(w, o, "batch_per_node", 1, 65536, 0, &b))
-            return false;
-        x->batch = b * x->nodes;
-        long iterations = 0;
-        if (!get_int(w, o, "iterations", 1, 100000000, 0, &iterations))
-            return false;
-        if (iterations > 0)
-            x->samples = iterations * x->batch;
-        if (x->batch > x->samples || (strcmp(x->dataset, "fashion-mnist") == 0 && x->samples > 60000)) {
-            char expected[160];
-            snprintf(expected, sizeof(expected), "a global batch (%ld x %ld nodes) and samples (%ld) the dataset allows",
-                     b, x->nodes, x->samples);
-            field_error(w, "batch_per_node", per_node, expected);
-            return false;
-        }
-    }
-    if (x->batch % x->nodes != 0) {
-        char expected[160];
-        snprintf(expected, sizeof(expected), "a multiple of the %ld nodes (each trains batch / nodes samples of every "
-                                             "step)", x->nodes);
-        field_error(w, "batch", cJSON_GetObjectItemCaseSensitive(o, "batch"), expected);
-        return false;
-    }
-    const char *name = "10gbe";
-    const char *bw = "10Gbps", *lat = "10us", *topo = "flat";
-    const char *const expected = "\"10gbe\", \"ib-100g\" or {\"bandwidth\": \"10Gbps\", \"latency\": \"10us\", "
-                                 "\"topology\": \"flat|fat-tree|torus\"}";
-    if (cJSON_IsString(network) && strcmp(network->valuestring, "ib-100g") == 0) {
-        name = "ib-100g"; /* 100 Gb/s InfiniBand EDR; about 1 us per link */
-        bw = "100Gbps";
-        lat = "1us";
-    } else if (cJSON_IsObject(network)) {
-        name = "custom";
-        const cJSON *item;
-        cJSON_ArrayForEach(item, network)
-        {
-            bool known = strcmp(item->string, "bandwidth") == 0 || strcmp(item->string, "latency") == 0 ||
-                         strcmp(item->string, "topology") == 0;
-            if (!known || !cJSON_IsString(item)) {
-                char key[80];
-                snprintf(key, sizeof(key), "network.%s", item->string);
-                field_error(w, key, item, known ? "a string" : "only the keys bandwidth, latency and topology");
-                return false;
-            }
-        }
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(network, "bandwidth");
-        const cJSON *l = cJSON_GetObjectItemCaseSensitive(network, "latency");
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(network, "topology");
-        if (b == NULL || l == NULL) {
-            field_error(w, "network", network, "an object with \"bandwidth\" and \"latency\" (and \"topology\")");
-            return false;
-        }
-        bw = b->valuestring;
-        lat = l->valuestring;
-        topo = t != NULL ? t->valuestring : "flat";
-    } else if (network != NULL && !(cJSON_IsString(network) && strcmp(network->valuestring, "10gbe") == 0)) {
-        field_error(w, "network", network, expected);
-        return false;
-    }
-    enum dahlsim_topology topology;
-    if (!dahlsim_parse_bandwidth(bw, &x->network_bps)) {
-        field_error(w, "network.bandwidth", cJSON_GetObjectItemCaseSensitive(network, "bandwidth"),
-                    "a bandwidth with its unit: 10Gbps, 100Gbps, 12.5GBps (bps bits, Bps bytes)");
-        return false;
-    }
-    if (!dahlsim_parse_latency(lat, &x->network_latency_s)) {
-        field_error(w, "network.latency", cJSON_GetObjectItemCaseSensitive(network, "latency"),
-                    "a latency with its unit: 10us, 1us, 0.5ms");
-        return false;
-    }
-    if (!dahlsim_topology_parse(topo, &topology) || (topology == DAHLSIM_TOPOLOGY_TORUS && x->nodes < 2)) {
-        field_error(w, "network.topology", cJSON_GetObjectItemCaseSensitive(network, "topology"),
-                    topology == DAHLSIM_TOPOLOGY_TORUS ? "flat or fat-tree for one node" : "flat, fat-tree or torus");
-        return false;
-    }
-    snprintf(x->topology, sizeof(x->topology), "%s", dahlsim_topology_name(topology));
-    snprintf(x->network, sizeof(x->network), "%s: %s, %s per link, %s", name, bw, lat, x->topology);
-    return true;
-}
-
 /* The machine-dependent checks of experiment_from: the setup is covered, and the manifest's measured costs
  * are valid (copied into x). */
-static bool machine_checks(const struct where *w, const cJSON *o, struct dahlsim_experiment *x,
+static bool machine_checks(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x,
                            const cJSON *manifest, const char *manifest_path)
 {
     char covers[2048];
@@ -469,7 +291,7 @@ static bool machine_checks(const struct where *w, const cJSON *o, struct dahlsim
         char shape[64], expected[2300];
         dahlsim_dataset_shape(x->dataset, shape, sizeof(shape));
         snprintf(expected, sizeof(expected), "a setup calibration %s covers (%s)", x->machine, covers);
-        field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"), expected);
+        dahlsim_field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"), expected);
         fprintf(stderr, "hint: dahlsim calibrate --machine %s --cover %s,model=%s,perfmodel=%s\n", x->machine,
                 x->dataset, x->model, x->perfmodel);
         return false;
@@ -488,25 +310,37 @@ static bool machine_checks(const struct where *w, const cJSON *o, struct dahlsim
 }
 
 /* A string key whose value is one of choices (NULL-terminated; the first is the default) into buf. */
-static bool get_choice(const struct where *w, const cJSON *o, const char *key, char *buf, size_t size,
+static bool get_choice(const struct dahlsim_where *w, const cJSON *o, const char *key, char *buf, size_t size,
                        const char *const *choices, const char *expected)
 {
-    if (!get_string(w, o, key, choices[0], buf, size, expected))
+    if (!dahlsim_field_string(w, o, key, choices[0], buf, size, expected))
         return false;
     for (size_t i = 0; choices[i] != NULL; i++)
         if (strcmp(buf, choices[i]) == 0)
             return true;
-    field_error(w, key, cJSON_GetObjectItemCaseSensitive(o, key), expected);
+    dahlsim_field_error(w, key, cJSON_GetObjectItemCaseSensitive(o, key), expected);
     return false;
 }
 
 /* The machine's name, the model, the dataset and the sizes. */
-static bool what_from(const struct where *w, const char *scenario_dir, const cJSON *o, struct dahlsim_experiment *x)
+static bool what_from(const struct dahlsim_where *w, const char *scenario_dir, const cJSON *o, struct dahlsim_experiment *x)
 {
-    if (!get_string(w, o, "machine", NULL, x->machine, sizeof(x->machine), "a calibrated machine's name"))
+    /* With node groups, the experiment's machine is the first group's (the others: dahlsim_scenario_nodes.c). */
+    const cJSON *group0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "node_groups"), 0);
+    const cJSON *machine0 = cJSON_GetObjectItemCaseSensitive(group0, "machine");
+    const char *dflt = cJSON_IsString(machine0) && cJSON_GetObjectItemCaseSensitive(o, "machine") == NULL
+                           ? machine0->valuestring
+                           : NULL;
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(o, "node_groups");
+    if (groups != NULL && dflt == NULL && cJSON_GetObjectItemCaseSensitive(o, "machine") == NULL) {
+        dahlsim_field_error(w, "node_groups", groups, "an array of 1 to 8 node groups {\"machine\": NAME, \"count\": N, "
+                                                      "\"share\": SAMPLES} (the first one's machine a name)");
+        return false;
+    }
+    if (!dahlsim_field_string(w, o, "machine", dflt, x->machine, sizeof(x->machine), "a calibrated machine's name"))
         return false;
     if (!dahlsim_machine_name_valid(x->machine)) {
-        field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"),
+        dahlsim_field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"),
                     "a machine name (letters, digits, '.', '_', '-')");
         return false;
     }
@@ -516,55 +350,55 @@ static bool what_from(const struct where *w, const char *scenario_dir, const cJS
         return false;
     }
     char model[PATH_MAX];
-    if (!get_string(w, o, "model", "lenet", model, sizeof(model), "lenet, deep, deep:N or a model file"))
+    if (!dahlsim_field_string(w, o, "model", "lenet", model, sizeof(model), "lenet, deep, deep:N or a model file"))
         return false;
     if (strcmp(model, "lenet") == 0 || strcmp(model, "deep") == 0 || strncmp(model, "deep:", 5) == 0 ||
         model[0] == '/')
         snprintf(x->model, sizeof(x->model), "%s", model);
     else if (snprintf(x->model, sizeof(x->model), "%s/%s", scenario_dir, model) >= (int)sizeof(x->model)) {
-        field_error(w, "model", cJSON_GetObjectItemCaseSensitive(o, "model"), "a shorter path");
+        dahlsim_field_error(w, "model", cJSON_GetObjectItemCaseSensitive(o, "model"), "a shorter path");
         return false;
     }
-    if (!get_string(w, o, "dataset", "fashion-mnist", x->dataset, sizeof(x->dataset),
+    if (!dahlsim_field_string(w, o, "dataset", "fashion-mnist", x->dataset, sizeof(x->dataset),
                     "fashion-mnist or synthetic:HxWxC"))
         return false;
     long h, wd, c;
     bool synthetic = strncmp(x->dataset, "synthetic:", 10) == 0;
     if (!(strcmp(x->dataset, "fashion-mnist") == 0 || (synthetic && parse_shape(x->dataset + 10, &h, &wd, &c)))) {
-        field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"),
+        dahlsim_field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"),
                     "fashion-mnist or synthetic:HxWxC with sizes in [1, 4096] and C <= 64");
         return false;
     }
     long iterations;
-    if (!get_int(w, o, "batch", 1, 65536, 32, &x->batch) ||
-        !get_int(w, o, "samples", 1, 100000000, synthetic ? 1024 : 60000, &x->samples) ||
-        !get_int(w, o, "iterations", 1, 100000000, 0, &iterations) ||
-        !get_int(w, o, "epochs", 1, 100000, 1, &x->epochs))
+    if (!dahlsim_field_int(w, o, "batch", 1, 65536, 32, &x->batch) ||
+        !dahlsim_field_int(w, o, "samples", 1, 100000000, synthetic ? 1024 : 60000, &x->samples) ||
+        !dahlsim_field_int(w, o, "iterations", 1, 100000000, 0, &iterations) ||
+        !dahlsim_field_int(w, o, "epochs", 1, 100000, 1, &x->epochs))
         return false;
     if (iterations > 0) {
         if (cJSON_GetObjectItemCaseSensitive(o, "samples") != NULL) {
-            field_error(w, "iterations", cJSON_GetObjectItemCaseSensitive(o, "iterations"),
+            dahlsim_field_error(w, "iterations", cJSON_GetObjectItemCaseSensitive(o, "iterations"),
                         "either \"samples\" or \"iterations\", not both");
             return false;
         }
         x->samples = iterations * x->batch;
     }
     if (!synthetic && x->samples > 60000) {
-        field_error(w, "samples", cJSON_GetObjectItemCaseSensitive(o, "samples"),
+        dahlsim_field_error(w, "samples", cJSON_GetObjectItemCaseSensitive(o, "samples"),
                     "at most the 60000 training samples of fashion-mnist");
         return false;
     }
     if (x->batch > x->samples) {
         char expected[96];
         snprintf(expected, sizeof(expected), "at most the %ld training samples", x->samples);
-        field_error(w, "batch", cJSON_GetObjectItemCaseSensitive(o, "batch"), expected);
+        dahlsim_field_error(w, "batch", cJSON_GetObjectItemCaseSensitive(o, "batch"), expected);
         return false;
     }
     return true;
 }
 
 /* "grain": samples per layer task, an integer in [1, limit], "batch" (-1) or "auto" (0). */
-static bool grain_value(const struct where *w, const cJSON *o, long limit, long *out)
+static bool grain_value(const struct dahlsim_where *w, const cJSON *o, long limit, long *out)
 {
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grain");
     *out = 1;
@@ -581,13 +415,13 @@ static bool grain_value(const struct where *w, const cJSON *o, long limit, long 
     char expected[128];
     snprintf(expected, sizeof(expected), "a number of samples per layer task in [1, %ld] (the batch), \"batch\" or \"auto\"",
              limit);
-    field_error(w, "grain", g, expected);
+    dahlsim_field_error(w, "grain", g, expected);
     return false;
 }
 
 /* "grain": "auto" for x, whose batch per node is limit: the candidates its calibration covers, the one
  * dahlsim_grain_auto predicts fastest into x->grain, and its account into x->grain_choice. */
-static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest,
+static bool grain_auto(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest,
                        long limit)
 {
     long candidates[DAHLSIM_GRAIN_MAX_CANDIDATES];
@@ -603,7 +437,7 @@ static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_exp
                            sizeof(err)) != 0) {
         char expected[PATH_MAX + 320];
         snprintf(expected, sizeof(expected), "a grain the machine's perf models can predict (%s)", err);
-        field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
+        dahlsim_field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
         return false;
     }
     return true;
@@ -612,7 +446,7 @@ static bool grain_auto(const struct where *w, const cJSON *o, struct dahlsim_exp
 /* Whether the machine covers the task sizes grain x->grain gives a network of x's dataset and model trained
  * on `batch` samples per step: the grain and the last group's rest. False after the error line and the hint
  * (machine synth for a roofline machine, calibrate for a measured one). */
-static bool grain_sizes_covered(const struct where *w, const cJSON *o, const struct dahlsim_experiment *x,
+static bool grain_sizes_covered(const struct dahlsim_where *w, const cJSON *o, const struct dahlsim_experiment *x,
                                 const cJSON *manifest, long batch)
 {
     long sizes[2];
@@ -624,7 +458,7 @@ static bool grain_sizes_covered(const struct where *w, const cJSON *o, const str
         snprintf(expected, sizeof(expected),
                  "grains calibration %s covers: it has no tasks over %ld samples for %s/%.64s/%s", x->machine,
                  missing, x->dataset, x->model, x->perfmodel);
-        field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
+        dahlsim_field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"), expected);
         const cJSON *source = cJSON_GetObjectItemCaseSensitive(manifest, "source");
         if (cJSON_IsString(source) && strcmp(source->valuestring, "roofline") == 0)
             fprintf(stderr, "hint: a synthesized machine: dahlsim machine synth SPEC --machine %s --cover %s,grains=%ld\n",
@@ -639,16 +473,16 @@ static bool grain_sizes_covered(const struct where *w, const cJSON *o, const str
 
 /* "grain", once the batch per node and the jobs are known: at most the batch each network trains on, and
  * (one job) tasks of the sizes it gives covered by the machine's calibration. */
-static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest)
+static bool grain_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x, const cJSON *manifest)
 {
-    long limit = x->nodes > 0 ? x->batch / x->nodes : x->batch;
+    long limit = dahlsim_scenario_min_share(x);
     for (long j = 0; j < x->njobs; j++)
         if (x->jobs[j].batch < limit || j == 0)
             limit = x->jobs[j].batch;
     if (!grain_value(w, o, limit, &x->grain))
         return false;
     if (x->grain == 0 && x->njobs > 0) {
-        field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"),
+        dahlsim_field_error(w, "grain", cJSON_GetObjectItemCaseSensitive(o, "grain"),
                     "a number of samples or \"batch\" with workloads (\"auto\" chooses for one job)");
         return false;
     }
@@ -673,15 +507,15 @@ static bool grain_from(const struct where *w, const cJSON *o, struct dahlsim_exp
 }
 
 /* "pipeline_depth" and "pipeline_schedule" (issue 21), once nodes and jobs are known: one node, one job. */
-static bool pipeline_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+static bool pipeline_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
     static const char *const schedules[] = {"fill", "1f1b", NULL};
-    if (!get_int(w, o, "pipeline_depth", 1, 64, 1, &x->pipeline_depth) ||
+    if (!dahlsim_field_int(w, o, "pipeline_depth", 1, 64, 1, &x->pipeline_depth) ||
         !get_choice(w, o, "pipeline_schedule", x->pipeline_schedule, sizeof(x->pipeline_schedule), schedules,
                     "fill or 1f1b"))
         return false;
     if (x->pipeline_depth > 1 && (x->nodes > 0 || x->njobs > 0)) {
-        field_error(w, "pipeline_depth", cJSON_GetObjectItemCaseSensitive(o, "pipeline_depth"),
+        dahlsim_field_error(w, "pipeline_depth", cJSON_GetObjectItemCaseSensitive(o, "pipeline_depth"),
                     "1 with \"nodes\" or \"workloads\" (a pipeline runs on one node, for one job)");
         return false;
     }
@@ -689,13 +523,13 @@ static bool pipeline_from(const struct where *w, const cJSON *o, struct dahlsim_
 }
 
 /* How it trains: the scheduler, perf models, reduction, costs, prefetch, memory and the learning. */
-static bool how_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+static bool how_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
-    if (!get_string(w, o, "scheduler", "lws", x->scheduler, sizeof(x->scheduler), "a StarPU scheduling policy"))
+    if (!dahlsim_field_string(w, o, "scheduler", "lws", x->scheduler, sizeof(x->scheduler), "a StarPU scheduling policy"))
         return false;
     char expected_sched[1400];
     if (!dahlsim_scheduler_value(x->scheduler, NULL, 0, NULL, 0, expected_sched, sizeof(expected_sched))) {
-        field_error(w, "scheduler", cJSON_GetObjectItemCaseSensitive(o, "scheduler"), expected_sched);
+        dahlsim_field_error(w, "scheduler", cJSON_GetObjectItemCaseSensitive(o, "scheduler"), expected_sched);
         dahlsim_scheduler_hint(x->scheduler);
         return false;
     }
@@ -709,25 +543,25 @@ static bool how_from(const struct where *w, const cJSON *o, struct dahlsim_exper
         return false;
     const cJSON *prefetch = cJSON_GetObjectItemCaseSensitive(o, "prefetch");
     if (prefetch != NULL && !cJSON_IsBool(prefetch)) {
-        field_error(w, "prefetch", prefetch, "true or false");
+        dahlsim_field_error(w, "prefetch", prefetch, "true or false");
         return false;
     }
     x->prefetch = prefetch == NULL || cJSON_IsTrue(prefetch);
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(o, "gpu_memory_mib");
-    if (mem != NULL && !cJSON_IsNull(mem) && !get_int(w, o, "gpu_memory_mib", 1, 10000000, 0, &x->gpu_memory_mib))
+    if (mem != NULL && !cJSON_IsNull(mem) && !dahlsim_field_int(w, o, "gpu_memory_mib", 1, 10000000, 0, &x->gpu_memory_mib))
         return false;
-    if (!get_int(w, o, "seed", 0, 9007199254740992L, 1, &x->seed) ||
-        !get_number(w, o, "lr", 1e-12, 100, 0.01, &x->lr) || !get_number(w, o, "momentum", 0, 0.999999, 0.9, &x->momentum))
+    if (!dahlsim_field_int(w, o, "seed", 0, 9007199254740992L, 1, &x->seed) ||
+        !dahlsim_field_number(w, o, "lr", 1e-12, 100, 0.01, &x->lr) || !dahlsim_field_number(w, o, "momentum", 0, 0.999999, 0.9, &x->momentum))
         return false;
     return true;
 }
 
 /* "trace" and "trace_window". */
-static bool trace_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+static bool trace_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
     const cJSON *trace = cJSON_GetObjectItemCaseSensitive(o, "trace");
     if (trace != NULL && !cJSON_IsBool(trace)) {
-        field_error(w, "trace", trace, "true or false");
+        dahlsim_field_error(w, "trace", trace, "true or false");
         return false;
     }
     x->trace = cJSON_IsTrue(trace);
@@ -736,14 +570,14 @@ static bool trace_from(const struct where *w, const cJSON *o, struct dahlsim_exp
     if (window != NULL && !cJSON_IsNull(window)) {
         long first, last;
         if (!cJSON_IsString(window) || !parse_window(window->valuestring, &first, &last)) {
-            field_error(w, "trace_window", window, "\"START:END\", training steps from 1 with START <= END");
+            dahlsim_field_error(w, "trace_window", window, "\"START:END\", training steps from 1 with START <= END");
             return false;
         }
         long steps = x->samples / x->batch * x->epochs;
         if (last >= steps) {
             char expected[128];
             snprintf(expected, sizeof(expected), "a window within the run's %ld training steps", steps);
-            field_error(w, "trace_window", window, expected);
+            dahlsim_field_error(w, "trace_window", window, expected);
             return false;
         }
         x->trace = true;
@@ -754,7 +588,7 @@ static bool trace_from(const struct where *w, const cJSON *o, struct dahlsim_exp
 }
 
 /* The machine's platform bounds the worker counts; every codelet's perf model must be in its calibration. */
-static bool workers_from(const struct where *w, const cJSON *o, struct dahlsim_experiment *x)
+static bool workers_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
     char platform[PATH_MAX + 96];
     long ncpu, ngpu;
@@ -763,7 +597,7 @@ static bool workers_from(const struct where *w, const cJSON *o, struct dahlsim_e
         machine_list(list, sizeof(list));
         snprintf(expected, sizeof(expected), "a machine of %s (%s)", dahlsim_calibration_root(),
                  list[0] ? list : "none yet");
-        field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"), expected);
+        dahlsim_field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"), expected);
         fprintf(stderr, "hint: %s is missing; calibrate with dahlsim calibrate --machine %s, or describe it with "
                         "dahlsim machine synth\n",
                 platform, x->machine);
@@ -780,7 +614,7 @@ static bool workers_from(const struct where *w, const cJSON *o, struct dahlsim_e
             char expected[PATH_MAX + 320];
             snprintf(expected, sizeof(expected), "a calibration with every perf model (%s: %s)", model_file,
                      strerror(errno));
-            field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"), expected);
+            dahlsim_field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"), expected);
             fprintf(stderr, "hint: recalibrate with dahlsim calibrate --machine %s (or dahlsim machine synth)\n",
                     x->machine);
             return false;
@@ -788,21 +622,21 @@ static bool workers_from(const struct where *w, const cJSON *o, struct dahlsim_e
     }
     char bound[160];
     snprintf(bound, sizeof(bound), "at most the %ld CPUs of %s's platform", ncpu, x->machine);
-    if (!get_int(w, o, "cpus", 0, 100000, ncpu, &x->cpus))
+    if (!dahlsim_field_int(w, o, "cpus", 0, 100000, ncpu, &x->cpus))
         return false;
     if (x->cpus > ncpu) {
-        field_error(w, "cpus", cJSON_GetObjectItemCaseSensitive(o, "cpus"), bound);
+        dahlsim_field_error(w, "cpus", cJSON_GetObjectItemCaseSensitive(o, "cpus"), bound);
         return false;
     }
     snprintf(bound, sizeof(bound), "at most the %ld GPUs of %s's platform", ngpu, x->machine);
-    if (!get_int(w, o, "gpus", 0, 1000, ngpu, &x->gpus))
+    if (!dahlsim_field_int(w, o, "gpus", 0, 1000, ngpu, &x->gpus))
         return false;
     if (x->gpus > ngpu) {
-        field_error(w, "gpus", cJSON_GetObjectItemCaseSensitive(o, "gpus"), bound);
+        dahlsim_field_error(w, "gpus", cJSON_GetObjectItemCaseSensitive(o, "gpus"), bound);
         return false;
     }
     if (x->cpus + x->gpus == 0) {
-        field_error(w, "cpus", cJSON_GetObjectItemCaseSensitive(o, "cpus"), "at least one worker (cpus + gpus >= 1)");
+        dahlsim_field_error(w, "cpus", cJSON_GetObjectItemCaseSensitive(o, "cpus"), "at least one worker (cpus + gpus >= 1)");
         return false;
     }
     return true;
@@ -827,21 +661,30 @@ static const cJSON *manifest_read(const char *path)
     return root;
 }
 
-/* Point o into x, which comes zeroed (calloc'd with the scenario's points: no memset, which would touch every
- * page of its 33 KB where most points need a few). */
-static bool experiment_from(const struct where *w, const char *scenario_dir, const cJSON *o,
-                            struct dahlsim_experiment *x)
+bool dahlsim_scenario_machine_checks(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
-    snprintf(x->point, sizeof(x->point), "%s", w->point);
-    if (!what_from(w, scenario_dir, o, x) || !how_from(w, o, x) || !trace_from(w, o, x) || !workers_from(w, o, x))
+    if (!workers_from(w, o, x))
         return false;
     /* The machine's manifest, read once for the coverage check and the measured costs. */
     char manifest_path[PATH_MAX + 32];
     snprintf(manifest_path, sizeof(manifest_path), "%s/manifest.json", x->machine_dir);
-    const cJSON *manifest = manifest_read(manifest_path);
-    return machine_checks(w, o, x, manifest, manifest_path) && nodes_from(w, o, x) &&
-           dahlsim_workloads_from(w->path, w->point, scenario_dir, o, x) && grain_from(w, o, x, manifest) &&
-           pipeline_from(w, o, x);
+    return machine_checks(w, o, x, manifest_read(manifest_path), manifest_path);
+}
+
+/* Point o into x, which comes zeroed (calloc'd with the scenario's points: no memset, which would touch every
+ * page of its 33 KB where most points need a few). */
+static bool experiment_from(const struct dahlsim_where *w, const char *scenario_dir, const cJSON *o,
+                            struct dahlsim_experiment *x)
+{
+    snprintf(x->point, sizeof(x->point), "%s", w->point);
+    if (!what_from(w, scenario_dir, o, x) || !how_from(w, o, x) || !trace_from(w, o, x) ||
+        !dahlsim_scenario_machine_checks(w, o, x) || !dahlsim_scenario_nodes_from(w, o, x) ||
+        !dahlsim_workloads_from(w->path, w->point, scenario_dir, o, x))
+        return false;
+    /* Read again: node groups read their own machines' manifests since (the cache keeps the last one). */
+    char manifest_path[PATH_MAX + 32];
+    snprintf(manifest_path, sizeof(manifest_path), "%s/manifest.json", x->machine_dir);
+    return grain_from(w, o, x, manifest_read(manifest_path)) && pipeline_from(w, o, x);
 }
 
 /* ---- the file ------------------------------------------------------------------------------------------ */
@@ -932,8 +775,8 @@ struct dahlsim_scenario *dahlsim_scenario_from_json(const char *path, cJSON *roo
     const cJSON *comment = cJSON_GetObjectItemCaseSensitive(root, "comment");
     if (comment != NULL) {
         if (!cJSON_IsString(comment)) {
-            struct where w = {path, ""};
-            field_error(&w, "comment", comment, "a string");
+            struct dahlsim_where w = {path, ""};
+            dahlsim_field_error(&w, "comment", comment, "a string");
             goto fail;
         }
         snprintf(s->comment, sizeof(s->comment), "%s", comment->valuestring);
@@ -956,8 +799,8 @@ struct dahlsim_scenario *dahlsim_scenario_from_json(const char *path, cJSON *roo
     }
     if (s->sweep != NULL) {
         if (!cJSON_IsObject(s->sweep) || cJSON_GetArraySize(s->sweep) == 0) {
-            struct where w = {path, ""};
-            field_error(&w, "sweep", s->sweep, "an object of key: [values...]");
+            struct dahlsim_where w = {path, ""};
+            dahlsim_field_error(&w, "sweep", s->sweep, "an object of key: [values...]");
             goto fail;
         }
         cJSON_ArrayForEach(item, s->sweep)
@@ -969,8 +812,8 @@ struct dahlsim_scenario *dahlsim_scenario_from_json(const char *path, cJSON *roo
             if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) == 0) {
                 char where_key[80];
                 snprintf(where_key, sizeof(where_key), "sweep.%s", item->string);
-                struct where w = {path, ""};
-                field_error(&w, where_key, item, "a non-empty array of values");
+                struct dahlsim_where w = {path, ""};
+                dahlsim_field_error(&w, where_key, item, "a non-empty array of values");
                 goto fail;
             }
             if (s->nsweep == DAHLSIM_SCENARIO_MAX_SWEEP) {
@@ -1011,7 +854,7 @@ struct dahlsim_scenario *dahlsim_scenario_from_json(const char *path, cJSON *roo
         }
         char label[512];
         point_label(s, idx, label, sizeof(label));
-        struct where w = {path, label};
+        struct dahlsim_where w = {path, label};
         bool ok = o != NULL && experiment_from(&w, s->dir, o, &s->points[p]);
         cJSON_Delete(o);
         if (!ok)

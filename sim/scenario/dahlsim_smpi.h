@@ -19,8 +19,9 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
                         const struct dahlsim_env_var *vars, size_t nvars, char *out, size_t out_size,
                         const char *stderr_path);
 
-/* True for a line of stderr that is known noise: SimGrid's "ker_lmm ... Probable bug" warnings at exit and
- * StarPU-MPI's remark that SMPI gives MPI_THREAD_SINGLE (dahl makes every MPI call through StarPU-MPI). */
+/* True for a line of stderr that is known noise: SimGrid's "ker_lmm ... Probable bug" warnings at exit,
+ * StarPU-MPI's remark that SMPI gives MPI_THREAD_SINGLE (dahl makes every MPI call through StarPU-MPI), and
+ * the host energy plugin's note on hosts without power figures (the run then reports no energy). */
 bool dahlsim_smpi_noise(const char *line);
 
 #endif /* DAHLSIM_SMPI_H */

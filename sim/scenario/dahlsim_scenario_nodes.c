@@ -1,0 +1,298 @@
+/* The multi-node keys of a scenario: "nodes" (nodes of the one machine) or "node_groups" (nodes of several
+ * machines, each group with its share of every step), then "network". See dahlsim_scenario_nodes.h. */
+#include "dahlsim_scenario_nodes.h"
+#include "dahlsim_manifest.h"
+#include "dahlsim_platform.h"
+#include "dahlsim_fs.h"
+#include "dahlsim_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "nodes" and "batch_per_node": nodes of the experiment's one machine, batch / nodes samples each. */
+static bool nodes_count_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(o, "nodes");
+    const cJSON *network = cJSON_GetObjectItemCaseSensitive(o, "network");
+    const cJSON *per_node = cJSON_GetObjectItemCaseSensitive(o, "batch_per_node");
+    x->nodes = 0;
+    if (nodes == NULL) {
+        if (per_node != NULL) {
+            dahlsim_field_error(w, "batch_per_node", per_node, "no batch_per_node without \"nodes\"");
+            return false;
+        }
+        if (network != NULL) {
+            dahlsim_field_error(w, "network", network, "no network without \"nodes\" (set \"nodes\" for a multi-node run)");
+            return false;
+        }
+        return true;
+    }
+    if (!dahlsim_field_int(w, o, "nodes", 1, 1024, 0, &x->nodes))
+        return false;
+    if (per_node != NULL) {
+        /* Weak scaling: a fixed per-node batch, so the global batch (and with "iterations", the samples)
+         * grows with the node count. */
+        long b;
+        if (cJSON_GetObjectItemCaseSensitive(o, "batch") != NULL) {
+            dahlsim_field_error(w, "batch_per_node", per_node, "either \"batch\" or \"batch_per_node\", not both");
+            return false;
+        }
+        if (!dahlsim_field_int(w, o, "batch_per_node", 1, 65536, 0, &b))
+            return false;
+        x->batch = b * x->nodes;
+        long iterations = 0;
+        if (!dahlsim_field_int(w, o, "iterations", 1, 100000000, 0, &iterations))
+            return false;
+        if (iterations > 0)
+            x->samples = iterations * x->batch;
+        if (x->batch > x->samples || (strcmp(x->dataset, "fashion-mnist") == 0 && x->samples > 60000)) {
+            char expected[160];
+            snprintf(expected, sizeof(expected), "a global batch (%ld x %ld nodes) and samples (%ld) the dataset allows",
+                     b, x->nodes, x->samples);
+            dahlsim_field_error(w, "batch_per_node", per_node, expected);
+            return false;
+        }
+    }
+    if (x->batch % x->nodes != 0) {
+        char expected[160];
+        snprintf(expected, sizeof(expected), "a multiple of the %ld nodes (each trains batch / nodes samples of every "
+                                             "step)", x->nodes);
+        dahlsim_field_error(w, "batch", cJSON_GetObjectItemCaseSensitive(o, "batch"), expected);
+        return false;
+    }
+    return true;
+}
+
+/* A node group's machine (its "machine"), checked as a scenario's own machine is, in a copy of x: its platform
+ * and perf models, that it covers x's setup, and its measured runtime costs. */
+static bool group_machine(const struct dahlsim_where *w, const cJSON *group, const struct dahlsim_experiment *x,
+                          struct dahlsim_node_group *g)
+{
+    if (!dahlsim_field_string(w, group, "machine", NULL, g->machine, sizeof(g->machine),
+                              "a calibrated machine's name") ||
+        !dahlsim_machine_name_valid(g->machine)) {
+        if (dahlsim_machine_name_valid(g->machine) || g->machine[0] == '\0')
+            return false;
+        dahlsim_field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(group, "machine"),
+                            "a machine name (letters, digits, '.', '_', '-')");
+        return false;
+    }
+    if (snprintf(g->machine_dir, sizeof(g->machine_dir), "%s/%s", dahlsim_calibration_root(), g->machine) >=
+        (int)sizeof(g->machine_dir)) {
+        dahlsim_error("%s: DAHLSIM_HOME is too long", w->path);
+        return false;
+    }
+    struct dahlsim_experiment *copy = malloc(sizeof(*copy));
+    if (copy == NULL) {
+        dahlsim_error("%s: out of memory", w->path);
+        return false;
+    }
+    *copy = *x;
+    snprintf(copy->machine, sizeof(copy->machine), "%s", g->machine);
+    snprintf(copy->machine_dir, sizeof(copy->machine_dir), "%s", g->machine_dir);
+    bool ok = dahlsim_scenario_machine_checks(w, group, copy);
+    if (ok) {
+        g->cpus = copy->cpus;
+        g->gpus = copy->gpus;
+        g->submit_us_per_task = copy->submit_us_per_task;
+        g->input_copy_bytes_per_s = copy->input_copy_bytes_per_s;
+        g->sched_push_us = copy->sched_push_us;
+        g->worker_us = copy->worker_us;
+    }
+    free(copy);
+    return ok;
+}
+
+/* The keys a scenario with "node_groups" must not have: each group says its machine and node count, and
+ * uses every worker of its machine. */
+static bool groups_exclusive(const struct dahlsim_where *w, const cJSON *o)
+{
+    static const char *const not_with[] = {"machine", "nodes", "batch_per_node", "cpus", "gpus"};
+    for (size_t i = 0; i < sizeof(not_with) / sizeof(not_with[0]); i++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, not_with[i]);
+        if (item != NULL) {
+            dahlsim_field_error(w, not_with[i], item,
+                                "no such key with \"node_groups\" (each group names its machine and node count, and "
+                                "uses every worker of its machine)");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Runtime costs: every rank must charge the same kinds (dahl_engine_conf's rank_costs). A cluster mixing
+ * machines with and without a measured cost simulates every node with StarPU-SimGrid's own costs. */
+static void groups_costs(struct dahlsim_experiment *x)
+{
+    bool mixed = false;
+    for (long g = 1; g < x->ngroups; g++)
+        mixed |= (x->groups[g].submit_us_per_task > 0) != (x->groups[0].submit_us_per_task > 0) ||
+                 (x->groups[g].worker_us >= 0) != (x->groups[0].worker_us >= 0);
+    if (!mixed)
+        return;
+    snprintf(x->runtime_costs, sizeof(x->runtime_costs), "starpu");
+    for (long g = 0; g < x->ngroups; g++) {
+        struct dahlsim_node_group *grp = &x->groups[g];
+        grp->submit_us_per_task = grp->input_copy_bytes_per_s = grp->sched_push_us = 0;
+        grp->worker_us = -1;
+    }
+}
+
+/* "node_groups": [{"machine": NAME, "count": N, "share": S}, ...]: x->groups and x->nodes, the shares
+ * checked against the batch (or made equal), every group's machine checked. */
+static bool groups_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(o, "node_groups");
+    char expected[256];
+    snprintf(expected, sizeof(expected), "an array of 1 to %d node groups {\"machine\": NAME, \"count\": N, "
+             "\"share\": SAMPLES}", DAHLSIM_MAX_NODE_GROUPS);
+    int n = cJSON_IsArray(groups) ? cJSON_GetArraySize(groups) : 0;
+    if (n < 1 || n > DAHLSIM_MAX_NODE_GROUPS) {
+        dahlsim_field_error(w, "node_groups", groups, expected);
+        return false;
+    }
+    if (!groups_exclusive(w, o))
+        return false;
+    x->ngroups = n;
+    x->nodes = 0;
+    long shared = 0, given = 0;
+    for (int i = 0; i < n; i++) {
+        const cJSON *group = cJSON_GetArrayItem(groups, i);
+        struct dahlsim_node_group *g = &x->groups[i];
+        char where_path[PATH_MAX + 32];
+        snprintf(where_path, sizeof(where_path), "%s: node_groups[%d]", w->path, i);
+        const struct dahlsim_where wg = {.path = where_path, .point = w->point};
+        if (!cJSON_IsObject(group)) {
+            dahlsim_field_error(w, "node_groups", group, expected);
+            return false;
+        }
+        const cJSON *item;
+        cJSON_ArrayForEach(item, group)
+        {
+            if (strcmp(item->string, "machine") != 0 && strcmp(item->string, "count") != 0 &&
+                strcmp(item->string, "share") != 0) {
+                dahlsim_field_error(&wg, item->string, item, "only the keys machine, count and share");
+                return false;
+            }
+        }
+        if (!dahlsim_field_int(&wg, group, "count", 1, 1024, 1, &g->count) ||
+            !dahlsim_field_int(&wg, group, "share", 1, 65536, 0, &g->share) || !group_machine(&wg, group, x, g))
+            return false;
+        x->nodes += g->count;
+        shared += g->count * g->share;
+        given += g->share > 0;
+    }
+    if (x->nodes > 1024) {
+        dahlsim_field_error(w, "node_groups", groups, "at most 1024 nodes in all");
+        return false;
+    }
+    if (given > 0 && given < n) {
+        dahlsim_field_error(w, "node_groups", groups, "a \"share\" in every group or in none (none: equal shares)");
+        return false;
+    }
+    if (given > 0 && shared != x->batch) {
+        snprintf(expected, sizeof(expected), "shares whose sum over the nodes (count x share) is the batch, %ld: it is "
+                 "%ld", x->batch, shared);
+        dahlsim_field_error(w, "node_groups", groups, expected);
+        return false;
+    }
+    if (given == 0) {
+        if (x->batch % x->nodes != 0) {
+            snprintf(expected, sizeof(expected), "a multiple of the %ld nodes (equal shares; or give each group "
+                     "its \"share\")", x->nodes);
+            dahlsim_field_error(w, "batch", cJSON_GetObjectItemCaseSensitive(o, "batch"), expected);
+            return false;
+        }
+        for (int i = 0; i < n; i++)
+            x->groups[i].share = x->batch / x->nodes;
+    }
+    groups_costs(x);
+    /* group 0 is the experiment's machine (what_from took its name): the same costs */
+    x->submit_us_per_task = x->groups[0].submit_us_per_task;
+    x->input_copy_bytes_per_s = x->groups[0].input_copy_bytes_per_s;
+    x->sched_push_us = x->groups[0].sched_push_us;
+    x->worker_us = x->groups[0].worker_us;
+    return true;
+}
+
+/* "network", for x->nodes nodes. */
+static bool network_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    const cJSON *network = cJSON_GetObjectItemCaseSensitive(o, "network");
+    const char *name = "10gbe";
+    const char *bw = "10Gbps", *lat = "10us", *topo = "flat";
+    const char *const expected = "\"10gbe\", \"ib-100g\" or {\"bandwidth\": \"10Gbps\", \"latency\": \"10us\", "
+                                 "\"topology\": \"flat|fat-tree|torus\"}";
+    if (cJSON_IsString(network) && strcmp(network->valuestring, "ib-100g") == 0) {
+        name = "ib-100g"; /* 100 Gb/s InfiniBand EDR; about 1 us per link */
+        bw = "100Gbps";
+        lat = "1us";
+    } else if (cJSON_IsObject(network)) {
+        name = "custom";
+        const cJSON *item;
+        cJSON_ArrayForEach(item, network)
+        {
+            bool known = strcmp(item->string, "bandwidth") == 0 || strcmp(item->string, "latency") == 0 ||
+                         strcmp(item->string, "topology") == 0;
+            if (!known || !cJSON_IsString(item)) {
+                char key[80];
+                snprintf(key, sizeof(key), "network.%s", item->string);
+                dahlsim_field_error(w, key, item, known ? "a string" : "only the keys bandwidth, latency and topology");
+                return false;
+            }
+        }
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(network, "bandwidth");
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(network, "latency");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(network, "topology");
+        if (b == NULL || l == NULL) {
+            dahlsim_field_error(w, "network", network, "an object with \"bandwidth\" and \"latency\" (and \"topology\")");
+            return false;
+        }
+        bw = b->valuestring;
+        lat = l->valuestring;
+        topo = t != NULL ? t->valuestring : "flat";
+    } else if (network != NULL && !(cJSON_IsString(network) && strcmp(network->valuestring, "10gbe") == 0)) {
+        dahlsim_field_error(w, "network", network, expected);
+        return false;
+    }
+    enum dahlsim_topology topology;
+    if (!dahlsim_parse_bandwidth(bw, &x->network_bps)) {
+        dahlsim_field_error(w, "network.bandwidth", cJSON_GetObjectItemCaseSensitive(network, "bandwidth"),
+                    "a bandwidth with its unit: 10Gbps, 100Gbps, 12.5GBps (bps bits, Bps bytes)");
+        return false;
+    }
+    if (!dahlsim_parse_latency(lat, &x->network_latency_s)) {
+        dahlsim_field_error(w, "network.latency", cJSON_GetObjectItemCaseSensitive(network, "latency"),
+                    "a latency with its unit: 10us, 1us, 0.5ms");
+        return false;
+    }
+    if (!dahlsim_topology_parse(topo, &topology) || (topology == DAHLSIM_TOPOLOGY_TORUS && x->nodes < 2)) {
+        dahlsim_field_error(w, "network.topology", cJSON_GetObjectItemCaseSensitive(network, "topology"),
+                    topology == DAHLSIM_TOPOLOGY_TORUS ? "flat or fat-tree for one node" : "flat, fat-tree or torus");
+        return false;
+    }
+    snprintf(x->topology, sizeof(x->topology), "%s", dahlsim_topology_name(topology));
+    snprintf(x->network, sizeof(x->network), "%s: %s, %s per link, %s", name, bw, lat, x->topology);
+    return true;
+}
+
+
+bool dahlsim_scenario_nodes_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    x->ngroups = 0;
+    if (cJSON_GetObjectItemCaseSensitive(o, "node_groups") != NULL ? !groups_from(w, o, x) : !nodes_count_from(w, o, x))
+        return false;
+    return x->nodes == 0 || network_from(w, o, x);
+}
+
+long dahlsim_scenario_min_share(const struct dahlsim_experiment *x)
+{
+    if (x->ngroups == 0)
+        return x->nodes > 0 ? x->batch / x->nodes : x->batch;
+    long least = x->groups[0].share;
+    for (long g = 1; g < x->ngroups; g++)
+        if (x->groups[g].share < least)
+            least = x->groups[g].share;
+    return least;
+}
