@@ -70,6 +70,7 @@ struct dahlsim_emu_conf {
     bool autoprio;       /* priorities from AutoHeteroprio (heuristic below), recomputed online */
     enum dahl_autoprio_heuristic heuristic;
     int interval;        /* auto: recompute every interval-th pushed task (and at each new type) */
+    double *task_end_s;  /* NULL, or one entry per task: when it finished (written by the emulation) */
 };
 
 struct dahlsim_emu_result {

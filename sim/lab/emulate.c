@@ -206,6 +206,8 @@ int dahlsim_dag_emulate(const struct dahlsim_dag *g, const struct dahlsim_emu_co
             done++;
             res->tasks_on[a]++;
             e.busy_done[a] += now - e.start[w];
+            if (conf->task_end_s != NULL)
+                conf->task_end_s[t] = now;
             if (e.ap != NULL)
                 dahl_autoprio_executed(e.ap, g->type[t], a, now - e.start[w]);
             for (int k = g->succ_start[t]; k < g->succ_start[t + 1]; k++) {

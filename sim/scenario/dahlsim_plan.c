@@ -3,12 +3,16 @@
 
 #include "dahlsim_dag.h"
 #include "dahlsim_grain.h"
+#include "dahlsim_run.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
 #include "dahl_netdesc.h"
+#include "dahl_perfnames.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,8 +25,9 @@
 struct table {
     const struct dahlsim_node_group *g;
     double *t;           /* t[s]: the step time of one node training s samples, made non-decreasing in s */
-    double *dyn_j;       /* dyn_j[s]: its workers' busy seconds times their (full - idle) watts, per step */
+    double *dyn_j;       /* dyn_j[s]: the node's joules per step above its idle watts x t[s] */
     double idle_w;       /* every host of the node idle; < 0: the machine has no power figures */
+    double *frac;        /* frac[s]: how far into its compute the node has its dense layers' gradients */
 };
 
 /* A candidate while searching: parts of groups (a group may appear twice, its nodes one sample apart). */
@@ -94,67 +99,303 @@ static void group_experiment(const struct dahlsim_experiment *x, const struct da
     out->input_copy_bytes_per_s = g->input_copy_bytes_per_s;
     out->sched_push_us = g->sched_push_us;
     out->worker_us = g->worker_us;
+    out->ngroups = 1;
+    out->groups[0] = *g;
 }
 
-static int table_fill(const struct dahlsim_experiment *x, const struct dahlsim_node_group *g, struct table *tb,
-                      char *err, size_t err_size)
+void dahlsim_plan_results(const cJSON *r, double *step_s, double *energy_j)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "makespan_s");
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(r, "iterations");
+    const cJSON *times = cJSON_GetObjectItemCaseSensitive(r, "iteration_times_s");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "energy"), "total_j");
+    double steps = cJSON_IsNumber(it) && it->valuedouble > 0 ? it->valuedouble : 1;
+    int n = cJSON_GetArraySize(times);
+    *step_s = cJSON_IsNumber(m) ? m->valuedouble / steps : NAN;
+    double steady[64];
+    if (n >= 2 + DAHLSIM_PLAN_STEADY_MIN && n - 2 <= 64) {
+        for (int i = 2; i < n; i++)
+            steady[i - 2] = cJSON_GetArrayItem(times, i)->valuedouble;
+        qsort(steady, (size_t)(n - 2), sizeof(double), cmp_double);
+        int k = n - 2;
+        *step_s = k % 2 ? steady[k / 2] : (steady[k / 2 - 1] + steady[k / 2]) / 2;
+    }
+    *energy_j = cJSON_IsNumber(e) ? e->valuedouble / steps : -1;
+}
+
+/* The lab's prediction of every share: its step time, and its workers' busy seconds times their extra watts. */
+static int table_lab(const struct dahlsim_experiment *xg, struct table *tb, char *err, size_t err_size)
+{
+    double cpu_w, gpu_w;
+    machine_watts(tb->g, &tb->idle_w, &cpu_w, &gpu_w);
+    for (long s = 1; s <= xg->batch; s++) {
+        long grain = xg->grain < 0 || xg->grain > s ? s : xg->grain;
+        double busy[2];
+        int ret = dahlsim_grain_step_predict(xg, s, grain, &tb->t[s], busy, err, err_size);
+        if (ret != 0)
+            return ret;
+        tb->dyn_j[s] = busy[0] * cpu_w + busy[1] * gpu_w;
+    }
+    return 0;
+}
+
+/* The shares the simulator measures (the others are interpolated): 1, 2, 3, then about 1.5 times the last,
+ * and the batch. */
+static long next_share(long s, long batch)
+{
+    long n = s < 3 ? s + 1 : s + (s + 1) / 2;
+    return n > batch || (s < batch && n > batch - s / 4) ? batch : n;
+}
+
+/* One node of the group alone, simulated by StarPU-SimGrid for SIM_STEPS steps of s samples (dir/NAME-sS),
+ * through the multi-node path as the candidates are (StarPU-MPI over SMPI, one rank): its time per step in
+ * the steady state (dahlsim_plan_step_s) and its joules per step (< 0: no power figures). */
+#define SIM_STEPS 6
+static int simulate_share(const struct dahlsim_experiment *xg, long s, const char *dir, double *step_s,
+                          double *joules, char *err, size_t err_size)
+{
+    struct dahlsim_experiment *one = malloc(sizeof(*one));
+    if (one == NULL) {
+        snprintf(err, err_size, "out of memory");
+        return -ENOMEM;
+    }
+    *one = *xg;
+    one->batch = s;
+    one->samples = s * SIM_STEPS;
+    one->epochs = 1;
+    one->grain = xg->grain < 0 || xg->grain > s ? -1 : xg->grain;
+    one->nodes = 1;
+    one->ngroups = 1;
+    one->groups[0] = xg->groups[0];
+    one->groups[0].count = 1;
+    one->groups[0].share = s;
+    one->trace = false;
+    snprintf(one->point, sizeof(one->point), "plan: %s, share %ld", xg->machine, s);
+    char out[PATH_MAX + 64], path[PATH_MAX + 96], why[PATH_MAX + 96];
+    snprintf(out, sizeof(out), "%s/%s-s%ld", dir, xg->machine, s);
+    int status = dahlsim_run_experiment(one, NULL, out, NULL, true);
+    free(one);
+    if (status != 0) {
+        snprintf(err, err_size, "the simulation of %ld samples a step on %s failed (exit %d, %s)", s, xg->machine,
+                 status, out);
+        return -EIO;
+    }
+    snprintf(path, sizeof(path), "%s/results.json", out);
+    cJSON *r;
+    if (dahlsim_json_load(path, SIZE_MAX, &r, why, sizeof(why)) != 0) {
+        snprintf(err, err_size, "%s: %s", path, why);
+        return -EIO;
+    }
+    dahlsim_plan_results(r, step_s, joules);
+    cJSON_Delete(r);
+    return isfinite(*step_s) ? 0 : -EIO;
+}
+
+/* StarPU-SimGrid's verdict on a node of the group alone at a few shares, interpolated in between: its step
+ * time, and its joules above idle (the simulated energy less the idle watts over the step). */
+static int table_sim(const struct dahlsim_experiment *xg, const char *dir, struct table *tb, char *err,
+                     size_t err_size)
+{
+    double cpu_w, gpu_w;
+    machine_watts(tb->g, &tb->idle_w, &cpu_w, &gpu_w);
+    long prev = 0;
+    for (long s = 1; prev < xg->batch; s = next_share(s, xg->batch)) {
+        double joules;
+        int ret = simulate_share(xg, s, dir, &tb->t[s], &joules, err, err_size);
+        if (ret != 0)
+            return ret;
+        tb->dyn_j[s] = joules >= 0 && tb->idle_w >= 0 ? joules - tb->idle_w * tb->t[s] : 0;
+        for (long k = prev + 1; k < s; k++) { /* linear in between */
+            double f = (double)(k - prev) / (double)(s - prev);
+            tb->t[k] = tb->t[prev] + f * (tb->t[s] - tb->t[prev]);
+            tb->dyn_j[k] = tb->dyn_j[prev] + f * (tb->dyn_j[s] - tb->dyn_j[prev]);
+        }
+        prev = s;
+    }
+    return 0;
+}
+
+/* The fraction of a step's compute done when the dense layers' gradients are complete (dahlsim_plan.h): the
+ * scheduler lab's emulation of one step of share samples on the node's workers (as dahlsim_grain_step_predict
+ * schedules it), the last dense_backward_weights task's end over the last task's before the SGD updates. */
+static int dense_ready(const struct dahlsim_experiment *xg, long share, double *frac, char *err, size_t err_size)
+{
+    int h = 28, w = 28, c = 1;
+    if (strncmp(xg->dataset, "synthetic:", 10) == 0)
+        sscanf(xg->dataset, "synthetic:%dx%dx%d", &h, &w, &c);
+    enum dahl_perfmodel_kind kind = DAHL_PERFMODEL_HISTORY;
+    dahl_perfmodel_kind_parse(xg->perfmodel, &kind);
+    int workers = (int)(xg->cpus + xg->gpus);
+    struct dahlsim_dag_export_conf conf = {.machine_dir = xg->machine_dir, .machine = xg->machine, .c = c, .h = h,
+                                           .w = w, .model = xg->model, .batch = (int)share, .steps = 1,
+                                           .redux_copies = workers < share ? workers : (int)share,
+                                           .manual = strcmp(xg->reduction, "manual") == 0,
+                                           .momentum = xg->momentum != 0.0, .perfmodel = (int)kind,
+                                           .cpus = (int)xg->cpus, .gpus = (int)xg->gpus,
+                                           .grain = (int)(xg->grain < 0 || xg->grain > share ? share : xg->grain)};
+    if (conf.redux_copies < 1)
+        conf.redux_copies = 1;
+    struct dahlsim_dag dag;
+    int ret = dahlsim_dag_export(&conf, &dag, err, err_size);
+    if (ret != 0)
+        return ret;
+    double *end = calloc((size_t)dag.ntasks, sizeof(double));
+    bool by_models = strncmp(xg->scheduler, "dm", 2) == 0 || strncmp(xg->scheduler, "heteroprio", 10) == 0;
+    struct dahlsim_emu_conf emu = {.cpus = (int)xg->cpus, .gpus = (int)xg->gpus, .slow_factors = by_models,
+                                   .autoprio = true, .heuristic = DAHL_AUTOPRIO_PRWS, .interval = 32,
+                                   .task_end_s = end};
+    struct dahlsim_emu_result res;
+    ret = end == NULL ? -ENOMEM : dahlsim_dag_emulate(&dag, &emu, NULL, &res, err, err_size);
+    if (ret == 0) {
+        double dense = 0, last = 0;
+        for (int t = 0; t < dag.ntasks; t++) {
+            const char *name = dag.names[dag.type[t]];
+            if (strstr(name, "sgd_update") != NULL || strstr(name, "dahl_zero") != NULL)
+                continue;
+            if (end[t] > last)
+                last = end[t];
+            if (strstr(name, "dense_backward_weights") != NULL && end[t] > dense)
+                dense = end[t];
+        }
+        *frac = last > 0 ? dense / last : 1.0;
+    }
+    if (ret == -ENOMEM)
+        snprintf(err, err_size, "out of memory");
+    free(end);
+    dahlsim_dag_fini(&dag);
+    return ret;
+}
+
+static int table_fill(const struct dahlsim_experiment *x, const struct dahlsim_plan_conf *conf,
+                      const struct dahlsim_node_group *g, struct table *tb, char *err, size_t err_size)
 {
     long batch = x->batch;
     tb->g = g;
     tb->t = calloc((size_t)batch + 1, sizeof(double));
     tb->dyn_j = calloc((size_t)batch + 1, sizeof(double));
+    tb->frac = calloc((size_t)batch + 1, sizeof(double));
     struct dahlsim_experiment *xg = malloc(sizeof(*xg));
-    if (tb->t == NULL || tb->dyn_j == NULL || xg == NULL) {
+    if (tb->t == NULL || tb->dyn_j == NULL || tb->frac == NULL || xg == NULL) {
         free(xg);
         snprintf(err, err_size, "out of memory");
         return -ENOMEM;
     }
     group_experiment(x, g, xg);
-    double cpu_w, gpu_w;
-    machine_watts(g, &tb->idle_w, &cpu_w, &gpu_w);
-    int ret = 0;
-    for (long s = 1; ret == 0 && s <= batch; s++) {
-        long grain = x->grain < 0 || x->grain > s ? s : x->grain;
-        double busy[2];
-        ret = dahlsim_grain_step_predict(xg, s, grain, &tb->t[s], busy, err, err_size);
-        tb->dyn_j[s] = busy[0] * cpu_w + busy[1] * gpu_w;
+    int ret = conf->predictor == DAHLSIM_PLAN_LAB ? table_lab(xg, tb, err, err_size)
+                                                  : table_sim(xg, conf->work_dir, tb, err, err_size);
+    for (long s = 1; ret == 0 && s <= batch; s++)
         if (tb->t[s] < tb->t[s - 1]) /* more samples never finish sooner: a node may idle */
             tb->t[s] = tb->t[s - 1];
+    /* the dense gradients' readiness at the measured shares, linear in between */
+    for (long s = 1, prev = 0; ret == 0 && prev < batch; s = next_share(s, batch)) {
+        ret = dense_ready(xg, s, &tb->frac[s], err, err_size);
+        for (long k = prev + 1; k < s; k++)
+            tb->frac[k] = tb->frac[prev] + (double)(k - prev) / (double)(s - prev) * (tb->frac[s] - tb->frac[prev]);
+        prev = s;
     }
     free(xg);
     return ret;
 }
 
-static double allreduce_s(const struct dahlsim_experiment *x, long nodes, double grad_bytes)
+/* One message of the given bytes between two nodes, as SimGrid 3.32's SMPI network model (smpirun's, which
+ * multi-node runs use) times it on the scenario's links: latency and bandwidth scaled by the defaults of
+ * smpi/lat-factor and smpi/bw-factor for the message's size (`--help-cfg` lists them). */
+static double transfer_s(const struct dahlsim_experiment *x, double bytes)
 {
-    int levels = 0;
-    while ((1L << levels) < nodes)
-        levels++;
-    return 2.0 * levels * (x->network_latency_s + grad_bytes * 8.0 / x->network_bps);
+    static const double above[] = {65472, 15424, 9376, 5776, 3484, 1426, 732, 257, 0};
+    static const double bw[] = {0.940694, 0.697866, 0.58729, 1.08739, 0.77493, 0.608902, 0.341987, 0.338112, 0.812084};
+    static const double lat[] = {11.6436, 3.48845, 2.59299, 2.18796, 1.88101, 1.61075, 1.9503, 1.95341, 2.01467};
+    size_t k = 0;
+    while (bytes < above[k])
+        k++;
+    return x->network_latency_s * lat[k] + bytes * 8.0 / (x->network_bps * bw[k]);
 }
 
-/* Predicts c from its parts; false when it uses no node. */
-static bool predict(const struct dahlsim_experiment *x, const struct table *tables, double grad_bytes,
+/* The step's end on the binomial tree of runtime/dahl_mpi.c, ranks in order with the times they have their
+ * gradient, done[] (overwritten). Up: at level l, rank r (bit l clear) gets rank r + 2^l's partial sum, one
+ * transfer after it is ready and after the transfers r received before (one link in). Down: a rank posts its
+ * sends to all its children at once when it has the total; sharing its link, each gets it after as many
+ * transfers as there are children. A transfer: the network's latency plus the bytes over the link's
+ * bandwidth. */
+static double tree_end(double *done, long nodes, double transfer_s)
+{
+    double *link = calloc((size_t)nodes, sizeof(double));
+    if (link == NULL)
+        return INFINITY;
+    for (long step = 1; step < nodes; step <<= 1)
+        for (long r = 0; r + step < nodes; r += 2 * step) {
+            double from = done[r + step] > link[r] ? done[r + step] : link[r];
+            link[r] = from + transfer_s;
+            if (link[r] > done[r])
+                done[r] = link[r];
+        }
+    free(link);
+    long top = 1;
+    while (top < nodes)
+        top <<= 1;
+    double end = done[0];
+    for (long t = top >> 1; t >= 1; t >>= 1)
+        for (long r = 0; r + t < nodes; r += 2 * t) {
+            long children = 0; /* r's sends: at every level below its own (r's lowest set bit; all for 0) */
+            for (long u = 1; u < (r == 0 ? top : (r & -r)); u <<= 1)
+                children += r + u < nodes;
+            done[r + t] = done[r] + (double)children * transfer_s;
+            if (done[r + t] > end)
+                end = done[r + t];
+        }
+    return end;
+}
+
+/* Predicts c from its parts, ranks part after part, the parts first put in the order of their nodes' compute
+ * times, the shortest first: rank 0, the tree's root, gathers and sends the most, and a node with time to
+ * spare does it soonest (a busy root's accumulations wait for its workers). False when it uses no node (or
+ * memory runs out). */
+static bool predict(const struct dahlsim_experiment *x, const struct table *tables, const double grad[2],
                     struct cand *c)
 {
+    for (int i = 1; i < c->nparts; i++)
+        for (int j = i; j > 0 && tables[c->parts[j - 1].g].t[c->parts[j - 1].share] >
+                                     tables[c->parts[j].g].t[c->parts[j].share]; j--) {
+            struct part p = c->parts[j];
+            c->parts[j] = c->parts[j - 1];
+            c->parts[j - 1] = p;
+        }
     c->nodes = 0;
     c->compute_s = 0;
+    for (int i = 0; i < c->nparts; i++)
+        c->nodes += c->parts[i].count;
+    double *done = malloc(2 * (size_t)(c->nodes > 0 ? c->nodes : 1) * sizeof(double)), *dense = done + c->nodes;
+    if (done == NULL || c->nodes == 0) {
+        free(done);
+        return false;
+    }
     bool watts = true;
     double dyn = 0, idle = 0;
+    long r = 0;
     for (int i = 0; i < c->nparts; i++) {
         const struct table *tb = &tables[c->parts[i].g];
         long s = c->parts[i].share, n = c->parts[i].count;
-        c->nodes += n;
+        for (long k = 0; k < n; k++, r++) {
+            done[r] = tb->t[s];
+            dense[r] = tb->frac[s] * tb->t[s];
+        }
         if (tb->t[s] > c->compute_s)
             c->compute_s = tb->t[s];
         watts &= tb->idle_w >= 0;
         idle += (double)n * tb->idle_w;
         dyn += (double)n * tb->dyn_j[s];
     }
-    c->allreduce_s = allreduce_s(x, c->nodes, grad_bytes);
-    c->step_s = c->compute_s + c->allreduce_s;
+    /* the dense layers' gradients travel while the convolutions' backward passes run; theirs at the end */
+    double late_s = transfer_s(x, grad[0]), early_s = transfer_s(x, grad[1]);
+    c->step_s = c->compute_s;
+    if (c->nodes > 1) {
+        double a = tree_end(done, c->nodes, late_s), b = tree_end(dense, c->nodes, early_s);
+        c->step_s = a > b ? a : b;
+    }
+    c->allreduce_s = c->step_s - c->compute_s;
     c->energy_j = watts ? idle * c->step_s + dyn : -1;
-    return c->nodes > 0;
+    free(done);
+    return true;
 }
 
 /* Adds total samples to group g's count nodes as evenly as one sample apart allows: one part, or two. */
@@ -219,7 +460,7 @@ static void keep(const struct dahlsim_plan_conf *conf, struct cand *best, int *n
 /* Every subset of the groups, every step-time target: the shares that meet it, filled by least energy (or,
  * without power figures, least time) per sample. */
 static size_t search(const struct dahlsim_experiment *x, const struct dahlsim_plan_conf *conf,
-                     const struct table *tables, double grad_bytes, struct cand *best, int *nbest)
+                     const struct table *tables, const double grad[2], struct cand *best, int *nbest)
 {
     int G = (int)x->ngroups;
     long B = x->batch;
@@ -283,7 +524,7 @@ static size_t search(const struct dahlsim_experiment *x, const struct dahlsim_pl
                 in_use += c.parts[i].count;
             for (int g = 0; g < G; g++)
                 in_mask += (mask & (1u << g)) ? x->groups[g].count : 0;
-            if (!ok || left != 0 || used != mask || in_use != in_mask || !predict(x, tables, grad_bytes, &c))
+            if (!ok || left != 0 || used != mask || in_use != in_mask || !predict(x, tables, grad, &c))
                 continue;
             searched++;
             keep(conf, best, nbest, &c);
@@ -343,12 +584,20 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
     int ret = dahlsim_dag_export_desc(&dc, &desc, err, err_size);
     if (ret != 0)
         return ret;
-    plan->grad_bytes = 4.0 * (double)dahl_network_desc_params(&desc);
+    /* the gradient bytes of the convolutions (grad[0]) and of the dense layers (grad[1]) */
+    struct dahl_layer_shape shapes[DAHL_NETWORK_MAX_LAYERS];
+    ret = dahl_network_desc_shapes(&desc, shapes, err, err_size);
+    if (ret != 0)
+        return ret;
+    double grad[2] = {0, 0};
+    for (int l = 0; l < desc.nlayers; l++)
+        grad[shapes[l].desc.kind == DAHL_LAYER_DENSE] += 4.0 * (double)(shapes[l].nw + shapes[l].nb);
+    plan->grad_bytes = grad[0] + grad[1];
     struct table tables[PARTS] = {{0}};
     struct cand *best = calloc((size_t)conf->top, sizeof(*best));
     ret = best == NULL ? -ENOMEM : 0;
     for (long g = 0; ret == 0 && g < x->ngroups; g++) {
-        ret = table_fill(x, &x->groups[g], &tables[g], err, err_size);
+        ret = table_fill(x, conf, &x->groups[g], &tables[g], err, err_size);
         if (ret == 0 && tables[g].idle_w < 0 && conf->objective == DAHLSIM_PLAN_ENERGY) {
             snprintf(err, err_size, "machine %s has no power figures (its platform's hosts have no "
                      "wattage_per_state): expected them for --objective energy", x->groups[g].machine);
@@ -357,7 +606,7 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
     }
     int nbest = 0;
     if (ret == 0) {
-        plan->searched = search(x, conf, tables, plan->grad_bytes, best, &nbest);
+        plan->searched = search(x, conf, tables, grad, best, &nbest);
         if (nbest == 0) {
             if (conf->time_bound_s > 0)
                 snprintf(err, err_size, "no partition meets the time bound of %g s per step", conf->time_bound_s);
@@ -368,7 +617,7 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
     }
     struct cand eq;
     if (ret == 0) {
-        bool has_equal = equal_split(x, &eq) && predict(x, tables, plan->grad_bytes, &eq);
+        bool has_equal = equal_split(x, &eq) && predict(x, tables, grad, &eq);
         plan->best = calloc((size_t)nbest + 1, sizeof(*plan->best));
         if (plan->best == NULL) {
             ret = -ENOMEM;
@@ -384,6 +633,7 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
     for (int g = 0; g < PARTS; g++) {
         free(tables[g].t);
         free(tables[g].dyn_j);
+        free(tables[g].frac);
     }
     free(best);
     return ret;
