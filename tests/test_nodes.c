@@ -546,6 +546,54 @@ Test(nodes, node_groups_run_each_rank_on_its_machine_and_share, .timeout = 600)
     cJSON_Delete(skew);
 }
 
+/* dahlsim plan on the tiny pair: candidates whose shares cover the batch, the best predicted no slower than
+ * the equal split, written as scenarios that load, and --check simulating each one. */
+Test(nodes, plan_writes_checked_candidates, .timeout = 600)
+{
+    scenario("{" RUN_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\"}, {\"machine\": \"tiny-4cpu\"}]}");
+    const char *out = "/tmp/dahl-test-nodes-plan";
+    cr_assert_eq(system("rm -rf /tmp/dahl-test-nodes-plan"), 0);
+    dahlsim((const char *[]){"plan", scenario_path, "--out", out, "--top", "2", "--check", "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "the simulation") != NULL, "%s", run.out);
+    cJSON *plan = cJSON_Parse(dahl_test_read_file("/tmp/dahl-test-nodes-plan/plan.json"));
+    cr_assert_not_null(plan);
+    const cJSON *cands = item(plan, "candidates");
+    int n = cJSON_GetArraySize(cands);
+    cr_assert(n >= 2 && n <= 3, "%d candidates", n);
+    const cJSON *equal = cJSON_GetArrayItem(cands, n - 1);
+    cr_assert(cJSON_IsTrue(item(equal, "equal_split")), "the equal split comes last");
+    double best = num(item(cJSON_GetArrayItem(cands, 0), "predicted"), "step_s");
+    cr_assert_leq(best, num(item(equal, "predicted"), "step_s"));
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cands)
+    {
+        long samples = 0;
+        const cJSON *g;
+        cJSON_ArrayForEach(g, item(c, "node_groups"))
+            samples += (long)(num(g, "count") * num(g, "share"));
+        cr_assert_eq(samples, 12, "the shares cover the batch");
+        const cJSON *sim = item(c, "simulated");
+        cr_assert_gt(num(sim, "step_s"), 0);
+        cr_assert(isfinite(num(sim, "step_error")));
+        cr_assert(cJSON_IsNull(item(sim, "energy_j")), "tiny machines have no power figures");
+        dahlsim((const char *[]){"check", item(c, "file")->valuestring, NULL});
+        cr_assert_eq(run.status, 0, "%s", run.err);
+    }
+    cr_assert(cJSON_IsBool(item(plan, "ranking_holds")));
+    cJSON_Delete(plan);
+    /* refusals: energy without power figures, a bound without energy, a scenario without node groups */
+    dahlsim((const char *[]){"plan", scenario_path, "--out", out, "--objective", "energy", "--predictor", "lab", NULL});
+    assert_usage_error("energy", "machine tiny-2cpu has no power figures");
+    dahlsim((const char *[]){"plan", scenario_path, "--time-bound", "1", NULL});
+    assert_usage_error("bound", "--time-bound: expected it with --objective energy");
+    unlink(scenario_path);
+    scenario("{" TINY ", \"nodes\": 2}");
+    dahlsim((const char *[]){"plan", scenario_path, "--out", out, NULL});
+    assert_usage_error("no groups", "\"node_groups\": expected the cluster to partition");
+    unlink(scenario_path);
+}
+
 /* StarPU-MPI under SimGrid waits for every request (each send, each receive) in a simulated thread of its own,
  * two mappings each (stack and guard page). Until scripts/patches/starpu-simgrid-detached-actor.patch those
  * were never freed, and a 4-node Fashion-MNIST epoch died at vm.max_map_count after 45 s. This run makes
