@@ -60,6 +60,14 @@ static struct dahlsim_experiment sample(void)
     x.nsequence = 8;
     for (int i = 0; i < 8; i++)
         x.sequence[i] = i % 3 == 0;
+    /* two node groups */
+    x.ngroups = 2;
+    x.groups[0] = (struct dahlsim_node_group){.count = 1, .share = 20, .cpus = 14, .gpus = 1, .worker_us = -1};
+    x.groups[1] = (struct dahlsim_node_group){.count = 3, .share = 4, .cpus = 2, .submit_us_per_task = 0.1 + 0.2,
+                                              .input_copy_bytes_per_s = 2e9, .sched_push_us = 0.3, .worker_us = 1.5};
+    snprintf(x.groups[0].machine, sizeof(x.groups[0].machine), "roofline-14cpu-1v100");
+    snprintf(x.groups[1].machine, sizeof(x.groups[1].machine), "tiny-2cpu");
+    snprintf(x.groups[1].machine_dir, sizeof(x.groups[1].machine_dir), "/somewhere/calibration/tiny-2cpu");
     return x;
 }
 
@@ -96,6 +104,13 @@ Test(experiment, saved_loads_back_exactly, .init = setup, .fini = teardown)
     cr_assert_str_eq(y.job_order, "given");
     cr_assert_eq(y.nsequence, 8);
     cr_assert_eq(memcmp(y.sequence, x.sequence, 8 * sizeof(int)), 0);
+    cr_assert_eq(y.ngroups, 2);
+    cr_assert_str_eq(y.groups[0].machine, "roofline-14cpu-1v100");
+    cr_assert_str_eq(y.groups[1].machine_dir, x.groups[1].machine_dir);
+    cr_assert_eq(y.groups[1].count, 3);
+    cr_assert_eq(y.groups[1].share, 4);
+    cr_assert_eq(y.groups[0].worker_us, -1);
+    cr_assert_eq(memcmp(&y.groups[1].submit_us_per_task, &x.groups[1].submit_us_per_task, sizeof(double)), 0);
     /* saved again: the same bytes */
     char again[PATH_MAX + 16];
     snprintf(again, sizeof(again), "%s/again.json", dir);

@@ -341,3 +341,25 @@ int dahlsim_experiment_load(const char *path, struct dahlsim_experiment *x, char
     cJSON_Delete(root);
     return ret;
 }
+
+void dahlsim_experiment_take_group(struct dahlsim_experiment *x, const struct dahlsim_node_group *g)
+{
+    snprintf(x->machine, sizeof(x->machine), "%s", g->machine);
+    snprintf(x->machine_dir, sizeof(x->machine_dir), "%s", g->machine_dir);
+    x->cpus = g->cpus;
+    x->gpus = g->gpus;
+    x->submit_us_per_task = g->submit_us_per_task;
+    x->input_copy_bytes_per_s = g->input_copy_bytes_per_s;
+    x->sched_push_us = g->sched_push_us;
+    x->worker_us = g->worker_us;
+}
+
+void dahlsim_node_group_take_experiment(struct dahlsim_node_group *g, const struct dahlsim_experiment *x)
+{
+    g->cpus = x->cpus;
+    g->gpus = x->gpus;
+    g->submit_us_per_task = x->submit_us_per_task;
+    g->input_copy_bytes_per_s = x->input_copy_bytes_per_s;
+    g->sched_push_us = x->sched_push_us;
+    g->worker_us = x->worker_us;
+}

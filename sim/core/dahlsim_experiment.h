@@ -98,6 +98,11 @@ struct dahlsim_experiment {
     int sequence[DAHLSIM_MAX_SEQUENCE];
 };
 
+/* x's machine, its directory, workers and measured runtime costs made group g's (x then describes one node
+ * of the group); and the reverse, g's workers and costs from x. */
+void dahlsim_experiment_take_group(struct dahlsim_experiment *x, const struct dahlsim_node_group *g);
+void dahlsim_node_group_take_experiment(struct dahlsim_node_group *g, const struct dahlsim_experiment *x);
+
 /* Writes x to path as JSON ({"dahlsim_point": 1, "<field>": value, ...}, numbers exact), atomically.
  * Returns 0, or a negative errno with the file and cause in err. */
 int dahlsim_experiment_save(const struct dahlsim_experiment *x, const char *path, char *err, size_t err_size);

@@ -7,14 +7,15 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define STEPS 2                 /* steps per emulated graph: the overlap of one step's end with the next */
 #define SIM_TASK_US 1.0         /* StarPU-SimGrid 1.3.10's own cost per task where none is measured */
 #define AUTOPRIO_INTERVAL 32    /* as `dahlsim dag run --auto` */
 
-int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, long g, double *step_s,
-                               double busy_s[2], char *err, size_t err_size)
+int dahlsim_grain_emulate(const struct dahlsim_experiment *x, long batch, long g, int steps, struct dahlsim_dag *dag,
+                          double **task_end_s, struct dahlsim_emu_result *res, char *err, size_t err_size)
 {
     int h = 28, w = 28, c = 1;
     if (strncmp(x->dataset, "synthetic:", 10) == 0 && sscanf(x->dataset, "synthetic:%dx%dx%d", &h, &w, &c) != 3) {
@@ -35,7 +36,7 @@ int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, l
                                            .w = w,
                                            .model = x->model,
                                            .batch = (int)batch,
-                                           .steps = STEPS,
+                                           .steps = steps,
                                            .redux_copies = workers < batch ? workers : (int)batch,
                                            .manual = strcmp(x->reduction, "manual") == 0,
                                            .momentum = x->momentum != 0.0,
@@ -46,27 +47,49 @@ int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, l
                                            .per_task_s = per_task_us * 1e-6};
     if (conf.redux_copies < 1)
         conf.redux_copies = 1;
-    struct dahlsim_dag dag;
-    int ret = dahlsim_dag_export(&conf, &dag, err, err_size);
+    int ret = dahlsim_dag_export(&conf, dag, err, err_size);
     if (ret != 0)
         return ret;
+    double *end = task_end_s != NULL ? calloc((size_t)dag->ntasks, sizeof(double)) : NULL;
+    if (task_end_s != NULL && end == NULL) {
+        dahlsim_dag_fini(dag);
+        snprintf(err, err_size, "out of memory");
+        return -ENOMEM;
+    }
     /* Schedulers that place tasks by their perf models keep a GPU's tasks off the CPUs unless there are many:
      * StarPU's slow-factor rule. The others hand a task to whichever worker asks. */
     bool by_models = strncmp(x->scheduler, "dm", 2) == 0 || strncmp(x->scheduler, "heteroprio", 10) == 0;
     struct dahlsim_emu_conf emu = {.cpus = (int)x->cpus, .gpus = (int)x->gpus, .slow_factors = by_models,
-                                   .autoprio = true, .heuristic = DAHL_AUTOPRIO_PRWS, .interval = AUTOPRIO_INTERVAL};
+                                   .autoprio = true, .heuristic = DAHL_AUTOPRIO_PRWS, .interval = AUTOPRIO_INTERVAL,
+                                   .task_end_s = end};
+    struct dahlsim_emu_result own;
+    ret = dahlsim_dag_emulate(dag, &emu, NULL, res != NULL ? res : &own, err, err_size);
+    if (ret != 0) {
+        free(end);
+        dahlsim_dag_fini(dag);
+        return ret;
+    }
+    if (task_end_s != NULL)
+        *task_end_s = end;
+    return 0;
+}
+
+int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, long g, double *step_s,
+                               double busy_s[2], char *err, size_t err_size)
+{
+    struct dahlsim_dag dag;
     struct dahlsim_emu_result res;
-    ret = dahlsim_dag_emulate(&dag, &emu, NULL, &res, err, err_size);
-    if (ret == 0) {
-        double submit_s = (double)dag.ntasks * x->submit_us_per_task * 1e-6;
-        *step_s = (res.makespan_s > submit_s ? res.makespan_s : submit_s) / STEPS;
-        if (busy_s != NULL) {
-            busy_s[0] = res.busy_s[DAHL_ARCH_CPU] / STEPS;
-            busy_s[1] = res.busy_s[DAHL_ARCH_GPU] / STEPS;
-        }
+    int ret = dahlsim_grain_emulate(x, batch, g, STEPS, &dag, NULL, &res, err, err_size);
+    if (ret != 0)
+        return ret;
+    double submit_s = (double)dag.ntasks * x->submit_us_per_task * 1e-6;
+    *step_s = (res.makespan_s > submit_s ? res.makespan_s : submit_s) / STEPS;
+    if (busy_s != NULL) {
+        busy_s[0] = res.busy_s[DAHL_ARCH_CPU] / STEPS;
+        busy_s[1] = res.busy_s[DAHL_ARCH_GPU] / STEPS;
     }
     dahlsim_dag_fini(&dag);
-    return ret;
+    return 0;
 }
 
 int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const long *candidates, int n, long *grain,

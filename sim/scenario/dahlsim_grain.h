@@ -39,6 +39,15 @@ int dahlsim_grain_auto(const struct dahlsim_experiment *x, long batch, const lon
 int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, long g, double *step_s,
                                double busy_s[2], char *err, size_t err_size);
 
+struct dahlsim_dag;
+struct dahlsim_emu_result;
+/* The emulation behind the rule: `steps` training steps of x's network over batch samples at grain g, the
+ * step graph exported with x's perf models and runtime costs per task, emulated on x's workers. dag (to
+ * dahlsim_dag_fini) is the graph; task_end_s (NULL: not wanted; else to free) gets every task's end; res
+ * (NULL: not wanted) the emulation's figures. Returns 0 or a negative errno with the reason in err. */
+int dahlsim_grain_emulate(const struct dahlsim_experiment *x, long batch, long g, int steps, struct dahlsim_dag *dag,
+                          double **task_end_s, struct dahlsim_emu_result *res, char *err, size_t err_size);
+
 /* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist, "" for a name that is not a
  * dataset), into buf: the key of a calibration's coverage. */
 void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);

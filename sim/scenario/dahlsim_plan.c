@@ -91,14 +91,7 @@ static void group_experiment(const struct dahlsim_experiment *x, const struct da
                              struct dahlsim_experiment *out)
 {
     *out = *x;
-    snprintf(out->machine, sizeof(out->machine), "%s", g->machine);
-    snprintf(out->machine_dir, sizeof(out->machine_dir), "%s", g->machine_dir);
-    out->cpus = g->cpus;
-    out->gpus = g->gpus;
-    out->submit_us_per_task = g->submit_us_per_task;
-    out->input_copy_bytes_per_s = g->input_copy_bytes_per_s;
-    out->sched_push_us = g->sched_push_us;
-    out->worker_us = g->worker_us;
+    dahlsim_experiment_take_group(out, g);
     out->ngroups = 1;
     out->groups[0] = *g;
 }
@@ -216,54 +209,30 @@ static int table_sim(const struct dahlsim_experiment *xg, const char *dir, struc
 }
 
 /* The fraction of a step's compute done when the dense layers' gradients are complete (dahlsim_plan.h): the
- * scheduler lab's emulation of one step of share samples on the node's workers (as dahlsim_grain_step_predict
- * schedules it), the last dense_backward_weights task's end over the last task's before the SGD updates. */
+ * scheduler lab's emulation of one step of share samples on the node's workers (dahlsim_grain_emulate), the
+ * last dense_backward_weights task's end over the last task's before the SGD updates. */
 static int dense_ready(const struct dahlsim_experiment *xg, long share, double *frac, char *err, size_t err_size)
 {
-    int h = 28, w = 28, c = 1;
-    if (strncmp(xg->dataset, "synthetic:", 10) == 0)
-        sscanf(xg->dataset, "synthetic:%dx%dx%d", &h, &w, &c);
-    enum dahl_perfmodel_kind kind = DAHL_PERFMODEL_HISTORY;
-    dahl_perfmodel_kind_parse(xg->perfmodel, &kind);
-    int workers = (int)(xg->cpus + xg->gpus);
-    struct dahlsim_dag_export_conf conf = {.machine_dir = xg->machine_dir, .machine = xg->machine, .c = c, .h = h,
-                                           .w = w, .model = xg->model, .batch = (int)share, .steps = 1,
-                                           .redux_copies = workers < share ? workers : (int)share,
-                                           .manual = strcmp(xg->reduction, "manual") == 0,
-                                           .momentum = xg->momentum != 0.0, .perfmodel = (int)kind,
-                                           .cpus = (int)xg->cpus, .gpus = (int)xg->gpus,
-                                           .grain = (int)(xg->grain < 0 || xg->grain > share ? share : xg->grain)};
-    if (conf.redux_copies < 1)
-        conf.redux_copies = 1;
     struct dahlsim_dag dag;
-    int ret = dahlsim_dag_export(&conf, &dag, err, err_size);
+    double *end;
+    long grain = xg->grain < 0 || xg->grain > share ? share : xg->grain;
+    int ret = dahlsim_grain_emulate(xg, share, grain, 1, &dag, &end, NULL, err, err_size);
     if (ret != 0)
         return ret;
-    double *end = calloc((size_t)dag.ntasks, sizeof(double));
-    bool by_models = strncmp(xg->scheduler, "dm", 2) == 0 || strncmp(xg->scheduler, "heteroprio", 10) == 0;
-    struct dahlsim_emu_conf emu = {.cpus = (int)xg->cpus, .gpus = (int)xg->gpus, .slow_factors = by_models,
-                                   .autoprio = true, .heuristic = DAHL_AUTOPRIO_PRWS, .interval = 32,
-                                   .task_end_s = end};
-    struct dahlsim_emu_result res;
-    ret = end == NULL ? -ENOMEM : dahlsim_dag_emulate(&dag, &emu, NULL, &res, err, err_size);
-    if (ret == 0) {
-        double dense = 0, last = 0;
-        for (int t = 0; t < dag.ntasks; t++) {
-            const char *name = dag.names[dag.type[t]];
-            if (strstr(name, "sgd_update") != NULL || strstr(name, "dahl_zero") != NULL)
-                continue;
-            if (end[t] > last)
-                last = end[t];
-            if (strstr(name, "dense_backward_weights") != NULL && end[t] > dense)
-                dense = end[t];
-        }
-        *frac = last > 0 ? dense / last : 1.0;
+    double dense = 0, last = 0;
+    for (int t = 0; t < dag.ntasks; t++) {
+        const char *name = dag.names[dag.type[t]];
+        if (strstr(name, "sgd_update") != NULL || strstr(name, "dahl_zero") != NULL)
+            continue;
+        if (end[t] > last)
+            last = end[t];
+        if (strstr(name, "dense_backward_weights") != NULL && end[t] > dense)
+            dense = end[t];
     }
-    if (ret == -ENOMEM)
-        snprintf(err, err_size, "out of memory");
+    *frac = last > 0 ? dense / last : 1.0;
     free(end);
     dahlsim_dag_fini(&dag);
-    return ret;
+    return 0;
 }
 
 static int table_fill(const struct dahlsim_experiment *x, const struct dahlsim_plan_conf *conf,

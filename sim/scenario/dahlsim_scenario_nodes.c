@@ -92,14 +92,8 @@ static bool group_machine(const struct dahlsim_where *w, const cJSON *group, con
     snprintf(copy->machine, sizeof(copy->machine), "%s", g->machine);
     snprintf(copy->machine_dir, sizeof(copy->machine_dir), "%s", g->machine_dir);
     bool ok = dahlsim_scenario_machine_checks(w, group, copy);
-    if (ok) {
-        g->cpus = copy->cpus;
-        g->gpus = copy->gpus;
-        g->submit_us_per_task = copy->submit_us_per_task;
-        g->input_copy_bytes_per_s = copy->input_copy_bytes_per_s;
-        g->sched_push_us = copy->sched_push_us;
-        g->worker_us = copy->worker_us;
-    }
+    if (ok)
+        dahlsim_node_group_take_experiment(g, copy);
     free(copy);
     return ok;
 }
@@ -209,10 +203,7 @@ static bool groups_from(const struct dahlsim_where *w, const cJSON *o, struct da
     }
     groups_costs(x);
     /* group 0 is the experiment's machine (what_from took its name): the same costs */
-    x->submit_us_per_task = x->groups[0].submit_us_per_task;
-    x->input_copy_bytes_per_s = x->groups[0].input_copy_bytes_per_s;
-    x->sched_push_us = x->groups[0].sched_push_us;
-    x->worker_us = x->groups[0].worker_us;
+    dahlsim_experiment_take_group(x, &x->groups[0]);
     return true;
 }
 
