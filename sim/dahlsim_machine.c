@@ -63,6 +63,11 @@ static int prepare(const struct dahlsim_synth_opts *o, struct synth_input *in)
         fprintf(stderr, "hint: the spec format is documented in platforms/specs/README.md\n");
         return -EINVAL;
     }
+    if (dahlsim_spec_at_pstate(&in->spec, (int)o->pstate) != 0) {
+        dahlsim_error("--pstate: expected a state of %s's cpu.pstates (1 to %d), got %ld", o->spec_path,
+                      in->spec.cpu.npstates, o->pstate);
+        return -EINVAL;
+    }
     for (int i = 0; i < o->ncovers; i++) {
         if (dahlsim_machine_cover_catalogue(&o->covers[i], &in->cat, err, sizeof(err)) != 0) {
             dahlsim_error("--cover %s: %s", o->covers[i].dataset, err);

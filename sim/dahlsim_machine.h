@@ -46,6 +46,7 @@ struct dahlsim_synth_opts {
     const char *machine;
     const char *out; /* where NAME/ goes */
     const char *fit; /* a measured calibration to fit the CPU side to, or NULL */
+    long pstate;     /* the spec's CPU frequency state (1-based, of cpu.pstates); 0: the nominal one */
     struct dahlsim_machine_cover covers[DAHLSIM_MACHINE_MAX_COVERS];
     int ncovers;
     bool quiet;

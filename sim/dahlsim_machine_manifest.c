@@ -179,6 +179,20 @@ static cJSON *manifest_json(const struct dahlsim_synth_opts *o, const struct dah
     CHK(cJSON_AddStringToObject(root, "spec_file", o->spec_path));
     CHK(cJSON_AddItemToObject(root, "spec", spec_json));
     spec_json = NULL;
+    if (o->pstate > 0) {
+        cJSON *ps;
+        CHK(ps = cJSON_AddObjectToObject(root, "pstate"));
+        CHK(cJSON_AddNumberToObject(ps, "index", (double)o->pstate));
+        CHK(cJSON_AddNumberToObject(ps, "ghz", spec->cpu.ghz));
+        CHK(cJSON_AddNumberToObject(ps, "core_gflops", spec->cpu.core_gflops));
+        CHK(cJSON_AddNumberToObject(ps, "idle_w", spec->cpu.idle_w));
+        CHK(cJSON_AddNumberToObject(ps, "full_w", spec->cpu.full_w));
+        CHK(cJSON_AddStringToObject(ps, "rule", "a scaling rule, not a measurement: core_gflops and 1 / "
+                                                "task_overhead_us scale with the clock, core_mem_gbps does not "
+                                                "(memory-bound tasks keep their time); the state's watts"));
+    } else {
+        CHK(cJSON_AddNullToObject(root, "pstate"));
+    }
     cJSON *roof;
     CHK(roof = cJSON_AddObjectToObject(root, "roofline"));
     CHK(cJSON_AddStringToObject(roof, "time_us", "max(flops / (peak * compute), bytes / (bandwidth * memory)) * 1e6 "

@@ -129,6 +129,17 @@ Test(machine, spec_errors_name_the_file_and_the_field)
                       "\"core_mem_gbps\": 20, \"idle_w\": 2, \"full_w\": 10}, " GPU1 "}",
                       "\"gpu.idle_w\", \"gpu.full_w\": missing (expected power figures for the GPU too");
 
+    assert_spec_error("{\"description\": \"x\", \"cpu\": {\"model\": \"m\", \"cores\": 1, \"core_gflops\": 50, "
+                      "\"core_mem_gbps\": 20, \"idle_w\": 2, \"full_w\": 10, \"pstates\": [{\"ghz\": 1}]}}",
+                      "\"cpu.pstates\": given without \"cpu.ghz\"");
+    assert_spec_error("{\"description\": \"x\", \"cpu\": {\"model\": \"m\", \"cores\": 1, \"core_gflops\": 50, "
+                      "\"core_mem_gbps\": 20, \"idle_w\": 2, \"full_w\": 10, \"ghz\": 2, \"pstates\": "
+                      "[{\"ghz\": 1, \"idle_w\": -1, \"full_w\": 4}]}}",
+                      "\"cpu.pstates[0].idle_w\": expected a number in [0, 100000], got -1");
+    assert_spec_error("{\"description\": \"x\", \"cpu\": {\"model\": \"m\", \"cores\": 1, \"core_gflops\": 50, "
+                      "\"core_mem_gbps\": 20, \"idle_w\": 2, \"full_w\": 10, \"ghz\": 2, \"pstates\": []}}",
+                      "\"cpu.pstates\": expected an array of 1 to 8 states");
+
     struct dahlsim_spec spec;
     cr_assert_eq(dahlsim_spec_load("/nonexistent/spec.json", &spec, NULL, err, sizeof(err)), -1);
     cr_assert(strstr(err, "/nonexistent/spec.json: cannot read: No such file or directory") != NULL, "%s", err);
@@ -517,6 +528,53 @@ Test(machine, energy_is_each_hosts_watts_over_the_training)
     doc = cJSON_Parse(dahl_test_read_file(path));
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(doc, "energy")));
     cJSON_Delete(doc);
+}
+
+/* A frequency state by the stated rule: at half the clock a compute-bound task takes twice as long (the
+ * one-core LeNet's makespan roughly doubles: its tasks are mostly compute-bound) at the state's watts, and
+ * the manifest says which state and rule; a state the spec lacks is refused. */
+Test(machine, a_pstate_scales_compute_and_takes_its_watts)
+{
+    char spec_path[256];
+    snprintf(spec_path, sizeof(spec_path), "%s",
+             put("spec.json", "{\"description\": \"one core, two clocks\", \"cpu\": {\"model\": \"test core\", "
+                              "\"cores\": 1, \"core_gflops\": 50, \"core_mem_gbps\": 1000, \"task_overhead_us\": 1.5, "
+                              "\"idle_w\": 2, \"full_w\": 10, \"ghz\": 2, \"pstates\": [{\"ghz\": 1, \"idle_w\": 2, "
+                              "\"full_w\": 4}]}}"));
+    synth(spec_path, "fast", "--cover", "synthetic:12x12x1");
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    char *argv[] = {DAHLSIM_BIN, "machine", "synth", spec_path, "--machine", "slow", "--out", dir, "--quiet",
+                    "--cover", "synthetic:12x12x1", "--pstate", "1", NULL};
+    dahl_test_run(&run, argv, NULL);
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/slow/manifest.json", dir);
+    cJSON *m = cJSON_Parse(dahl_test_read_file(path));
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(m, "pstate");
+    cr_assert(cJSON_IsObject(ps));
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(ps, "ghz")->valuedouble, 1);
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(ps, "core_gflops")->valuedouble, 25);
+    cJSON_Delete(m);
+    snprintf(path, sizeof(path), "%s/slow/sampling/bus/slow.platform.v4.xml", dir);
+    cr_assert(strstr(dahl_test_read_file(path), "\"wattage_per_state\" value=\"2:4\"") != NULL);
+    simulate("fast", "pfast", "0", "eager", "redux");
+    simulate("slow", "pslow", "0", "eager", "redux");
+    double t[2];
+    const char *outs[2] = {"pfast", "pslow"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s/results.json", dir, outs[i]);
+        cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
+        cr_assert_not_null(doc);
+        t[i] = cJSON_GetObjectItemCaseSensitive(doc, "makespan_s")->valuedouble;
+        cJSON_Delete(doc);
+    }
+    cr_assert(t[1] > 1.6 * t[0] && t[1] < 2.05 * t[0], "half the clock: %.6g s against %.6g s", t[1], t[0]);
+    char *bad[] = {DAHLSIM_BIN, "machine", "synth", spec_path, "--machine", "none", "--out", dir, "--quiet",
+                   "--pstate", "2", NULL};
+    dahl_test_run(&run, bad, NULL);
+    cr_assert_eq(run.status, 2);
+    cr_assert(strstr(run.err, "--pstate: expected a state of") != NULL && strstr(run.err, "(1 to 1), got 2") != NULL,
+              "%s", run.err);
 }
 
 /* --fit recovers what a "measured" calibration was made with: here one written by the same roofline with

@@ -14,7 +14,7 @@
 
 static const char usage_line[] =
     "usage: dahlsim machine synth SPEC.json --machine NAME [--out DIR] [--cover DATASET[,model=M][,grains=N]]...\n"
-    "                             [--fit DIR] [--quiet]\n";
+    "                             [--fit DIR] [--pstate K] [--quiet]\n";
 
 static void machine_synth_print_help(void)
 {
@@ -33,6 +33,9 @@ static void machine_synth_print_help(void)
            "                   synthetic:128x128x3 and synthetic:512x512x3, LeNet\n"
            "  --fit DIR        fit the CPU task overhead and efficiencies to the measured calibration DIR\n"
            "                   (calibration/OTHER) at the footprints both have, then write with them\n"
+           "  --pstate K       the spec's CPU frequency state K (cpu.pstates, from 1) instead of its nominal\n"
+           "                   clock: compute peak and task overhead scaled by the clock (memory bandwidth kept),\n"
+           "                   the state's watts; manifest.json's \"pstate\" says so\n"
            "  --quiet          no summary on stderr\n"
            "\nAn existing DIR/NAME/ is replaced only when it is itself a roofline machine; a measured calibration\n"
            "is never overwritten.\n",
@@ -47,11 +50,12 @@ static void machine_print_help(FILE *to)
                 "  synth   describe a machine from its spec (roofline perf models, platform, bus)\n");
 }
 
-enum { O_MACHINE = 256, O_OUT, O_COVER, O_FIT, O_QUIET, O_HELP };
+enum { O_MACHINE = 256, O_OUT, O_COVER, O_FIT, O_QUIET, O_HELP, O_PSTATE };
 static const struct option options[] = {
     {"machine", required_argument, NULL, O_MACHINE}, {"out", required_argument, NULL, O_OUT},
     {"cover", required_argument, NULL, O_COVER},     {"fit", required_argument, NULL, O_FIT},
     {"quiet", no_argument, NULL, O_QUIET},           {"help", no_argument, NULL, O_HELP},
+    {"pstate", required_argument, NULL, O_PSTATE},
     {NULL, 0, NULL, 0},
 };
 
@@ -77,6 +81,8 @@ static bool machine_synth_set_option(int opt, const char *arg, void *ctx)
     case O_QUIET:
         o->quiet = true;
         return true;
+    case O_PSTATE:
+        return dahlsim_parse_int("--pstate", arg, 1, DAHLSIM_SPEC_MAX_PSTATES, &o->pstate);
     }
     return false;
 }

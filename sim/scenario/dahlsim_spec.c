@@ -234,17 +234,66 @@ static int power(struct reader *r, const cJSON *obj, const char *field, double *
 
 /* ---- the sections ------------------------------------------------------------------------------------------ */
 
+/* "cpu.pstates": [{"ghz", "idle_w", "full_w"}, ...], given with "cpu.ghz" and the nominal watts. */
+static int read_pstates(struct reader *r, const cJSON *cpu, struct dahlsim_spec *s)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(cpu, "pstates");
+    if (list == NULL)
+        return 0;
+    char buf[128];
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) < 1 || cJSON_GetArraySize(list) > DAHLSIM_SPEC_MAX_PSTATES)
+        return fail(r, "\"cpu.pstates\": expected an array of 1 to %d states {\"ghz\", \"idle_w\", \"full_w\"}, got %s",
+                    DAHLSIM_SPEC_MAX_PSTATES, shown(list, buf, sizeof(buf)));
+    if (s->cpu.ghz <= 0 || s->cpu.full_w <= 0)
+        return fail(r, "\"cpu.pstates\": given without \"cpu.ghz\" and \"cpu.idle_w\"/\"cpu.full_w\" (expected the "
+                       "nominal clock and watts the other states are set against)");
+    static const char *const keys[] = {"ghz", "idle_w", "full_w", NULL};
+    const cJSON *item;
+    cJSON_ArrayForEach(item, list)
+    {
+        char field[32];
+        snprintf(field, sizeof(field), "cpu.pstates[%d]", s->cpu.npstates);
+        if (!cJSON_IsObject(item))
+            return fail(r, "\"%s\": expected an object {\"ghz\", \"idle_w\", \"full_w\"}, got %s", field,
+                        shown(item, buf, sizeof(buf)));
+        double *ghz = &s->cpu.pstates[s->cpu.npstates].ghz;
+        if (only_keys(r, item, field, keys) != 0 || number(r, item, field, "ghz", 0, true, 10, true, 0, ghz) ||
+            power(r, item, field, &s->cpu.pstates[s->cpu.npstates].idle_w, &s->cpu.pstates[s->cpu.npstates].full_w))
+            return -1;
+        if (s->cpu.pstates[s->cpu.npstates].full_w <= 0)
+            return fail(r, "\"%s.full_w\": missing (expected the state's watts)", field);
+        s->cpu.npstates++;
+    }
+    return 0;
+}
+
+int dahlsim_spec_at_pstate(struct dahlsim_spec *spec, int k)
+{
+    if (k == 0)
+        return 0;
+    if (k < 0 || k > spec->cpu.npstates)
+        return -EINVAL;
+    double f = spec->cpu.pstates[k - 1].ghz / spec->cpu.ghz;
+    spec->cpu.core_gflops *= f;
+    spec->cpu.task_overhead_us /= f;
+    spec->cpu.idle_w = spec->cpu.pstates[k - 1].idle_w;
+    spec->cpu.full_w = spec->cpu.pstates[k - 1].full_w;
+    spec->cpu.ghz = spec->cpu.pstates[k - 1].ghz;
+    return 0;
+}
+
 static int read_cpu(struct reader *r, const cJSON *cpu, struct dahlsim_spec *s)
 {
     static const char *const keys[] = {"model",  "cores",  "core_gflops", "core_mem_gbps", "task_overhead_us",
-                                       "idle_w", "full_w", NULL};
+                                       "idle_w", "full_w", "ghz", "pstates", NULL};
     if (only_keys(r, cpu, "cpu", keys) != 0 || string(r, cpu, "cpu", "model", s->cpu.model, sizeof(s->cpu.model)) ||
         integer(r, cpu, "cpu", "cores", 1, DAHLSIM_SPEC_MAX_CORES, &s->cpu.cores) ||
         number(r, cpu, "cpu", "core_gflops", 0, true, 1e5, true, 0, &s->cpu.core_gflops) ||
         number(r, cpu, "cpu", "core_mem_gbps", 0, true, 1e5, true, 0, &s->cpu.core_mem_gbps) ||
         number(r, cpu, "cpu", "task_overhead_us", 0, false, 1e6, false, DEFAULT_CPU_OVERHEAD_US,
                &s->cpu.task_overhead_us) ||
-        power(r, cpu, "cpu", &s->cpu.idle_w, &s->cpu.full_w))
+        power(r, cpu, "cpu", &s->cpu.idle_w, &s->cpu.full_w) ||
+        number(r, cpu, "cpu", "ghz", 0, true, 10, false, 0, &s->cpu.ghz) || read_pstates(r, cpu, s))
         return -1;
     return 0;
 }

@@ -15,6 +15,7 @@
 #define DAHLSIM_SPEC_MAX_GPUS 8     /* the SimGrid StarPU is built with --enable-maxcudadev=8 */
 #define DAHLSIM_SPEC_MAX_CORES 128  /* ... and --enable-maxcpus=128 */
 #define DAHLSIM_SPEC_MAX_SYMBOLS 32
+#define DAHLSIM_SPEC_MAX_PSTATES 8
 
 enum dahlsim_arch {
     DAHLSIM_ARCH_CPU,  /* one CPU core */
@@ -40,6 +41,11 @@ struct dahlsim_spec {
         double core_mem_gbps;    /* one core streaming from main memory, 1e9 bytes/s */
         double task_overhead_us; /* added to every task's roofline time */
         double idle_w, full_w;   /* one core's power idle and fully loaded (0, 0: not given) */
+        double ghz;              /* the clock core_gflops and the watts are at (0: not given) */
+        int npstates;            /* other frequency states ("pstates"), each with its watts */
+        struct {
+            double ghz, idle_w, full_w;
+        } pstates[DAHLSIM_SPEC_MAX_PSTATES];
     } cpu;
     struct {
         char model[128];
@@ -67,6 +73,12 @@ struct dahlsim_spec {
  * it with cJSON_Delete; typed void * so this header stays cJSON-free). On failure returns -1 with one line in
  * err naming the file, the field and what was expected, e.g.
  *   platforms/specs/x.json: "cpu.core_gflops": expected a positive number, got -3 */
+/* The spec at CPU frequency state k (1-based, of spec->cpu.pstates; 0: as it is), in place. The rule, a
+ * roofline's: a core's compute peak and its per-task overhead scale with the clock, its memory bandwidth
+ * does not (memory-bound tasks keep their time); the watts are the state's. Returns 0, or -EINVAL when k
+ * names no state. */
+int dahlsim_spec_at_pstate(struct dahlsim_spec *spec, int k);
+
 int dahlsim_spec_load(const char *path, struct dahlsim_spec *spec, void **json, char *err, size_t err_size);
 
 /* The default efficiency of symbol on arch (the table in dahlsim_spec.c says why each value); false for a
