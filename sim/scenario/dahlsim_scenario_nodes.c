@@ -78,7 +78,10 @@ static bool group_machine(const struct dahlsim_where *w, const cJSON *group, con
                             "a machine name (letters, digits, '.', '_', '-')");
         return false;
     }
-    if (snprintf(g->machine_dir, sizeof(g->machine_dir), "%s/%s", dahlsim_calibration_root(), g->machine) >=
+    /* through a local copy: the name and the directory are in one struct, which -Wrestrict flags */
+    char name[sizeof(g->machine)];
+    memcpy(name, g->machine, sizeof(name));
+    if (snprintf(g->machine_dir, sizeof(g->machine_dir), "%s/%s", dahlsim_calibration_root(), name) >=
         (int)sizeof(g->machine_dir)) {
         dahlsim_error("%s: DAHLSIM_HOME is too long", w->path);
         return false;
