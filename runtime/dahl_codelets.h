@@ -30,4 +30,10 @@ int dahl_codelets_set_perfmodel(enum dahl_perfmodel_kind kind);
 /* The kind the perf models are built as now. */
 enum dahl_perfmodel_kind dahl_codelets_perfmodel(void);
 
+/* Every dahl codelet carries an energy model, which StarPU's dm* policies weigh with STARPU_SCHED_GAMMA
+ * (microseconds a joule is worth): a task's joules on a worker are its expected time there times the extra
+ * watts of a loaded CPU core (cpu_w) or GPU (cuda_w) over an idle one. Both 0 (the default): every task
+ * costs 0 J, and the policies place tasks as without a model. */
+void dahl_codelets_set_energy_watts(double cpu_w, double cuda_w);
+
 #endif /* DAHL_CODELETS_H */

@@ -1,6 +1,7 @@
 /* StarPU start/stop for dahl, identical in both flavours: the configuration a run asks for (worker counts,
  * policy) is applied through struct starpu_conf, so the environment cannot silently override it. */
 #include "dahl_engine.h"
+#include "dahl_codelets.h"
 #include "dahl_profile_starpu.h"
 
 #include "dahl_sched_starpu.h"
@@ -49,6 +50,21 @@ static sg_host_t submit_host(const char *name)
 {
     char full[64];
     snprintf(full, sizeof(full), "%s%s", submit.host_prefix, name);
+    return sg_host_by_name(full);
+}
+
+/* The same once StarPU runs, whatever submit.host_prefix says. */
+static sg_host_t node_host(const char *name)
+{
+    char full[64];
+    int rank = 0;
+#if DAHL_MPI
+    starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(full, sizeof(full), "StarPU-MPI%d-%s", rank, name);
+#else
+    (void)rank;
+    snprintf(full, sizeof(full), "%s", name);
+#endif
     return sg_host_by_name(full);
 }
 #endif
@@ -114,6 +130,13 @@ int dahl_engine_start(const struct dahl_engine_conf *base)
         }
     }
     sconf.nopencl = 0;
+#if DAHL_SIMULATED
+    if (conf->sched_gamma > 0) {
+        char gamma[64];
+        snprintf(gamma, sizeof(gamma), "%.17g", conf->sched_gamma);
+        setenv("STARPU_SCHED_GAMMA", gamma, 1);
+    }
+#endif
     dahl_schedcost_wrap(&sconf, DAHL_SIMULATED ? conf->sched_push_us : 0,
                         DAHL_SIMULATED ? conf->worker_us_per_task : 0);
 #if DAHL_SIMULATED
@@ -187,6 +210,21 @@ int dahl_engine_start(const struct dahl_engine_conf *base)
             snprintf(name, sizeof(name), "CPU%d", i);
             submit.cores[i] = submit_host(name);
         }
+    }
+#endif
+#if DAHL_SIMULATED
+    if (conf->sched_gamma > 0) {
+        /* the extra watts of a loaded CPU core and GPU over idle ones: what one more task costs */
+        double w[2] = {0, 0};
+        const char *names[2] = {"CPU0", "CUDA0"};
+        for (int i = 0; i < 2; i++) {
+            sg_host_t h = node_host(names[i]);
+            const char *watts = h != NULL ? sg_host_get_property_value(h, "wattage_per_state") : NULL;
+            double idle, full;
+            if (watts != NULL && sscanf(watts, "%lf:%lf", &idle, &full) == 2)
+                w[i] = full - idle;
+        }
+        dahl_codelets_set_energy_watts(w[0], w[1]);
     }
 #endif
     engine_started = true;

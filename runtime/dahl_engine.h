@@ -42,6 +42,10 @@ struct dahl_engine_conf {
      * that turn its own off once per process): only the figures differ. NULL: the conf's own everywhere. */
     const struct dahl_engine_rank_conf *ranks;
     int nranks;
+    /* Simulation only: > 0 turns the codelets' energy models on (dahl_codelets_set_energy_watts, with the
+     * watts of this node's platform hosts CPU0 and CUDA0) and sets STARPU_SCHED_GAMMA, what a joule is worth
+     * in microseconds to the dm* policies. 0: off (StarPU's default gamma, every task 0 J). */
+    double sched_gamma;
 };
 
 /* Where a simulation charges the submitting thread's CPU time (dahl_engine_charge_submission). */

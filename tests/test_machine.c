@@ -683,3 +683,58 @@ Test(machine, auto_grain_picks_among_the_covered_grains)
                               "synthetic:12x12x1,grains=4") != NULL,
               "%s", run.err);
 }
+
+/* "sched_gamma": dmda weighs each task's joules (the codelets' energy models, from the machine's watts). On a
+ * core and a GPU whose every task is a 50 us launch drawing 300 W, against the core's roofline microseconds
+ * at 10 W, a large gamma puts the tasks on the core, and the run uses less energy; without power figures,
+ * or with a policy that weighs no energy, the key is refused. */
+Test(machine, sched_gamma_weighs_the_codelets_joules)
+{
+    char cal[128], spec_path[256], home[96];
+    snprintf(home, sizeof(home), "DAHLSIM_HOME=%s", dir);
+    snprintf(cal, sizeof(cal), "%s/calibration", dir);
+    cr_assert_eq(mkdir(cal, 0755), 0);
+    snprintf(spec_path, sizeof(spec_path), "%s",
+             put("spec.json", "{\"description\": \"a core and a costly GPU\", \"cpu\": {\"model\": \"test core\", "
+                              "\"cores\": 1, \"core_gflops\": 50, \"core_mem_gbps\": 20, \"task_overhead_us\": 1.5, "
+                              "\"idle_w\": 2, \"full_w\": 10}, \"gpu\": {\"model\": \"test GPU\", \"count\": 1, "
+                              "\"fp32_tflops\": 10, \"mem_gib\": 16, \"mem_gbps\": 800, \"task_overhead_us\": 50, "
+                              "\"idle_w\": 20, \"full_w\": 300}, \"links\": {\"host_gpu_gbps\": 12, "
+                              "\"host_gpu_latency_us\": 10}}"));
+    char *argv[] = {DAHLSIM_BIN, "machine", "synth", spec_path, "--machine", "costly", "--out", cal, "--quiet",
+                    "--cover", "synthetic:12x12x1", NULL};
+    dahl_test_run(&run, argv, NULL);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *env[] = {home, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    double cuda[2], joules[2];
+    const char *gammas[2] = {"0", "1e9"};
+    for (int i = 0; i < 2; i++) {
+        char text[256], out[128], path[160];
+        snprintf(text, sizeof(text), "{\"machine\": \"costly\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 32, "
+                                     "\"batch\": 8, \"scheduler\": \"dmda\", \"sched_gamma\": %s}", gammas[i]);
+        const char *scenario = put("gamma.json", text);
+        snprintf(out, sizeof(out), "%s/gamma-%d", dir, i);
+        char *run_argv[] = {DAHLSIM_BIN, "run", (char *)scenario, "--out", out, "--quiet", NULL};
+        dahl_test_run(&run, run_argv, env);
+        cr_assert_eq(run.status, 0, "gamma %s: %s", gammas[i], run.err);
+        snprintf(path, sizeof(path), "%s/results.json", out);
+        cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
+        cr_assert_not_null(doc);
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "sched_gamma");
+        cr_assert(i == 0 ? cJSON_IsNull(g) : g->valuedouble == 1e9);
+        cuda[i] = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+                                                       cJSON_GetObjectItemCaseSensitive(doc, "tasks"), "per_arch"),
+                                                   "cuda")->valuedouble;
+        joules[i] = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "energy"), "total_j")
+                        ->valuedouble;
+        cJSON_Delete(doc);
+    }
+    cr_assert_lt(cuda[1], cuda[0] / 2, "a joule worth 1e9 us keeps the GPU's tasks down: %g against %g", cuda[1],
+                 cuda[0]);
+    cr_assert_lt(joules[1], joules[0], "and the run uses less energy: %g J against %g J", joules[1], joules[0]);
+    const char *lws = put("lws.json", "{\"machine\": \"costly\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 32, "
+                                      "\"batch\": 8, \"scheduler\": \"lws\", \"sched_gamma\": 1000}");
+    char *check[] = {DAHLSIM_BIN, "check", (char *)lws, NULL};
+    dahl_test_run(&run, check, env);
+    dahl_test_assert_input_error(&run, "gamma with lws", "\"sched_gamma\": expected 0 with scheduler lws", "got 1000");
+}

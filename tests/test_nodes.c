@@ -192,6 +192,8 @@ Test(nodes, node_groups_are_checked)
         {"{" GROUPS_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"cores\": 2}]}",
          "node_groups[0]: \"cores\": expected only the keys machine, count and share"},
         {"{" GROUPS_BASE ", \"node_groups\": []}", "\"node_groups\": expected an array of 1 to 8 node groups"},
+        {"{" GROUPS_BASE ", \"scheduler\": \"dmda\", \"sched_gamma\": 10, \"node_groups\": [" GROUP("tiny-2cpu", 2, 4) "]}",
+         "\"sched_gamma\": expected 0 on machine tiny-2cpu, whose platform has no power figures"},
         {"{" GROUPS_BASE ", \"nodes\": 2, \"node_groups\": [" GROUP("tiny-2cpu", 2, 4) "]}",
          "\"nodes\": expected no such key with \"node_groups\""},
         {"{" GROUPS_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"count\": 3}]}",

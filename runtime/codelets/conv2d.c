@@ -226,6 +226,7 @@ static struct starpu_codelet conv2d_forward_cl = {
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &dahl_conv2d_forward_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_conv2d_forward",
 };
@@ -237,6 +238,7 @@ static struct starpu_codelet conv2d_backward_input_cl = {
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_input_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_conv2d_backward_input",
 };
@@ -248,6 +250,7 @@ static struct starpu_codelet conv2d_backward_weights_redux_cl = {
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_REDUX, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_weights_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_conv2d_backward_weights",
 };
@@ -259,6 +262,7 @@ static struct starpu_codelet conv2d_backward_weights_rw_cl = {
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW, STARPU_SCRATCH},
     .model = &dahl_conv2d_backward_weights_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_conv2d_backward_weights",
 };

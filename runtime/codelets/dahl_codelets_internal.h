@@ -24,6 +24,10 @@ extern struct starpu_perfmodel dahl_sgd_update_model;
 extern struct starpu_perfmodel dahl_accumulate_model;
 extern struct starpu_perfmodel dahl_zero_model;
 
+/* Every dahl codelet's energy model (registry.c): the task's expected time on the arch times that arch's
+ * loaded-minus-idle watts, 0 until dahl_codelets_set_energy_watts gives watts. */
+extern struct starpu_perfmodel dahl_energy_model;
+
 /* The models above, in the order of dahl_codelet_symbols() (*n entries), for tests/test_model.c. */
 struct starpu_perfmodel *const *dahl_codelets_models(size_t *n);
 

@@ -185,6 +185,7 @@ static struct starpu_codelet dense_forward_cl = {
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_dense_forward_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_forward",
 };
@@ -196,6 +197,7 @@ static struct starpu_codelet dense_backward_input_cl = {
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_dense_backward_input_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_backward_input",
 };
@@ -207,6 +209,7 @@ static struct starpu_codelet dense_backward_weights_redux_cl = {
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_REDUX, STARPU_REDUX},
     .model = &dahl_dense_backward_weights_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_backward_weights",
 };
@@ -218,6 +221,7 @@ static struct starpu_codelet dense_backward_weights_rw_cl = {
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW},
     .model = &dahl_dense_backward_weights_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_backward_weights",
 };
@@ -229,6 +233,7 @@ static struct starpu_codelet dense_backward_weights_tree_cl = {
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_RW, STARPU_RW, STARPU_SCRATCH},
     .model = &dahl_dense_backward_weights_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_dense_backward_weights",
 };

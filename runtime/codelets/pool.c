@@ -107,6 +107,7 @@ static struct starpu_codelet maxpool_forward_cl = {
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &dahl_maxpool_forward_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_maxpool_forward",
 };
@@ -118,6 +119,7 @@ static struct starpu_codelet maxpool_backward_cl = {
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_maxpool_backward_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_maxpool_backward",
 };

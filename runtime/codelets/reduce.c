@@ -96,6 +96,7 @@ static struct starpu_codelet accumulate_cl = {
     .nbuffers = 2,
     .modes = {STARPU_RW, STARPU_R},
     .model = &dahl_accumulate_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_accumulate",
 };
@@ -107,6 +108,7 @@ static struct starpu_codelet zero_cl = {
     .nbuffers = 1,
     .modes = {STARPU_W},
     .model = &dahl_zero_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_zero",
 };

@@ -5,6 +5,7 @@
 #include "dahl_codelets_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 
 #define DAHL_NMODELS 14
@@ -25,6 +26,29 @@ static struct starpu_perfmodel *const models[DAHL_NMODELS] = {
     &dahl_accumulate_model,
     &dahl_zero_model,
 };
+
+static double energy_watts[2]; /* CPU core, GPU: loaded minus idle; 0: no energy */
+
+static double energy_cost(struct starpu_task *task, struct starpu_perfmodel_arch *arch, unsigned nimpl)
+{
+    double w = arch->devices[0].type == STARPU_CUDA_WORKER ? energy_watts[1] : energy_watts[0];
+    if (w <= 0)
+        return 0.0;
+    double us = starpu_task_expected_length(task, arch, nimpl);
+    return isnan(us) || us <= 0 ? 0.0 : us * 1e-6 * w;
+}
+
+struct starpu_perfmodel dahl_energy_model = {
+    .type = STARPU_PER_ARCH,
+    .symbol = "dahl_energy",
+    .arch_cost_function = energy_cost,
+};
+
+void dahl_codelets_set_energy_watts(double cpu_w, double cuda_w)
+{
+    energy_watts[0] = cpu_w > 0 ? cpu_w : 0;
+    energy_watts[1] = cuda_w > 0 ? cuda_w : 0;
+}
 
 /* StarPU's type for each kind. */
 static const struct {

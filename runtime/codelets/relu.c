@@ -89,6 +89,7 @@ static struct starpu_codelet relu_forward_cl = {
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &dahl_relu_forward_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_relu_forward",
 };
@@ -100,6 +101,7 @@ static struct starpu_codelet relu_backward_cl = {
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},
     .model = &dahl_relu_backward_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_relu_backward",
 };

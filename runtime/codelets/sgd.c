@@ -83,6 +83,7 @@ static struct starpu_codelet sgd_cl = {
     .nbuffers = 2,
     .modes = {STARPU_RW, STARPU_R},
     .model = &dahl_sgd_update_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_sgd_update",
 };
@@ -94,6 +95,7 @@ static struct starpu_codelet sgd_momentum_cl = {
     .nbuffers = 3,
     .modes = {STARPU_RW, STARPU_R, STARPU_RW},
     .model = &dahl_sgd_update_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_sgd_update",
 };

@@ -69,6 +69,7 @@ static struct starpu_codelet softmax_xent_cl = {
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_W, STARPU_W},
     .model = &dahl_softmax_xent_model,
+    .energy_model = &dahl_energy_model,
     .callback_func = dahl_profile_task_done,
     .name = "dahl_softmax_xent",
 };

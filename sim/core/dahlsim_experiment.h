@@ -50,6 +50,7 @@ struct dahlsim_experiment {
     long pipeline_depth;    /* training steps in flight (PipeDream-like); 0 or 1: synchronous */
     char pipeline_schedule[8]; /* "fill" or "1f1b" ("": fill) */
     char scheduler[48];  /* a policy, or heteroprio:auto-HEURISTIC[/footprint] */
+    double sched_gamma;  /* > 0: the codelets' energy models on, STARPU_SCHED_GAMMA (us a joule is worth); 0: off */
     long cpus, gpus;
     long gpu_memory_mib; /* 0: no limit */
     bool prefetch;

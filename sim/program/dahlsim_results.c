@@ -8,6 +8,8 @@
  *   dataset           "fashion-mnist" | "synthetic:HxWxC"
  *   scheduler         StarPU policy name, or heteroprio:auto-HEURISTIC[/footprint] (AutoHeteroprio, as
  *                     scenarios name it)
+ *   sched_gamma       null, or the scenario's sched_gamma: the dm* policies weighed each task's joules
+ *                     (the codelets' energy models) at this many microseconds a joule
  *   heteroprio        null, or with --sched heteroprio {"priorities": "auto:HEURISTIC[/footprint]" or the
  *                     lists file, "buckets": "symbol" | "footprint", "interval" (0: manual lists), "types",
  *                     "recomputes", "lists": {"cpu": [bucket...], "cuda": [...]}}: the priority lists in
@@ -447,6 +449,8 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(cJSON_AddStringToObject(root, "model", r->model));
     CHK(cJSON_AddStringToObject(root, "dataset", r->dataset));
     CHK(cJSON_AddStringToObject(root, "scheduler", r->scheduler));
+    CHK(r->sched_gamma > 0 ? cJSON_AddNumberToObject(root, "sched_gamma", r->sched_gamma)
+                           : cJSON_AddNullToObject(root, "sched_gamma"));
     if (r->heteroprio != NULL)
         CHK(cJSON_AddItemToObject(root, "heteroprio", heteroprio_json(r->heteroprio)));
     else

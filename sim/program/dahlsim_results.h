@@ -108,6 +108,7 @@ struct dahlsim_results {
     const char *model;     /* "lenet", "deep:3", or a model file */
     const char *dataset;   /* "fashion-mnist", "synthetic:HxWxC" */
     const char *scheduler; /* a policy name, or heteroprio:auto-HEURISTIC[/footprint] */
+    double sched_gamma;    /* > 0: energy-aware dm* placement, STARPU_SCHED_GAMMA; 0: off */
     const struct dahlsim_results_heteroprio *heteroprio; /* NULL: another policy (written as null) */
     int batch;
     int grain;             /* samples per layer task; 0: each job's batch (several jobs, grain "batch") */

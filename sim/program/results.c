@@ -102,6 +102,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .model = jobs ? "workloads" : o->model,
         .dataset = jobs ? "workloads" : o->dataset,
         .scheduler = scheduler,
+        .sched_gamma = st->o->sched_gamma,
         .heteroprio = heteroprio ? &hp : NULL,
         .batch = jobs ? (int)st->jobs_batch : (int)o->batch,
         .grain = jobs ? (o->grain < 0 ? 0 : (int)o->grain) : st->grain,

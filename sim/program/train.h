@@ -59,6 +59,7 @@ struct train_opts {
     double submit_us_per_task, input_copy_bytes_per_s;
     double sched_push_us;
     double worker_us;
+    double sched_gamma; /* the point's: > 0, energy-aware dm* placement (dahl_engine_conf) */
     /* --shares, or a point's node groups: the samples of each step every node trains, rank by rank (nshares
      * of them; 0: batch / nodes each), and, from a point's node groups, each rank's machine's workers and costs (ranks). */
     long shares[DAHLSIM_NODES_MAX];

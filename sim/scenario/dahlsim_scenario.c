@@ -16,6 +16,9 @@
  *   epochs          integer >= 1         1
  *   scheduler       string               "lws"                    any StarPU 1.3.10 policy name, or
  *                                                                 heteroprio:auto-HEURISTIC (dahlsim_schedconf.h)
+ *   sched_gamma     number >= 0          0 (off)                  dm* policies: the codelets' energy models on,
+ *                                                                 STARPU_SCHED_GAMMA (us a joule is worth);
+ *                                                                 every machine needs power figures
  *   cpus            integer >= 0         all CPUs of the platform
  *   gpus            integer >= 0         all GPUs of the platform
  *   gpu_memory_mib  integer >= 1 | null  null (no limit)          STARPU_LIMIT_CUDA_MEM
@@ -88,7 +91,7 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
                                    "trace",   "trace_window", "nodes", "batch_per_node", "node_groups", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
-                                   "pipeline_depth", "pipeline_schedule",
+                                   "pipeline_depth", "pipeline_schedule", "sched_gamma",
                                    "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -522,6 +525,45 @@ static bool pipeline_from(const struct dahlsim_where *w, const cJSON *o, struct 
     return true;
 }
 
+/* Whether calibration/NAME's platform gives its hosts power figures (SimGrid's wattage_per_state). */
+static bool platform_has_watts(const char *machine_dir, const char *machine)
+{
+    char path[PATH_MAX + 192];
+    snprintf(path, sizeof(path), "%s/sampling/bus/%s.platform.v4.xml", machine_dir, machine);
+    char *xml = dahlsim_read_text(path, SIZE_MAX);
+    bool has = xml != NULL && strstr(xml, "wattage_per_state") != NULL;
+    free(xml);
+    return has;
+}
+
+/* "sched_gamma": the energy-aware placement of StarPU's dm* policies, on every node's machine's watts. */
+static bool gamma_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    if (!dahlsim_field_number(w, o, "sched_gamma", 0, 1e12, 0, &x->sched_gamma))
+        return false;
+    if (x->sched_gamma == 0)
+        return true;
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "sched_gamma");
+    if (strncmp(x->scheduler, "dm", 2) != 0) {
+        char expected[160];
+        snprintf(expected, sizeof(expected), "0 with scheduler %s (only the dm* policies weigh energy)", x->scheduler);
+        dahlsim_field_error(w, "sched_gamma", item, expected);
+        return false;
+    }
+    for (long g = 0; g < (x->ngroups > 0 ? x->ngroups : 1); g++) {
+        const char *dir = x->ngroups > 0 ? x->groups[g].machine_dir : x->machine_dir;
+        const char *name = x->ngroups > 0 ? x->groups[g].machine : x->machine;
+        if (!platform_has_watts(dir, name)) {
+            char expected[200];
+            snprintf(expected, sizeof(expected), "0 on machine %s, whose platform has no power figures", name);
+            dahlsim_field_error(w, "sched_gamma", item, expected);
+            fprintf(stderr, "hint: give its spec cpu.idle_w/full_w (and gpu's) and synthesize it again\n");
+            return false;
+        }
+    }
+    return true;
+}
+
 /* How it trains: the scheduler, perf models, reduction, costs, prefetch, memory and the learning. */
 static bool how_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
@@ -684,7 +726,7 @@ static bool experiment_from(const struct dahlsim_where *w, const char *scenario_
     /* Read again: node groups read their own machines' manifests since (the cache keeps the last one). */
     char manifest_path[PATH_MAX + 32];
     snprintf(manifest_path, sizeof(manifest_path), "%s/manifest.json", x->machine_dir);
-    return grain_from(w, o, x, manifest_read(manifest_path)) && pipeline_from(w, o, x);
+    return grain_from(w, o, x, manifest_read(manifest_path)) && pipeline_from(w, o, x) && gamma_from(w, o, x);
 }
 
 /* ---- the file ------------------------------------------------------------------------------------------ */
