@@ -24,6 +24,7 @@ int dahl_mpi_barrier(void);
  * elsewhere); the others send theirs. Blocking; every rank must call it with the same n. Returns 0 or a
  * negative error. */
 int dahl_mpi_gather(const double *mine, size_t n, double *all);
+
 /* The same for bytes, and parts of different sizes: rank 0 receives rank r's sizes[r] bytes into all, in
  * rank order (all: the sum of sizes; sizes: one per rank, read on rank 0 only, sizes[0] == nbytes there);
  * the others send their nbytes. Blocking; every rank calls it. Returns 0 or a negative error. */

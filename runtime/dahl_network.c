@@ -57,6 +57,9 @@ struct dahl_network {
     struct metric_slot *slots;   /* one per group */
     int grain, groups;           /* samples per layer task, and tasks per layer and step */
     int depth;                   /* pipeline depth: steps whose passes may run at once (1: none) */
+    int first, end;              /* the layers this node runs: [first, end) (a pipeline stage; all: 0, L) */
+    int64_t passes;              /* forward passes submitted (training and evaluation): the messages' tags */
+    struct dahl_pipe_stats pipe; /* the pipeline's messages this node posted */
     pthread_mutex_t lock;        /* guards the totals below, updated from StarPU callbacks */
     int64_t loss_fixed;          /* summed loss in units of 2^-32: integer sums do not depend on the order
                                     in which the callbacks run, so the totals are reproducible */
@@ -265,6 +268,15 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
                  DAHL_PIPELINE_MAX_DEPTH);
         return NULL;
     }
+    if (conf->stage_end > 0 && (conf->stage_first < 0 || conf->stage_first >= conf->stage_end ||
+                                conf->stage_end > d->nlayers || conf->allreduce != NULL ||
+                                (conf->stage_first > 0) != (conf->stage_prev >= 0) ||
+                                (conf->stage_end < d->nlayers) != (conf->stage_next >= 0))) {
+        snprintf(err, err_size, "pipeline stage: layers [%d, %d) of %d, previous rank %d, next rank %d: expected a "
+                 "range of the layers with a neighbour on each side that has layers there, and no allreduce",
+                 conf->stage_first, conf->stage_end, d->nlayers, conf->stage_prev, conf->stage_next);
+        return NULL;
+    }
     if (conf->pipeline_depth > 1 && conf->allreduce != NULL) {
         snprintf(err, err_size, "pipeline_depth %d: pipelining across nodes is not supported (expected 1)",
                  conf->pipeline_depth);
@@ -280,6 +292,8 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
     net->grain = conf->grain > 1 ? conf->grain : 1;
     net->groups = (conf->batch + net->grain - 1) / net->grain;
     net->depth = conf->pipeline_depth > 1 ? conf->pipeline_depth : 1;
+    net->first = conf->stage_end > 0 ? conf->stage_first : 0;
+    net->end = conf->stage_end > 0 ? conf->stage_end : d->nlayers;
     pthread_mutex_init(&net->lock, NULL);
     net->symbols = dahl_codelet_symbols(&net->nsymbols);
     net->task_counts = calloc(net->nsymbols, sizeof(long));
@@ -408,7 +422,7 @@ static int group_size(const struct dahl_network *net, int g)
  * next step's reads after them, in simulated time as on the real machine. */
 static int load_input(struct dahl_network *net, int g, int n, const float *images)
 {
-    if (!DAHL_SIMULATED && images == NULL)
+    if ((!DAHL_SIMULATED && images == NULL) || net->first > 0) /* a later stage's input comes by message */
         return 0;
     size_t per = dahl_tensor_sample_count(net->act[0]);
     starpu_data_handle_t h = group(net->act[0], g);
@@ -450,10 +464,41 @@ static starpu_data_handle_t bias(const struct layer *l, int slot)
  * shapes, for perf models of unmeasured machines: a task added or changed here goes there too (test_catalogue
  * checks both against what StarPU records). Every task of group g covers its n samples (the group's size,
  * as the tensors are split). */
+/* A pipeline message's tag: the forward pass's number, the group, the direction (0: activations forward, 1:
+ * their gradient back). */
+static int64_t pipe_tag(const struct dahl_network *net, int64_t pass, int g, int backward)
+{
+    return (pass * net->groups + g) * 2 + backward;
+}
+
+/* One pipeline message of h, counted (submission only: no callback runs for it). */
+static int pipe_send(struct dahl_network *net, starpu_data_handle_t h, int peer, int64_t tag)
+{
+    net->pipe.messages_sent++;
+    net->pipe.bytes_sent += (double)starpu_data_get_size(h);
+    return dahl_mpi_isend(h, peer, tag);
+}
+
+static int pipe_recv(struct dahl_network *net, starpu_data_handle_t h, int peer, int64_t tag)
+{
+    net->pipe.messages_received++;
+    net->pipe.bytes_received += (double)starpu_data_get_size(h);
+    return dahl_mpi_irecv(h, peer, tag);
+}
+
+void dahl_network_pipe_stats(const struct dahl_network *net, struct dahl_pipe_stats *out)
+{
+    *out = net->pipe;
+}
+
 static int forward_group(struct dahl_network *net, int g, const uint8_t *labels, int slot)
 {
     int n = group_size(net, g);
-    for (int i = 0; i < net->desc.nlayers; i++) {
+    int64_t pass = net->passes;
+    if (net->first > 0) /* a later stage: this group's activations come from the stage before */
+        DAHL_CHECK_STARPU(pipe_recv(net, group(net->act[net->first], g), net->conf.stage_prev,
+                                    pipe_tag(net, pass, g, 0)));
+    for (int i = net->first; i < net->end; i++) {
         struct layer *l = &net->layers[i];
         starpu_data_handle_t x = group(net->act[i], g), y = group(net->act[i + 1], g);
         switch (l->s.desc.kind) {
@@ -476,6 +521,8 @@ static int forward_group(struct dahl_network *net, int g, const uint8_t *labels,
         }
     }
     int L = net->desc.nlayers;
+    if (net->end < L) /* an earlier stage: on to the next one */
+        return pipe_send(net, group(net->act[net->end], g), net->conf.stage_next, pipe_tag(net, pass, g, 0));
     SUBMIT(net, "dahl_softmax_xent",
            dahl_insert_softmax_xent_n(net->desc.nclasses, n, labels, group(net->act[L], g), group(net->grad[L], g),
                                       group(net->metrics, g)));
@@ -492,7 +539,11 @@ static int backward_group(struct dahl_network *net, int g, int slot)
 {
     int n = group_size(net, g);
     enum starpu_data_access_mode mode = net->conf.reduction == DAHL_REDUCTION_MANUAL ? STARPU_RW : STARPU_REDUX;
-    for (int i = net->desc.nlayers - 1; i >= 0; i--) {
+    int64_t pass = net->passes;
+    if (net->end < net->desc.nlayers) /* an earlier stage: the gradient of its output comes back */
+        DAHL_CHECK_STARPU(pipe_recv(net, group(net->grad[net->end], g), net->conf.stage_next,
+                                    pipe_tag(net, pass, g, 1)));
+    for (int i = net->end - 1; i >= net->first; i--) {
         struct layer *l = &net->layers[i];
         starpu_data_handle_t x = group(net->act[i], g), y = group(net->act[i + 1], g);
         starpu_data_handle_t dy = group(net->grad[i + 1], g);
@@ -527,6 +578,8 @@ static int backward_group(struct dahl_network *net, int g, int slot)
         }
         }
     }
+    if (net->first > 0) /* a later stage: the gradient of its input goes back to the stage before */
+        return pipe_send(net, group(net->grad[net->first], g), net->conf.stage_prev, pipe_tag(net, pass, g, 1));
     return 0;
 }
 
@@ -683,7 +736,7 @@ static void step_param_updated(void *arg)
 static int param_handles(struct dahl_network *net, starpu_data_handle_t *out)
 {
     int n = 0;
-    for (int i = 0; i < net->desc.nlayers; i++) {
+    for (int i = net->first; i < net->end; i++) {
         if (net->layers[i].s.nw == 0 || net->layers[i].w == NULL || net->layers[i].b == NULL)
             continue; /* no parameters, or a network whose creation failed half way */
         out[n++] = dahl_tensor_handle(net->layers[i].w);
@@ -840,13 +893,14 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
         DAHL_CHECK_STARPU(load_input(net, g, n, images));
         dahl_codelets_set_priority(0);
         DAHL_CHECK_STARPU(forward_group(net, g, labels + (size_t)g * (size_t)net->grain, slot));
-        if (track_metrics)
+        if (track_metrics && net->end == net->desc.nlayers) /* the metrics are the last stage's */
             DAHL_CHECK_STARPU(track(net, g, n));
         dahl_codelets_set_priority(one_f_one_b ? 1 : 0);
         DAHL_CHECK_STARPU(backward_group(net, g, slot));
     }
+    net->passes++;
     DAHL_CHECK_STARPU(dahl_allreduce_step_begin(net->conf.allreduce));
-    for (int i = 0; i < net->desc.nlayers; i++) {
+    for (int i = net->first; i < net->end; i++) {
         struct layer *l = &net->layers[i];
         if (l->s.nw == 0)
             continue;
@@ -882,9 +936,10 @@ int dahl_network_eval_step(struct dahl_network *net, const float *images, const 
         ret = load_input(net, g, valid, images);
         if (ret == 0)
             ret = forward_group(net, g, padded, -1);
-        if (ret == 0)
+        if (ret == 0 && net->end == net->desc.nlayers)
             ret = track(net, g, valid);
     }
+    net->passes++;
     free(padded);
     return ret;
 }

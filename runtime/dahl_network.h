@@ -49,9 +49,22 @@ struct dahl_train_conf {
      * consecutive samples of the batch (the last group smaller when grain does not divide the batch); 0 or
      * 1: one task per sample. At most batch. */
     int grain;
+    /* A pipeline partition over nodes (issue 22): this node runs layers [stage_first, stage_end) of every
+     * sample (0 and 0: all of them). A stage after the first receives each group's activations from rank
+     * stage_prev and sends it back their gradient; a stage before the last sends its activations to rank
+     * stage_next and receives theirs, as StarPU-MPI messages (dahl_mpi_isend/irecv). Only the last stage
+     * computes the loss and metrics; each updates its own layers, and there is no allreduce. */
+    int stage_first, stage_end, stage_prev, stage_next;
 };
 
 struct dahl_network;
+
+/* The pipeline messages a stage posted (dahl_train_conf.stage_*), training and evaluation together. */
+struct dahl_pipe_stats {
+    double bytes_sent, bytes_received;
+    long messages_sent, messages_received;
+};
+void dahl_network_pipe_stats(const struct dahl_network *net, struct dahl_pipe_stats *out);
 
 /* Creates the network's tensors and initialises the weights (He-normal from seed; in the SimGrid build
  * there are no values). StarPU must be running. Returns NULL on a bad description or configuration

@@ -194,6 +194,20 @@ Test(nodes, node_groups_are_checked)
         {"{" GROUPS_BASE ", \"node_groups\": []}", "\"node_groups\": expected an array of 1 to 8 node groups"},
         {"{" GROUPS_BASE ", \"scheduler\": \"dmda\", \"sched_gamma\": 10, \"node_groups\": [" GROUP("tiny-2cpu", 2, 4) "]}",
          "\"sched_gamma\": expected 0 on machine tiny-2cpu, whose platform has no power figures"},
+        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 2, \"partition\": {\"kind\": \"pipeline\", \"cuts\": [99]}}",
+         "\"partition.cuts\": expected 1 increasing layers in [1, 9), each stage with a convolution or dense layer: "
+         "stage cuts that cover the model's 9 layers over the 2 nodes, got [99]"},
+        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 3, \"partition\": {\"kind\": \"pipeline\", \"cuts\": [6]}}",
+         "\"partition.cuts\": expected 2 increasing layers"},
+        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 3, \"partition\": {\"kind\": \"pipeline\", \"cuts\": [1, 2]}}",
+         "\"partition.cuts\": expected 2 increasing layers in [1, 9), each stage with a convolution or dense layer"},
+        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 2, \"partition\": \"hybrid\"}",
+         "\"partition\": expected \"data\", {\"kind\": \"data\"} or {\"kind\": \"pipeline\""},
+        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"partition\": \"data\"}",
+         "\"partition\": expected no partition without \"nodes\" or \"node_groups\""},
+        {"{" GROUPS_BASE ", \"partition\": {\"kind\": \"pipeline\", \"cuts\": [6]}, \"node_groups\": ["
+         GROUP("tiny-2cpu", 1, 4) ", " GROUP("tiny-4cpu", 1, 4) "]}",
+         "\"node_groups\": expected no \"share\" with a pipeline partition"},
         {"{" GROUPS_BASE ", \"nodes\": 2, \"node_groups\": [" GROUP("tiny-2cpu", 2, 4) "]}",
          "\"nodes\": expected no such key with \"node_groups\""},
         {"{" GROUPS_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"count\": 3}]}",
@@ -546,6 +560,37 @@ Test(nodes, node_groups_run_each_rank_on_its_machine_and_share, .timeout = 600)
     cJSON_Delete(one);
     cJSON_Delete(equal);
     cJSON_Delete(skew);
+}
+
+/* A pipeline partition over two nodes of the tiny machine (the convolutions on rank 0, the dense layers on rank
+ * 1): the same tasks as one node, updates included (each stage updates its own layers), every group's
+ * activations sent forward and their gradients back, once per step; every node trains every sample. */
+Test(nodes, pipeline_stages_split_the_layers, .timeout = 600)
+{
+    cJSON *one = simulate("{" TINY ", \"scheduler\": \"lws\", \"nodes\": 1}", "/tmp/dahl-test-nodes-p1");
+    cJSON *pipe = simulate("{" TINY ", \"scheduler\": \"lws\", \"nodes\": 2, \"partition\": {\"kind\": \"pipeline\", "
+                           "\"cuts\": [6]}}", "/tmp/dahl-test-nodes-p2");
+    char *t_one = cJSON_PrintUnformatted(item(item(one, "tasks"), "per_codelet"));
+    char *t_pipe = cJSON_PrintUnformatted(item(item(pipe, "tasks"), "per_codelet"));
+    cr_assert_str_eq(t_pipe, t_one, "the same tasks as one node");
+    free(t_one);
+    free(t_pipe);
+    const cJSON *part = item(pipe, "partition");
+    cr_assert_str_eq(item(part, "kind")->valuestring, "pipeline");
+    cr_assert_eq(cJSON_GetArrayItem(item(part, "cuts"), 0)->valuedouble, 6);
+    const cJSON *nd = item(pipe, "nodes_detail");
+    for (int k = 0; k < 2; k++) {
+        const cJSON *n = cJSON_GetArrayItem(nd, k);
+        cr_assert_eq(num(n, "share"), 8, "every stage trains every sample");
+        /* one message per sample (grain 1) each way a step: rank 0 sends activations, rank 1 gradients */
+        cr_assert_eq(num(n, "messages_sent"), 64, "rank %d", k);
+        cr_assert_eq(num(n, "messages_received"), 64, "rank %d", k);
+        cr_assert_gt(num(n, "tasks"), 0);
+    }
+    /* what crosses the cut: the 16 channels of 1x1 left after the second convolution and pool, per sample */
+    cr_assert_eq(num(cJSON_GetArrayItem(nd, 0), "bytes_sent"), 64 * 16 * 4.0);
+    cJSON_Delete(one);
+    cJSON_Delete(pipe);
 }
 
 /* dahlsim plan on the tiny pair: candidates whose shares cover the batch, the best predicted no slower than

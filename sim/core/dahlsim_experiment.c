@@ -84,6 +84,8 @@ static const struct field fields[] = {
     FIELD(network_latency_s, FIELD_DOUBLE),
     FIELD(topology, FIELD_STRING),
     OBJECTS(groups, ngroups, group_fields, struct dahlsim_node_group),
+    FIELD(partition, FIELD_STRING),
+    FIELD(stage_cuts, FIELD_STRING),
     FIELD(runtime_costs, FIELD_STRING),
     FIELD(submit_us_per_task, FIELD_DOUBLE),
     FIELD(input_copy_bytes_per_s, FIELD_DOUBLE),

@@ -71,6 +71,11 @@ struct dahlsim_experiment {
      * batch / nodes samples each. */
     long ngroups;
     struct dahlsim_node_group groups[DAHLSIM_MAX_NODE_GROUPS];
+    /* "partition": "" or "data" (each node its share of every step), or "pipeline" (every node a stage of
+     * consecutive layers, all of every step's samples): stage_cuts, the layer each stage after the first
+     * starts at, comma-separated ("6", "3,6") */
+    char partition[16];
+    char stage_cuts[160];
     /* "measured": the costs below come from the machine's manifest; "starpu": they stay off (0, 0, 0, -1)
      * and StarPU-SimGrid charges its own fixed costs. */
     char runtime_costs[16];

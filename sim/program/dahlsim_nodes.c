@@ -50,6 +50,22 @@ int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, 
     return 0;
 }
 
+int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstages, char *err, size_t err_size)
+{
+    memset(n, 0, sizeof(*n));
+    n->network = getenv("DAHLSIM_NETWORK");
+    n->rank = dahl_mpi_rank();
+    n->size = dahl_mpi_size();
+    n->mpi = dahl_mpi_built();
+    n->pipeline = true;
+    if (nstages != n->size) {
+        snprintf(err, err_size, "--stages: expected one stage per node (%d), got %ld", n->size, nstages);
+        return -EINVAL;
+    }
+    n->local_batch = (int)batch;
+    return 0;
+}
+
 void dahlsim_nodes_stop(struct dahlsim_nodes *n)
 {
     dahl_allreduce_destroy(n->allreduce);
@@ -199,6 +215,11 @@ int dahlsim_nodes_finish(struct dahlsim_nodes *n, const struct dahl_worker_stats
     if (n->allreduce != NULL) {
         dahl_allreduce_stats(n->allreduce, &stats);
         steps = dahl_allreduce_step_times(n->allreduce, &start_us, &end_us);
+    } else if (n->pipeline) { /* the stages' activation and gradient messages in place of the allreduce's */
+        stats.bytes_sent = n->pipe.bytes_sent;
+        stats.bytes_received = n->pipe.bytes_received;
+        stats.messages_sent = n->pipe.messages_sent;
+        stats.messages_received = n->pipe.messages_received;
     }
     /* Every rank submitted the same steps: the same count everywhere. */
     double *per_step = calloc(steps > 0 ? steps : 1, sizeof(double));

@@ -8,6 +8,7 @@
 
 #include "dahl_engine.h"
 #include "dahl_mpi.h"
+#include "dahl_network.h"
 #include "dahlsim_results.h"
 
 #include <stdbool.h>
@@ -18,7 +19,9 @@
 struct dahlsim_nodes {
     int rank, size;          /* MPI rank and node count (0 and 1 without MPI) */
     bool mpi;                /* a StarPU-MPI build: results.json gets the nodes block, even for one node */
-    int local_batch;         /* this node's samples of every step: batch / size, or its share */
+    int local_batch;         /* this node's samples of every step: batch / size, or its share (a pipeline: all) */
+    bool pipeline;           /* the nodes are a pipeline's stages (dahlsim_nodes_init_pipeline) */
+    struct dahl_pipe_stats pipe; /* a pipeline: this stage's messages, set before dahlsim_nodes_finish */
     long first;              /* where they start among the step's samples (the shares of the ranks before) */
     struct dahl_allreduce *allreduce; /* NULL with one node */
     struct dahlsim_results_node *detail; /* rank 0: size entries after dahlsim_nodes_finish */
@@ -34,6 +37,10 @@ struct dahlsim_nodes {
  * not one per node summing to batch. */
 int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, long nshares, char *err,
                        size_t err_size);
+/* A pipeline partition instead (every node a stage, all of each step's samples, no allreduce): the same
+ * bookkeeping, stages[r] the first layer of rank r's stage (nstages of them, one per node; err says so
+ * otherwise). Returns 0 or -EINVAL. */
+int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstages, char *err, size_t err_size);
 /* Waits for the allreduce's transfers and destroys it: before the network whose gradients it reduces, while
  * StarPU runs. */
 void dahlsim_nodes_stop(struct dahlsim_nodes *n);

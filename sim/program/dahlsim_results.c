@@ -60,6 +60,10 @@
  *                     node), tasks.per_codelet and tasks.per_arch are summed over the nodes, makespan_s and
  *                     iteration_times_s follow the slowest node; workers_detail is rank 0's (every node's
  *                     is in nodes_detail)
+ *   partition         (multi-node) {"kind": "data"}, each node its share of every step, or {"kind": "pipeline",
+ *                     "cuts": [L, ...]}, every node a stage of layers from its cut (the first from layer 0),
+ *                     all of every step's samples; its bytes and messages below are then the stages'
+ *                     activations and gradients, not an allreduce's
  *   nodes_detail      [{"rank", "machine", "share", "bytes_sent", "bytes_received", "messages_sent",
  *                     "messages_received", "comm_s", "allreduce_tasks", "tasks", "busy_s", "workers_detail"}], in
  *                     rank order: per node, its machine (null natively) and the samples of every step it
@@ -279,6 +283,14 @@ nomem:
 static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
 {
     CHK(cJSON_AddNumberToObject(root, "nodes", r->nodes));
+    cJSON *part, *cuts;
+    CHK(part = cJSON_AddObjectToObject(root, "partition"));
+    CHK(cJSON_AddStringToObject(part, "kind", r->partition != NULL ? r->partition : "data"));
+    if (r->nstages > 0) {
+        CHK(cuts = cJSON_AddArrayToObject(part, "cuts"));
+        for (long s = 0; s + 1 < r->nstages; s++)
+            CHK(cJSON_AddItemToArray(cuts, cJSON_CreateNumber((double)r->stage_cuts[s])));
+    }
     cJSON *nd;
     CHK(nd = cJSON_AddArrayToObject(root, "nodes_detail"));
     double bytes = 0, comm = 0;

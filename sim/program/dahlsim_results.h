@@ -141,6 +141,9 @@ struct dahlsim_results {
     int nodes;
     const char *allreduce;                          /* "tree" */
     const char *network;                            /* the scenario's network, or NULL (native) */
+    const char *partition;                          /* "data" or "pipeline" (several nodes) */
+    const long *stage_cuts;                         /* a pipeline: where stages 1.. start (nstages - 1) */
+    long nstages;
     const struct dahlsim_results_node *nodes_detail; /* nodes entries */
     const double *allreduce_times_s;                /* per iteration, the slowest node's */
     size_t nallreduce_times;

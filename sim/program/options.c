@@ -17,7 +17,7 @@ static const char usage_line[] =
     "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
     "                     [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
     "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
-    "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...]\n"
+    "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...] [--stages L,L,...]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
@@ -47,6 +47,9 @@ static void help(void)
            "                     before the next steps' forward passes, with StarPU priorities)\n"
            "  --shares N,N,...   under mpirun (build/dahlsim-mpi): each rank's samples of every step, rank\n"
            "                     by rank, summing to --batch (a data partition; default batch / ranks each)\n"
+           "  --stages L,L,...   under mpirun: a pipeline over the ranks, each a stage of consecutive layers\n"
+           "                     starting at these layers (rank 0 from layer 0), activations and their\n"
+           "                     gradients sent between them; --grain N groups are the micro-batches\n"
            "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
            "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
            "  --sched POLICY     StarPU scheduling policy (default lws)\n"
@@ -135,7 +138,7 @@ static bool parse_positive_double(const char *option, const char *text, double m
 enum {
     O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES,
     O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW, O_GRAIN,
-    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE, O_SHARES,
+    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE, O_SHARES, O_STAGES,
     /* options that do not describe the experiment, and so go with --point: */
     O_OUT, O_QUIET, O_HELP, O_POINT, O_GRAIN_CHOICE
 };
@@ -158,6 +161,7 @@ static const struct option options[] = {
     {"pipeline-depth", required_argument, NULL, O_PIPELINE_DEPTH},
     {"pipeline-schedule", required_argument, NULL, O_PIPELINE_SCHEDULE},
     {"shares", required_argument, NULL, O_SHARES},
+    {"stages", required_argument, NULL, O_STAGES},
     {NULL, 0, NULL, 0},
 };
 
@@ -232,28 +236,56 @@ static bool parse_perfmodel(const char *value, struct train_opts *o)
     return false;
 }
 
-/* --shares N,N,...: each node's samples of a step, rank by rank (their sum, the batch, is checked once the
- * node count is known: dahlsim_nodes_init). */
-static bool parse_shares(const char *text, struct train_opts *o)
+/* A comma-separated list of integers in [min, max] (at most DAHLSIM_NODES_MAX) into out; false when it is
+ * not one. */
+static bool parse_list(const char *text, long min, long max, long *out, long *n)
 {
-    o->nshares = 0;
+    *n = 0;
     const char *p = text;
     for (;;) {
         char item[32], *end;
         size_t len = strcspn(p, ",");
-        errno = 0;
-        long v = len < sizeof(item) ? (snprintf(item, sizeof(item), "%.*s", (int)len, p), strtol(item, &end, 10)) : 0;
-        if (len == 0 || len >= sizeof(item) || errno != 0 || *end != '\0' || item[0] == '+' || v < 1 || v > 65536 ||
-            o->nshares == DAHLSIM_NODES_MAX) {
-            dahlsim_error("--shares: expected at most %d comma-separated sample counts in [1, 65536], one per node "
-                          "(e.g. 24,8), got \"%s\"", DAHLSIM_NODES_MAX, text);
+        if (len == 0 || len >= sizeof(item) || *n == DAHLSIM_NODES_MAX)
             return false;
-        }
-        o->shares[o->nshares++] = v;
+        snprintf(item, sizeof(item), "%.*s", (int)len, p);
+        errno = 0;
+        long v = strtol(item, &end, 10);
+        if (errno != 0 || *end != '\0' || item[0] == '+' || v < min || v > max)
+            return false;
+        out[(*n)++] = v;
         if (p[len] == '\0')
             return true;
         p += len + 1;
     }
+}
+
+/* --stages C1,C2,...: the cuts between pipeline stages, layers in increasing order (checked against the
+ * model's layers once it is built: train_check). */
+static bool parse_stages(const char *text, struct train_opts *o)
+{
+    long cuts[DAHLSIM_NODES_MAX], n;
+    bool ok = parse_list(text, 1, DAHL_NETWORK_MAX_LAYERS - 1, cuts, &n);
+    for (long i = 1; ok && i < n; i++)
+        ok = cuts[i] > cuts[i - 1];
+    if (!ok) {
+        dahlsim_error("--stages: expected the layers where the pipeline's stages after the first start, increasing "
+                      "and comma-separated (e.g. 6: layers 0-5 on rank 0, 6 on on rank 1), got \"%s\"", text);
+        return false;
+    }
+    memcpy(o->stages, cuts, (size_t)n * sizeof(long));
+    o->nstages = n + 1;
+    return true;
+}
+
+/* --shares N,N,...: each node's samples of a step, rank by rank (their sum, the batch, is checked once the
+ * node count is known: dahlsim_nodes_init). */
+static bool parse_shares(const char *text, struct train_opts *o)
+{
+    if (parse_list(text, 1, 65536, o->shares, &o->nshares))
+        return true;
+    dahlsim_error("--shares: expected at most %d comma-separated sample counts in [1, 65536], one per node "
+                  "(e.g. 24,8), got \"%s\"", DAHLSIM_NODES_MAX, text);
+    return false;
 }
 
 /* One option of the experiment (opt, its value in arg) into o; false after printing the error. */
@@ -278,6 +310,8 @@ static bool set_option(int opt, const char *arg, struct train_opts *o)
         return parse_pipeline_schedule(arg, o);
     case O_SHARES:
         return parse_shares(arg, o);
+    case O_STAGES:
+        return parse_stages(arg, o);
     case O_LR:
         return parse_positive_double("--lr", arg, 100, &o->lr);
     case O_MOMENTUM:
@@ -372,6 +406,11 @@ static bool set_point(const char *path, struct train_opts *o)
         }
     }
     o->nranks = x->ngroups > 0 ? o->nshares : 0;
+    if (x->stage_cuts[0] != '\0') { /* a pipeline: stages, not shares */
+        o->nshares = 0;
+        if (!parse_stages(x->stage_cuts, o))
+            return false;
+    }
     return true;
 }
 
@@ -404,6 +443,11 @@ static int check_options(struct train_opts *o)
     if (o->grain == 0 || o->grain < -1 || o->grain > o->batch) {
         dahlsim_error("--grain: expected a number of samples in [1, batch] or batch: at most %ld, got %ld", o->batch,
                       o->grain);
+        return -EINVAL;
+    }
+    if (o->nstages > 0 && o->nshares > 0) {
+        dahlsim_error("--stages: expected either --stages (a pipeline: every stage trains every sample) or "
+                      "--shares (a data partition), not both");
         return -EINVAL;
     }
     if (o->batch > o->samples) {

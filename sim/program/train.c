@@ -32,8 +32,10 @@ static int evaluate(struct run_state *st, double *accuracy)
     double loss_sum;
     long correct, samples;
     dahl_network_metrics(net, &loss_sum, &correct, &samples);
+    /* a pipeline: only the last stage computed them (data-parallel nodes each evaluated the whole set) */
+    int ret = st->nodes.pipeline ? dahlsim_nodes_sum_metrics(&st->nodes, &loss_sum, &correct, &samples) : 0;
     *accuracy = samples > 0 ? (double)correct / (double)samples : 0.0;
-    return 0;
+    return ret;
 }
 
 /* One step: this node's shard of step s's samples (no pixels in a simulation), forward, backward, update. */
@@ -148,7 +150,8 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
 {
     const struct train_opts *o = st->o;
     char err[512];
-    if (dahlsim_nodes_init(&st->nodes, o->batch, o->shares, o->nshares, err, sizeof(err)) != 0) {
+    if ((o->nstages > 0 ? dahlsim_nodes_init_pipeline(&st->nodes, o->batch, o->nstages, err, sizeof(err))
+                        : dahlsim_nodes_init(&st->nodes, o->batch, o->shares, o->nshares, err, sizeof(err))) != 0) {
         dahlsim_error("%s", err);
         return -EINVAL;
     }
@@ -164,6 +167,13 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
                                    .allreduce = st->nodes.allreduce, .global_batch = (int)o->batch,
                                    .grain = grain, .pipeline_depth = (int)o->pipeline_depth,
                                    .pipeline_schedule = o->pipeline_schedule};
+    if (o->nstages > 0) { /* this rank's stage: from its cut to the next one */
+        int r = st->nodes.rank;
+        conf.stage_first = r == 0 ? 0 : (int)o->stages[r - 1];
+        conf.stage_end = r + 1 < o->nstages ? (int)o->stages[r] : desc->nlayers;
+        conf.stage_prev = r > 0 ? r - 1 : -1;
+        conf.stage_next = r + 1 < o->nstages ? r + 1 : -1;
+    }
     st->net = dahl_network_create(desc, &conf, err, sizeof(err));
     if (st->net == NULL) {
         dahlsim_error("train: %s", err);
@@ -223,6 +233,18 @@ static int train_check(const struct train_opts *o, struct dahl_network_desc *des
     int c = o->syn_h > 0 ? o->syn_c : 1, h = o->syn_h > 0 ? o->syn_h : 28, w = o->syn_h > 0 ? o->syn_w : 28;
     if (!train_model_desc(o->model, c, h, w, desc))
         return -EINVAL;
+    /* pipeline stages: inside the model, each with a layer that has weights (its update marks its steps) */
+    for (long s = 0; s < o->nstages; s++) {
+        int first = s == 0 ? 0 : (int)o->stages[s - 1], end = s + 1 < o->nstages ? (int)o->stages[s] : desc->nlayers;
+        bool weights = false;
+        for (int i = first; i < end; i++)
+            weights |= desc->layers[i].kind == DAHL_LAYER_CONV || desc->layers[i].kind == DAHL_LAYER_DENSE;
+        if (first >= end || !weights) {
+            dahlsim_error("--stages: expected stages of the model's %d layers each with a convolution or a dense "
+                          "layer, got stage %ld on layers [%d, %d)", desc->nlayers, s, first, end);
+            return -EINVAL;
+        }
+    }
     if (o->out != NULL) {
         int ret = dahlsim_make_dirs(o->out);
         if (ret != 0) {

@@ -64,6 +64,10 @@ struct train_opts {
      * of them; 0: batch / nodes each), and, from a point's node groups, each rank's machine's workers and costs (ranks). */
     long shares[DAHLSIM_NODES_MAX];
     long nshares;
+    /* --stages C1,C2,...: a pipeline partition, the layer each stage after the first starts at (nstages - 1
+     * cuts, nstages nodes); nstages 0: none */
+    long stages[DAHLSIM_NODES_MAX];
+    long nstages;
     struct dahl_engine_rank_conf ranks[DAHLSIM_NODES_MAX];
     long nranks;
     /* sim-train --point FILE: the experiment, which the strings above then point into (a train_opts is

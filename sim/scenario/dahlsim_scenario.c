@@ -89,7 +89,7 @@ struct dahlsim_scenario {
 static const char *const keys[] = {"comment", "machine",   "model",     "dataset",        "samples", "iterations",
                                    "batch",   "grain",   "epochs",    "scheduler", "cpus",           "gpus",    "gpu_memory_mib",
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
-                                   "trace",   "trace_window", "nodes", "batch_per_node", "node_groups", "network", "workloads",
+                                   "trace",   "trace_window", "nodes", "batch_per_node", "node_groups", "partition", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
                                    "pipeline_depth", "pipeline_schedule", "sched_gamma",
                                    "sweep"};

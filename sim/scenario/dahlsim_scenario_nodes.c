@@ -6,12 +6,17 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
+#include "dahl_netdesc.h"
+#include "dahlsim_dag.h"
+
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* "nodes" and "batch_per_node": nodes of the experiment's one machine, batch / nodes samples each. */
-static bool nodes_count_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+static bool nodes_count_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x,
+                             bool pipeline)
 {
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(o, "nodes");
     const cJSON *network = cJSON_GetObjectItemCaseSensitive(o, "network");
@@ -54,7 +59,7 @@ static bool nodes_count_from(const struct dahlsim_where *w, const cJSON *o, stru
             return false;
         }
     }
-    if (x->batch % x->nodes != 0) {
+    if (!pipeline && x->batch % x->nodes != 0) {
         char expected[160];
         snprintf(expected, sizeof(expected), "a multiple of the %ld nodes (each trains batch / nodes samples of every "
                                              "step)", x->nodes);
@@ -138,7 +143,7 @@ static void groups_costs(struct dahlsim_experiment *x)
 
 /* "node_groups": [{"machine": NAME, "count": N, "share": S}, ...]: x->groups and x->nodes, the shares
  * checked against the batch (or made equal), every group's machine checked. */
-static bool groups_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+static bool groups_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x, bool pipeline)
 {
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(o, "node_groups");
     char expected[256];
@@ -184,6 +189,11 @@ static bool groups_from(const struct dahlsim_where *w, const cJSON *o, struct da
         dahlsim_field_error(w, "node_groups", groups, "at most 1024 nodes in all");
         return false;
     }
+    if (pipeline && given > 0) {
+        dahlsim_field_error(w, "node_groups", groups, "no \"share\" with a pipeline partition (every stage trains "
+                                                      "all of each step's samples)");
+        return false;
+    }
     if (given > 0 && given < n) {
         dahlsim_field_error(w, "node_groups", groups, "a \"share\" in every group or in none (none: equal shares)");
         return false;
@@ -194,7 +204,10 @@ static bool groups_from(const struct dahlsim_where *w, const cJSON *o, struct da
         dahlsim_field_error(w, "node_groups", groups, expected);
         return false;
     }
-    if (given == 0) {
+    if (given == 0 && pipeline) {
+        for (int i = 0; i < n; i++)
+            x->groups[i].share = x->batch;
+    } else if (given == 0) {
         if (x->batch % x->nodes != 0) {
             snprintf(expected, sizeof(expected), "a multiple of the %ld nodes (equal shares; or give each group "
                      "its \"share\")", x->nodes);
@@ -272,16 +285,116 @@ static bool network_from(const struct dahlsim_where *w, const cJSON *o, struct d
 }
 
 
+/* The model's layers for x's dataset, into d; false after the error line. */
+static bool model_layers(const struct dahlsim_where *w, const struct dahlsim_experiment *x, struct dahl_network_desc *d)
+{
+    int h = 28, wd = 28, c = 1;
+    if (strncmp(x->dataset, "synthetic:", 10) == 0)
+        sscanf(x->dataset, "synthetic:%dx%dx%d", &h, &wd, &c);
+    struct dahlsim_dag_export_conf conf = {.machine_dir = x->machine_dir, .machine = x->machine, .c = c, .h = h,
+                                           .w = wd, .model = x->model};
+    char err[512];
+    if (dahlsim_dag_export_desc(&conf, d, err, sizeof(err)) != 0) {
+        dahlsim_error("%s: \"model\": %s", w->path, err);
+        return false;
+    }
+    return true;
+}
+
+/* "partition": "data" or {"kind": "data"} (the default), or {"kind": "pipeline", "cuts": [L, ...]}: the layer
+ * each stage after the first starts at, one cut fewer than nodes, increasing, every stage with a layer that
+ * has weights. The kind into x->partition (read first: a pipeline's nodes need not divide the batch). */
+static bool partition_kind(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "partition");
+    const cJSON *kind = cJSON_IsObject(p) ? cJSON_GetObjectItemCaseSensitive(p, "kind") : p;
+    const char *expected = "\"data\", {\"kind\": \"data\"} or {\"kind\": \"pipeline\", \"cuts\": [LAYER, ...]} (hybrid "
+                           "partitions are not built yet)";
+    snprintf(x->partition, sizeof(x->partition), "data");
+    if (p == NULL)
+        return true;
+    if (!cJSON_IsString(kind) || (strcmp(kind->valuestring, "data") != 0 && strcmp(kind->valuestring, "pipeline") != 0)) {
+        dahlsim_field_error(w, "partition", p, expected);
+        return false;
+    }
+    const cJSON *item, *obj = cJSON_IsObject(p) ? p : NULL;
+    cJSON_ArrayForEach(item, obj)
+    {
+        bool known = strcmp(item->string, "kind") == 0 || (strcmp(item->string, "cuts") == 0 && kind->valuestring[0] == 'p');
+        if (!known) {
+            char key[80];
+            snprintf(key, sizeof(key), "partition.%s", item->string);
+            dahlsim_field_error(w, key, item, kind->valuestring[0] == 'p' ? "only kind and cuts" : "only kind");
+            return false;
+        }
+    }
+    snprintf(x->partition, sizeof(x->partition), "%s", kind->valuestring);
+    return true;
+}
+
+static bool stages_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "partition");
+    const cJSON *cuts = cJSON_GetObjectItemCaseSensitive(p, "cuts");
+    struct dahl_network_desc d;
+    if (x->nodes < 2) {
+        dahlsim_field_error(w, "partition", p, "a pipeline over at least 2 nodes (\"nodes\" or \"node_groups\")");
+        return false;
+    }
+    if (!model_layers(w, x, &d))
+        return false;
+    char expected[256];
+    snprintf(expected, sizeof(expected), "%ld increasing layers in [1, %d), each stage with a convolution or dense "
+             "layer: stage cuts that cover the model's %d layers over the %ld nodes", x->nodes - 1, d.nlayers,
+             d.nlayers, x->nodes);
+    bool ok = cJSON_IsArray(cuts) && cJSON_GetArraySize(cuts) == x->nodes - 1;
+    int first = 0;
+    size_t used = 0;
+    x->stage_cuts[0] = '\0';
+    for (int s = 0; ok && s < x->nodes; s++) {
+        const cJSON *c = s + 1 < x->nodes ? cJSON_GetArrayItem(cuts, s) : NULL;
+        double v = c != NULL && cJSON_IsNumber(c) ? c->valuedouble : (c == NULL ? d.nlayers : NAN);
+        ok = v == floor(v) && v > first && v <= d.nlayers && (c == NULL || v < d.nlayers);
+        bool weights = false;
+        for (int i = first; ok && i < (int)v; i++)
+            weights |= d.layers[i].kind == DAHL_LAYER_CONV || d.layers[i].kind == DAHL_LAYER_DENSE;
+        ok = ok && weights;
+        if (ok && c != NULL && used < sizeof(x->stage_cuts))
+            used += (size_t)snprintf(x->stage_cuts + used, sizeof(x->stage_cuts) - used, "%s%d", used ? "," : "", (int)v);
+        if (ok)
+            first = (int)v;
+    }
+    if (!ok) {
+        dahlsim_field_error(w, "partition.cuts", cuts, expected);
+        return false;
+    }
+    return true;
+}
+
 bool dahlsim_scenario_nodes_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
     x->ngroups = 0;
-    if (cJSON_GetObjectItemCaseSensitive(o, "node_groups") != NULL ? !groups_from(w, o, x) : !nodes_count_from(w, o, x))
+    x->stage_cuts[0] = '\0';
+    if (!partition_kind(w, o, x))
         return false;
-    return x->nodes == 0 || network_from(w, o, x);
+    bool pipeline = strcmp(x->partition, "pipeline") == 0;
+    if (cJSON_GetObjectItemCaseSensitive(o, "node_groups") != NULL ? !groups_from(w, o, x, pipeline)
+                                                                    : !nodes_count_from(w, o, x, pipeline))
+        return false;
+    if (x->nodes == 0 && cJSON_GetObjectItemCaseSensitive(o, "partition") != NULL) {
+        dahlsim_field_error(w, "partition", cJSON_GetObjectItemCaseSensitive(o, "partition"),
+                            "no partition without \"nodes\" or \"node_groups\"");
+        return false;
+    }
+    if (x->nodes == 0)
+        x->partition[0] = '\0';
+    return x->nodes == 0 || (network_from(w, o, x) && (!pipeline || stages_from(w, o, x)));
 }
 
 long dahlsim_scenario_min_share(const struct dahlsim_experiment *x)
 {
+    if (x->stage_cuts[0] != '\0')
+        return x->batch;
     if (x->ngroups == 0)
         return x->nodes > 0 ? x->batch / x->nodes : x->batch;
     long least = x->groups[0].share;
