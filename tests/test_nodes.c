@@ -639,6 +639,11 @@ Test(nodes, plan_writes_checked_candidates, .timeout = 600)
     dahlsim((const char *[]){"plan", scenario_path, "--out", out, NULL});
     assert_usage_error("no groups", "\"node_groups\": expected the cluster to partition");
     unlink(scenario_path);
+    scenario("{" RUN_BASE ", \"partition\": {\"kind\": \"pipeline\", \"cuts\": [6]}, \"node_groups\": ["
+             "{\"machine\": \"tiny-2cpu\"}, {\"machine\": \"tiny-4cpu\"}]}");
+    dahlsim((const char *[]){"plan", scenario_path, "--out", out, NULL});
+    assert_usage_error("pipeline", "\"partition\": expected a data partition (the planner does not search pipeline");
+    unlink(scenario_path);
 }
 
 /* StarPU-MPI under SimGrid waits for every request (each send, each receive) in a simulated thread of its own,

@@ -338,6 +338,11 @@ int dahlsim_cmd_plan(int argc, char **argv)
                         "\"roofline-build-2core\", \"count\": 4}] (scenarios/README.md)\n");
         goto done;
     }
+    if (x->stage_cuts[0] != '\0') {
+        dahlsim_error("plan: %s: \"partition\": expected a data partition (the planner does not search pipeline "
+                      "stages yet), got a pipeline", o.file);
+        goto done;
+    }
     if (dahlsim_json_load(o.file, SIZE_MAX, &planned, why, sizeof(why)) != 0) {
         dahlsim_error("%s: %s", o.file, why);
         goto done;
