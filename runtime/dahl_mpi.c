@@ -40,6 +40,7 @@
 
 struct dahl_allreduce {
     enum dahl_allreduce_algo algo;
+    int base, size; /* the ranks that reduce together: base .. base + size - 1 (size 0: all of them) */
     /* Receive buffers, one per gradient index and tree level, made at first use. One per level, not one per
      * gradient: a receive into a buffer still being read (by the previous level's accumulate) is posted only
      * once that read is done, and a message arriving before its receive is posted costs StarPU-MPI a real
@@ -182,10 +183,17 @@ int dahl_allreduce_algo_parse(const char *text, enum dahl_allreduce_algo *out)
 
 struct dahl_allreduce *dahl_allreduce_create(enum dahl_allreduce_algo algo)
 {
+    return dahl_allreduce_create_among(algo, 0, 0);
+}
+
+struct dahl_allreduce *dahl_allreduce_create_among(enum dahl_allreduce_algo algo, int base, int size)
+{
     struct dahl_allreduce *ar = calloc(1, sizeof(*ar));
     if (ar == NULL)
         return NULL;
     ar->algo = algo;
+    ar->base = base;
+    ar->size = size;
     pthread_mutex_init(&ar->lock, NULL);
     return ar;
 }
@@ -219,9 +227,17 @@ void dahl_allreduce_destroy(struct dahl_allreduce *ar)
     free(ar);
 }
 
+/* How many ranks reduce together, and this one's place among them. */
+static int members(const struct dahl_allreduce *ar, int *me)
+{
+    *me = dahl_mpi_rank() - ar->base;
+    return ar->size > 0 ? ar->size : dahl_mpi_size();
+}
+
 int dahl_allreduce_step_begin(struct dahl_allreduce *ar)
 {
-    if (ar == NULL || dahl_mpi_size() == 1)
+    int me;
+    if (ar == NULL || members(ar, &me) == 1)
         return 0;
     pthread_mutex_lock(&ar->lock);
     double *s = dahl_array_grow(ar->start_us, &ar->start_cap, ar->steps + 1, sizeof(double));
@@ -282,13 +298,14 @@ static starpu_mpi_tag_t tag_of(size_t step, int index, int phase, int level)
 
 int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_handle_t grad)
 {
-    int size = dahl_mpi_size();
+    int rank = 0;
+    int size = ar != NULL ? members(ar, &rank) : 1;
     if (ar == NULL || size == 1)
         return 0;
 #if DAHL_MPI
     if (index < 0 || index >= TAG_GRADS)
         return -EINVAL;
-    int rank = dahl_mpi_rank();
+    const int base = ar->base; /* tree positions are ranks relative to it */
     size_t n = starpu_vector_get_nx(grad);
     double bytes = (double)(n * sizeof(float));
     ar->grads[index] = grad;
@@ -299,7 +316,7 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
     int level = 0, s;
     for (s = 1; s < size; s <<= 1, level++) {
         if (rank & s) {
-            DAHL_CHECK_STARPU(starpu_mpi_isend_detached(grad, rank - s, tag_of(step, index, 0, level), MPI_COMM_WORLD,
+            DAHL_CHECK_STARPU(starpu_mpi_isend_detached(grad, base + rank - s, tag_of(step, index, 0, level), MPI_COMM_WORLD,
                                                         NULL, NULL));
             sent++;
             break;
@@ -311,7 +328,7 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
                     return -ENOMEM;
             }
             starpu_data_handle_t tmp = dahl_tensor_handle(ar->tmp[index][level]);
-            DAHL_CHECK_STARPU(starpu_mpi_irecv_detached(tmp, rank + s, tag_of(step, index, 0, level), MPI_COMM_WORLD,
+            DAHL_CHECK_STARPU(starpu_mpi_irecv_detached(tmp, base + rank + s, tag_of(step, index, 0, level), MPI_COMM_WORLD,
                                                         NULL, NULL));
             received++;
             DAHL_CHECK_STARPU(dahl_insert_accumulate(grad, tmp));
@@ -326,11 +343,11 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
     for (int t = top >> 1; t >= 1; t >>= 1) {
         level = __builtin_ctz((unsigned)t);
         if ((rank & (2 * t - 1)) == t) {
-            DAHL_CHECK_STARPU(starpu_mpi_irecv_detached(grad, rank - t, tag_of(step, index, 1, level), MPI_COMM_WORLD,
+            DAHL_CHECK_STARPU(starpu_mpi_irecv_detached(grad, base + rank - t, tag_of(step, index, 1, level), MPI_COMM_WORLD,
                                                         NULL, NULL));
             received++;
         } else if ((rank & (2 * t - 1)) == 0 && rank + t < size) {
-            DAHL_CHECK_STARPU(starpu_mpi_isend_detached(grad, rank + t, tag_of(step, index, 1, level), MPI_COMM_WORLD,
+            DAHL_CHECK_STARPU(starpu_mpi_isend_detached(grad, base + rank + t, tag_of(step, index, 1, level), MPI_COMM_WORLD,
                                                         NULL, NULL));
             sent++;
         }

@@ -53,6 +53,9 @@ struct dahl_allreduce;
 /* One allreduce context per network (its temporary buffers and tags). NULL when memory runs out. Requires
  * the engine to be running. With one rank it submits nothing. */
 struct dahl_allreduce *dahl_allreduce_create(enum dahl_allreduce_algo algo);
+/* The same among ranks base .. base + size - 1 only (a hybrid partition: the replicas of one pipeline stage);
+ * every one of them creates it with the same base and size. */
+struct dahl_allreduce *dahl_allreduce_create_among(enum dahl_allreduce_algo algo, int base, int size);
 /* Waits for its transfers and frees it. NULL is a no-op. */
 void dahl_allreduce_destroy(struct dahl_allreduce *ar);
 

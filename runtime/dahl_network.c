@@ -269,11 +269,11 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
         return NULL;
     }
     if (conf->stage_end > 0 && (conf->stage_first < 0 || conf->stage_first >= conf->stage_end ||
-                                conf->stage_end > d->nlayers || conf->allreduce != NULL ||
+                                conf->stage_end > d->nlayers ||
                                 (conf->stage_first > 0) != (conf->stage_prev >= 0) ||
                                 (conf->stage_end < d->nlayers) != (conf->stage_next >= 0))) {
         snprintf(err, err_size, "pipeline stage: layers [%d, %d) of %d, previous rank %d, next rank %d: expected a "
-                 "range of the layers with a neighbour on each side that has layers there, and no allreduce",
+                 "range of the layers with a neighbour on each side that has layers there",
                  conf->stage_first, conf->stage_end, d->nlayers, conf->stage_prev, conf->stage_next);
         return NULL;
     }

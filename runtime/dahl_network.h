@@ -53,7 +53,8 @@ struct dahl_train_conf {
      * sample (0 and 0: all of them). A stage after the first receives each group's activations from rank
      * stage_prev and sends it back their gradient; a stage before the last sends its activations to rank
      * stage_next and receives theirs, as StarPU-MPI messages (dahl_mpi_isend/irecv). Only the last stage
-     * computes the loss and metrics; each updates its own layers, and there is no allreduce. */
+     * computes the loss and metrics; each updates its own layers. With an allreduce too (a hybrid partition),
+     * its gradients are summed over the stage's replicas first. */
     int stage_first, stage_end, stage_prev, stage_next;
 };
 

@@ -196,18 +196,23 @@ Test(nodes, node_groups_are_checked)
          "\"sched_gamma\": expected 0 on machine tiny-2cpu, whose platform has no power figures"},
         {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 2, \"partition\": {\"kind\": \"pipeline\", \"cuts\": [99]}}",
          "\"partition.cuts\": expected 1 increasing layers in [1, 9), each stage with a convolution or dense layer: "
-         "stage cuts that cover the model's 9 layers over the 2 nodes, got [99]"},
+         "stage cuts that cover the model's 9 layers over the 2 stages, got [99]"},
         {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 3, \"partition\": {\"kind\": \"pipeline\", \"cuts\": [6]}}",
          "\"partition.cuts\": expected 2 increasing layers"},
         {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 3, \"partition\": {\"kind\": \"pipeline\", \"cuts\": [1, 2]}}",
          "\"partition.cuts\": expected 2 increasing layers in [1, 9), each stage with a convolution or dense layer"},
-        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 2, \"partition\": \"hybrid\"}",
-         "\"partition\": expected \"data\", {\"kind\": \"data\"} or {\"kind\": \"pipeline\""},
+        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 2, \"partition\": \"ring\"}",
+         "\"partition\": expected \"data\", {\"kind\": \"data\"}, {\"kind\": \"pipeline\""},
+        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 3, \"partition\": {\"kind\": \"hybrid\", \"cuts\": [6], "
+         "\"replicas\": 2}}",
+         "\"partition\": expected a pipeline of at least 2 stages of 2 nodes each"},
+        {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"nodes\": 4, \"partition\": {\"kind\": \"hybrid\", \"cuts\": [6]}}",
+         "partition: \"replicas\": expected an integer in [2, 1024]"},
         {"{" GROUPS_BASE ", \"machine\": \"tiny-2cpu\", \"partition\": \"data\"}",
          "\"partition\": expected no partition without \"nodes\" or \"node_groups\""},
         {"{" GROUPS_BASE ", \"partition\": {\"kind\": \"pipeline\", \"cuts\": [6]}, \"node_groups\": ["
          GROUP("tiny-2cpu", 1, 4) ", " GROUP("tiny-4cpu", 1, 4) "]}",
-         "\"node_groups\": expected no \"share\" with a pipeline partition"},
+         "\"node_groups\": expected no \"share\" with a pipeline or hybrid partition"},
         {"{" GROUPS_BASE ", \"nodes\": 2, \"node_groups\": [" GROUP("tiny-2cpu", 2, 4) "]}",
          "\"nodes\": expected no such key with \"node_groups\""},
         {"{" GROUPS_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"count\": 3}]}",
@@ -589,8 +594,23 @@ Test(nodes, pipeline_stages_split_the_layers, .timeout = 600)
     }
     /* what crosses the cut: the 16 channels of 1x1 left after the second convolution and pool, per sample */
     cr_assert_eq(num(cJSON_GetArrayItem(nd, 0), "bytes_sent"), 64 * 16 * 4.0);
+    /* hybrid: 2 stages of 2 replicas, each replica half of every step, a stage's replicas summing their
+     * gradients: the same forward and backward tasks, the updates done by both replicas of each stage */
+    cJSON *hyb = simulate("{" TINY ", \"scheduler\": \"lws\", \"nodes\": 4, \"partition\": {\"kind\": \"hybrid\", "
+                          "\"cuts\": [6], \"replicas\": 2}}", "/tmp/dahl-test-nodes-h4");
+    assert_same_work(one, hyb, 2, 64);
+    cr_assert_eq(num(item(hyb, "partition"), "replicas"), 2);
+    nd = item(hyb, "nodes_detail");
+    for (int k = 0; k < 4; k++) {
+        const cJSON *n = cJSON_GetArrayItem(nd, k);
+        cr_assert_eq(num(n, "share"), 4, "a replica trains half of every step");
+        /* 32 pipeline messages each way (4 samples, 8 steps), and the stage's allreduce: 1 per step and
+         * gradient tensor of the stage (2 layers with weights, 4 tensors, on either stage) */
+        cr_assert_eq(num(n, "messages_sent"), 32 + TINY_STEPS * 4, "rank %d", k);
+    }
     cJSON_Delete(one);
     cJSON_Delete(pipe);
+    cJSON_Delete(hyb);
 }
 
 /* dahlsim plan on the tiny pair: candidates whose shares cover the batch, the best predicted no slower than

@@ -86,6 +86,7 @@ static const struct field fields[] = {
     OBJECTS(groups, ngroups, group_fields, struct dahlsim_node_group),
     FIELD(partition, FIELD_STRING),
     FIELD(stage_cuts, FIELD_STRING),
+    FIELD(stage_replicas, FIELD_LONG),
     FIELD(runtime_costs, FIELD_STRING),
     FIELD(submit_us_per_task, FIELD_DOUBLE),
     FIELD(input_copy_bytes_per_s, FIELD_DOUBLE),

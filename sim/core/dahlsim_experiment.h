@@ -76,6 +76,7 @@ struct dahlsim_experiment {
      * starts at, comma-separated ("6", "3,6") */
     char partition[16];
     char stage_cuts[160];
+    long stage_replicas; /* "hybrid": nodes per stage, data-parallel among themselves; 0 or 1: a pipeline */
     /* "measured": the costs below come from the machine's manifest; "starpu": they stay off (0, 0, 0, -1)
      * and StarPU-SimGrid charges its own fixed costs. */
     char runtime_costs[16];

@@ -50,7 +50,8 @@ int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, 
     return 0;
 }
 
-int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstages, char *err, size_t err_size)
+int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstages, long replicas, char *err,
+                                size_t err_size)
 {
     memset(n, 0, sizeof(*n));
     n->network = getenv("DAHLSIM_NETWORK");
@@ -58,11 +59,21 @@ int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstage
     n->size = dahl_mpi_size();
     n->mpi = dahl_mpi_built();
     n->pipeline = true;
-    if (nstages != n->size) {
-        snprintf(err, err_size, "--stages: expected one stage per node (%d), got %ld", n->size, nstages);
+    n->replicas = replicas > 1 ? (int)replicas : 1;
+    if (nstages * n->replicas != n->size || batch % n->replicas != 0) {
+        snprintf(err, err_size, "--stages, --replicas: expected %ld stages x %d replicas to be the %d nodes, and a "
+                 "batch (%ld) the replicas split evenly", nstages, n->replicas, n->size, batch);
         return -EINVAL;
     }
-    n->local_batch = (int)batch;
+    n->local_batch = (int)(batch / n->replicas);
+    n->first = (long)(n->rank % n->replicas) * n->local_batch;
+    if (n->replicas > 1) {
+        n->allreduce = dahl_allreduce_create_among(DAHL_ALLREDUCE_TREE, n->rank - n->rank % n->replicas, n->replicas);
+        if (n->allreduce == NULL) {
+            snprintf(err, err_size, "out of memory");
+            return -ENOMEM;
+        }
+    }
     return 0;
 }
 
@@ -215,11 +226,12 @@ int dahlsim_nodes_finish(struct dahlsim_nodes *n, const struct dahl_worker_stats
     if (n->allreduce != NULL) {
         dahl_allreduce_stats(n->allreduce, &stats);
         steps = dahl_allreduce_step_times(n->allreduce, &start_us, &end_us);
-    } else if (n->pipeline) { /* the stages' activation and gradient messages in place of the allreduce's */
-        stats.bytes_sent = n->pipe.bytes_sent;
-        stats.bytes_received = n->pipe.bytes_received;
-        stats.messages_sent = n->pipe.messages_sent;
-        stats.messages_received = n->pipe.messages_received;
+    }
+    if (n->pipeline) { /* the stages' activation and gradient messages, with a hybrid's allreduce's */
+        stats.bytes_sent += n->pipe.bytes_sent;
+        stats.bytes_received += n->pipe.bytes_received;
+        stats.messages_sent += n->pipe.messages_sent;
+        stats.messages_received += n->pipe.messages_received;
     }
     /* Every rank submitted the same steps: the same count everywhere. */
     double *per_step = calloc(steps > 0 ? steps : 1, sizeof(double));

@@ -21,6 +21,7 @@ struct dahlsim_nodes {
     bool mpi;                /* a StarPU-MPI build: results.json gets the nodes block, even for one node */
     int local_batch;         /* this node's samples of every step: batch / size, or its share (a pipeline: all) */
     bool pipeline;           /* the nodes are a pipeline's stages (dahlsim_nodes_init_pipeline) */
+    int replicas;            /* a pipeline: nodes per stage (1: a pure pipeline) */
     struct dahl_pipe_stats pipe; /* a pipeline: this stage's messages, set before dahlsim_nodes_finish */
     long first;              /* where they start among the step's samples (the shares of the ranks before) */
     struct dahl_allreduce *allreduce; /* NULL with one node */
@@ -37,10 +38,12 @@ struct dahlsim_nodes {
  * not one per node summing to batch. */
 int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, long nshares, char *err,
                        size_t err_size);
-/* A pipeline partition instead (every node a stage, all of each step's samples, no allreduce): the same
- * bookkeeping, stages[r] the first layer of rank r's stage (nstages of them, one per node; err says so
- * otherwise). Returns 0 or -EINVAL. */
-int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstages, char *err, size_t err_size);
+/* A pipeline partition instead: nstages stages of `replicas` nodes each, ranks stage by stage (rank r is
+ * replica r % replicas of stage r / replicas); a stage's replicas split each step's samples evenly and sum
+ * their gradients among themselves (an allreduce over their ranks when replicas > 1: a hybrid partition).
+ * Returns 0, or -EINVAL when the ranks are not nstages x replicas or the batch does not split (err says so). */
+int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstages, long replicas, char *err,
+                                size_t err_size);
 /* Waits for the allreduce's transfers and destroys it: before the network whose gradients it reduces, while
  * StarPU runs. */
 void dahlsim_nodes_stop(struct dahlsim_nodes *n);

@@ -63,7 +63,9 @@
  *   partition         (multi-node) {"kind": "data"}, each node its share of every step, or {"kind": "pipeline",
  *                     "cuts": [L, ...]}, every node a stage of layers from its cut (the first from layer 0),
  *                     all of every step's samples; its bytes and messages below are then the stages'
- *                     activations and gradients, not an allreduce's
+ *                     activations and gradients, not an allreduce's; or {"kind": "hybrid", "replicas": R,
+ *                     "cuts"}: R nodes a stage (ranks stage by stage) splitting its samples, their stage's
+ *                     gradients all-reduced among them (both kinds of traffic counted)
  *   nodes_detail      [{"rank", "machine", "share", "bytes_sent", "bytes_received", "messages_sent",
  *                     "messages_received", "comm_s", "allreduce_tasks", "tasks", "busy_s", "workers_detail"}], in
  *                     rank order: per node, its machine (null natively) and the samples of every step it
@@ -287,6 +289,8 @@ static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
     CHK(part = cJSON_AddObjectToObject(root, "partition"));
     CHK(cJSON_AddStringToObject(part, "kind", r->partition != NULL ? r->partition : "data"));
     if (r->nstages > 0) {
+        if (r->replicas > 1)
+            CHK(cJSON_AddNumberToObject(part, "replicas", r->replicas));
         CHK(cuts = cJSON_AddArrayToObject(part, "cuts"));
         for (long s = 0; s + 1 < r->nstages; s++)
             CHK(cJSON_AddItemToArray(cuts, cJSON_CreateNumber((double)r->stage_cuts[s])));

@@ -144,6 +144,7 @@ struct dahlsim_results {
     const char *partition;                          /* "data" or "pipeline" (several nodes) */
     const long *stage_cuts;                         /* a pipeline: where stages 1.. start (nstages - 1) */
     long nstages;
+    int replicas;                                   /* a hybrid: nodes per stage */
     const struct dahlsim_results_node *nodes_detail; /* nodes entries */
     const double *allreduce_times_s;                /* per iteration, the slowest node's */
     size_t nallreduce_times;

@@ -17,7 +17,7 @@ static const char usage_line[] =
     "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
     "                     [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
     "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
-    "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...] [--stages L,L,...]\n"
+    "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...] [--stages L,L,... [--replicas R]]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
@@ -50,6 +50,8 @@ static void help(void)
            "  --stages L,L,...   under mpirun: a pipeline over the ranks, each a stage of consecutive layers\n"
            "                     starting at these layers (rank 0 from layer 0), activations and their\n"
            "                     gradients sent between them; --grain N groups are the micro-batches\n"
+           "  --replicas R       with --stages: R ranks per stage (ranks stage by stage), splitting each step's\n"
+           "                     samples and all-reducing their stage's gradients (a hybrid partition)\n"
            "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
            "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
            "  --sched POLICY     StarPU scheduling policy (default lws)\n"
@@ -138,7 +140,7 @@ static bool parse_positive_double(const char *option, const char *text, double m
 enum {
     O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES,
     O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW, O_GRAIN,
-    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE, O_SHARES, O_STAGES,
+    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE, O_SHARES, O_STAGES, O_REPLICAS,
     /* options that do not describe the experiment, and so go with --point: */
     O_OUT, O_QUIET, O_HELP, O_POINT, O_GRAIN_CHOICE
 };
@@ -162,6 +164,7 @@ static const struct option options[] = {
     {"pipeline-schedule", required_argument, NULL, O_PIPELINE_SCHEDULE},
     {"shares", required_argument, NULL, O_SHARES},
     {"stages", required_argument, NULL, O_STAGES},
+    {"replicas", required_argument, NULL, O_REPLICAS},
     {NULL, 0, NULL, 0},
 };
 
@@ -312,6 +315,8 @@ static bool set_option(int opt, const char *arg, struct train_opts *o)
         return parse_shares(arg, o);
     case O_STAGES:
         return parse_stages(arg, o);
+    case O_REPLICAS:
+        return dahlsim_parse_int("--replicas", arg, 1, DAHLSIM_NODES_MAX, &o->replicas);
     case O_LR:
         return parse_positive_double("--lr", arg, 100, &o->lr);
     case O_MOMENTUM:
@@ -408,6 +413,7 @@ static bool set_point(const char *path, struct train_opts *o)
     o->nranks = x->ngroups > 0 ? o->nshares : 0;
     if (x->stage_cuts[0] != '\0') { /* a pipeline: stages, not shares */
         o->nshares = 0;
+        o->replicas = x->stage_replicas > 1 ? x->stage_replicas : 1;
         if (!parse_stages(x->stage_cuts, o))
             return false;
     }
@@ -445,6 +451,10 @@ static int check_options(struct train_opts *o)
                       o->grain);
         return -EINVAL;
     }
+    if (o->replicas > 1 && o->nstages == 0) {
+        dahlsim_error("--replicas: expected it with --stages (the replicas of each pipeline stage)");
+        return -EINVAL;
+    }
     if (o->nstages > 0 && o->nshares > 0) {
         dahlsim_error("--stages: expected either --stages (a pipeline: every stage trains every sample) or "
                       "--shares (a data partition), not both");
@@ -463,7 +473,7 @@ int train_parse_options(int argc, char **argv, bool simulated, struct train_opts
     *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
                              .batch = 32, .grain = 1, .pipeline_depth = 1, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
                              .sched = "lws", .priority_interval = 32, .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
-                             .perfmodel = DAHL_PERFMODEL_HISTORY, .trace_first = -1, .trace_last = -1,
+                             .perfmodel = DAHL_PERFMODEL_HISTORY, .trace_first = -1, .trace_last = -1, .replicas = 1,
                              .worker_us = -1};
     const char *cmd = simulated ? "sim-train" : "train";
     const char *experiment_option = NULL; /* the first option describing the experiment, refused with --point */

@@ -72,7 +72,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
     /* Every node's machine (a point's node groups, else the point's machine; natively: this one) and share. */
     for (long r = 0, g = 0, k = 0; st->nodes.detail != NULL && r < st->nodes.size; r++) {
         struct dahlsim_results_node *n = &st->nodes.detail[r];
-        n->share = st->nodes.pipeline ? o->batch : o->nshares > r ? o->shares[r] : o->batch / st->nodes.size;
+        n->share = st->nodes.pipeline ? st->nodes.local_batch : o->nshares > r ? o->shares[r] : o->batch / st->nodes.size;
         n->machine = o->x.ngroups > 0 ? o->x.groups[g].machine : o->x.machine[0] != '\0' ? o->x.machine : NULL;
         if (o->x.ngroups > 0 && ++k == o->x.groups[g].count) {
             g++;
@@ -146,7 +146,8 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .nodes = st->nodes.mpi ? st->nodes.size : 0,
         .allreduce = dahl_allreduce_algo_name(DAHL_ALLREDUCE_TREE),
         .network = st->nodes.network,
-        .partition = st->nodes.pipeline ? "pipeline" : "data",
+        .partition = !st->nodes.pipeline ? "data" : st->nodes.replicas > 1 ? "hybrid" : "pipeline",
+        .replicas = st->nodes.replicas,
         .stage_cuts = st->o->stages,
         .nstages = st->nodes.pipeline ? st->o->nstages : 0,
         .nodes_detail = st->nodes.detail,

@@ -150,7 +150,7 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
 {
     const struct train_opts *o = st->o;
     char err[512];
-    if ((o->nstages > 0 ? dahlsim_nodes_init_pipeline(&st->nodes, o->batch, o->nstages, err, sizeof(err))
+    if ((o->nstages > 0 ? dahlsim_nodes_init_pipeline(&st->nodes, o->batch, o->nstages, o->replicas, err, sizeof(err))
                         : dahlsim_nodes_init(&st->nodes, o->batch, o->shares, o->nshares, err, sizeof(err))) != 0) {
         dahlsim_error("%s", err);
         return -EINVAL;
@@ -167,12 +167,12 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
                                    .allreduce = st->nodes.allreduce, .global_batch = (int)o->batch,
                                    .grain = grain, .pipeline_depth = (int)o->pipeline_depth,
                                    .pipeline_schedule = o->pipeline_schedule};
-    if (o->nstages > 0) { /* this rank's stage: from its cut to the next one */
-        int r = st->nodes.rank;
-        conf.stage_first = r == 0 ? 0 : (int)o->stages[r - 1];
-        conf.stage_end = r + 1 < o->nstages ? (int)o->stages[r] : desc->nlayers;
-        conf.stage_prev = r > 0 ? r - 1 : -1;
-        conf.stage_next = r + 1 < o->nstages ? r + 1 : -1;
+    if (o->nstages > 0) { /* this rank's stage: from its cut to the next one; its replica's neighbours */
+        int R = st->nodes.replicas, s = st->nodes.rank / R;
+        conf.stage_first = s == 0 ? 0 : (int)o->stages[s - 1];
+        conf.stage_end = s + 1 < o->nstages ? (int)o->stages[s] : desc->nlayers;
+        conf.stage_prev = s > 0 ? st->nodes.rank - R : -1;
+        conf.stage_next = s + 1 < o->nstages ? st->nodes.rank + R : -1;
     }
     st->net = dahl_network_create(desc, &conf, err, sizeof(err));
     if (st->net == NULL) {

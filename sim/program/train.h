@@ -68,6 +68,7 @@ struct train_opts {
      * cuts, nstages nodes); nstages 0: none */
     long stages[DAHLSIM_NODES_MAX];
     long nstages;
+    long replicas; /* --replicas R: nodes per stage, data-parallel among themselves (a hybrid); 1: none */
     struct dahl_engine_rank_conf ranks[DAHLSIM_NODES_MAX];
     long nranks;
     /* sim-train --point FILE: the experiment, which the strings above then point into (a train_opts is

@@ -190,8 +190,8 @@ static bool groups_from(const struct dahlsim_where *w, const cJSON *o, struct da
         return false;
     }
     if (pipeline && given > 0) {
-        dahlsim_field_error(w, "node_groups", groups, "no \"share\" with a pipeline partition (every stage trains "
-                                                      "all of each step's samples)");
+        dahlsim_field_error(w, "node_groups", groups, "no \"share\" with a pipeline or hybrid partition (each stage "
+                                                      "trains all of each step's samples)");
         return false;
     }
     if (given > 0 && given < n) {
@@ -308,27 +308,45 @@ static bool partition_kind(const struct dahlsim_where *w, const cJSON *o, struct
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "partition");
     const cJSON *kind = cJSON_IsObject(p) ? cJSON_GetObjectItemCaseSensitive(p, "kind") : p;
-    const char *expected = "\"data\", {\"kind\": \"data\"} or {\"kind\": \"pipeline\", \"cuts\": [LAYER, ...]} (hybrid "
-                           "partitions are not built yet)";
+    const char *expected = "\"data\", {\"kind\": \"data\"}, {\"kind\": \"pipeline\", \"cuts\": [LAYER, ...]} or "
+                           "{\"kind\": \"hybrid\", \"cuts\": [LAYER, ...], \"replicas\": N}";
     snprintf(x->partition, sizeof(x->partition), "data");
+    x->stage_replicas = 1;
     if (p == NULL)
         return true;
-    if (!cJSON_IsString(kind) || (strcmp(kind->valuestring, "data") != 0 && strcmp(kind->valuestring, "pipeline") != 0)) {
+    static const char *const kinds[] = {"data", "pipeline", "hybrid"};
+    int k = 0;
+    while (k < 3 && !(cJSON_IsString(kind) && strcmp(kind->valuestring, kinds[k]) == 0))
+        k++;
+    if (k == 3) {
         dahlsim_field_error(w, "partition", p, expected);
         return false;
     }
     const cJSON *item, *obj = cJSON_IsObject(p) ? p : NULL;
     cJSON_ArrayForEach(item, obj)
     {
-        bool known = strcmp(item->string, "kind") == 0 || (strcmp(item->string, "cuts") == 0 && kind->valuestring[0] == 'p');
+        bool known = strcmp(item->string, "kind") == 0 || (strcmp(item->string, "cuts") == 0 && k > 0) ||
+                     (strcmp(item->string, "replicas") == 0 && k == 2);
         if (!known) {
+            static const char *const keys[] = {"only kind", "only kind and cuts", "only kind, cuts and replicas"};
             char key[80];
             snprintf(key, sizeof(key), "partition.%s", item->string);
-            dahlsim_field_error(w, key, item, kind->valuestring[0] == 'p' ? "only kind and cuts" : "only kind");
+            dahlsim_field_error(w, key, item, keys[k]);
             return false;
         }
     }
-    snprintf(x->partition, sizeof(x->partition), "%s", kind->valuestring);
+    if (k == 2) {
+        char where_path[PATH_MAX + 32];
+        snprintf(where_path, sizeof(where_path), "%s: partition", w->path);
+        const struct dahlsim_where wp = {.path = where_path, .point = w->point};
+        if (!dahlsim_field_int(&wp, p, "replicas", 2, 1024, 0, &x->stage_replicas))
+            return false;
+        if (x->stage_replicas == 0) {
+            dahlsim_field_error(&wp, "replicas", NULL, "an integer in [2, 1024]: the nodes of each stage");
+            return false;
+        }
+    }
+    snprintf(x->partition, sizeof(x->partition), "%s", kinds[k]);
     return true;
 }
 
@@ -337,22 +355,26 @@ static bool stages_from(const struct dahlsim_where *w, const cJSON *o, struct da
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "partition");
     const cJSON *cuts = cJSON_GetObjectItemCaseSensitive(p, "cuts");
     struct dahl_network_desc d;
-    if (x->nodes < 2) {
-        dahlsim_field_error(w, "partition", p, "a pipeline over at least 2 nodes (\"nodes\" or \"node_groups\")");
+    long R = x->stage_replicas > 1 ? x->stage_replicas : 1, stages = x->nodes / R;
+    if (x->nodes < 2 || x->nodes % R != 0 || x->batch % R != 0 || stages < 2) {
+        char why[200];
+        snprintf(why, sizeof(why), "a pipeline of at least 2 stages of %ld node%s each (\"nodes\" or \"node_groups\": "
+                 "%ld nodes), and a batch the replicas split evenly (%ld)", R, R > 1 ? "s" : "", x->nodes, x->batch);
+        dahlsim_field_error(w, "partition", p, why);
         return false;
     }
     if (!model_layers(w, x, &d))
         return false;
     char expected[256];
     snprintf(expected, sizeof(expected), "%ld increasing layers in [1, %d), each stage with a convolution or dense "
-             "layer: stage cuts that cover the model's %d layers over the %ld nodes", x->nodes - 1, d.nlayers,
-             d.nlayers, x->nodes);
-    bool ok = cJSON_IsArray(cuts) && cJSON_GetArraySize(cuts) == x->nodes - 1;
+             "layer: stage cuts that cover the model's %d layers over the %ld stages", stages - 1, d.nlayers,
+             d.nlayers, stages);
+    bool ok = cJSON_IsArray(cuts) && cJSON_GetArraySize(cuts) == stages - 1;
     int first = 0;
     size_t used = 0;
     x->stage_cuts[0] = '\0';
-    for (int s = 0; ok && s < x->nodes; s++) {
-        const cJSON *c = s + 1 < x->nodes ? cJSON_GetArrayItem(cuts, s) : NULL;
+    for (int s = 0; ok && s < stages; s++) {
+        const cJSON *c = s + 1 < stages ? cJSON_GetArrayItem(cuts, s) : NULL;
         double v = c != NULL && cJSON_IsNumber(c) ? c->valuedouble : (c == NULL ? d.nlayers : NAN);
         ok = v == floor(v) && v > first && v <= d.nlayers && (c == NULL || v < d.nlayers);
         bool weights = false;
@@ -377,7 +399,7 @@ bool dahlsim_scenario_nodes_from(const struct dahlsim_where *w, const cJSON *o, 
     x->stage_cuts[0] = '\0';
     if (!partition_kind(w, o, x))
         return false;
-    bool pipeline = strcmp(x->partition, "pipeline") == 0;
+    bool pipeline = strcmp(x->partition, "data") != 0;
     if (cJSON_GetObjectItemCaseSensitive(o, "node_groups") != NULL ? !groups_from(w, o, x, pipeline)
                                                                     : !nodes_count_from(w, o, x, pipeline))
         return false;
@@ -394,7 +416,7 @@ bool dahlsim_scenario_nodes_from(const struct dahlsim_where *w, const cJSON *o, 
 long dahlsim_scenario_min_share(const struct dahlsim_experiment *x)
 {
     if (x->stage_cuts[0] != '\0')
-        return x->batch;
+        return x->batch / (x->stage_replicas > 1 ? x->stage_replicas : 1);
     if (x->ngroups == 0)
         return x->nodes > 0 ? x->batch / x->nodes : x->batch;
     long least = x->groups[0].share;
