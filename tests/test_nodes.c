@@ -190,7 +190,7 @@ Test(nodes, node_groups_are_checked)
         {"{" GROUPS_BASE ", \"node_groups\": [" GROUP("tiny-2cpu", 1, 6) ", " GROUP("tiny-4cpu", 1, -2) "]}",
          "node_groups[1]: \"share\": expected an integer in [1, 65536], got -2"},
         {"{" GROUPS_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"cores\": 2}]}",
-         "node_groups[0]: \"cores\": expected only the keys machine, count and share"},
+         "node_groups[0]: \"cores\": expected only the keys machine, count, share and pstates"},
         {"{" GROUPS_BASE ", \"node_groups\": []}", "\"node_groups\": expected an array of 1 to 8 node groups"},
         {"{" GROUPS_BASE ", \"scheduler\": \"dmda\", \"sched_gamma\": 10, \"node_groups\": [" GROUP("tiny-2cpu", 2, 4) "]}",
          "\"sched_gamma\": expected 0 on machine tiny-2cpu, whose platform has no power figures"},
@@ -213,6 +213,10 @@ Test(nodes, node_groups_are_checked)
         {"{" GROUPS_BASE ", \"partition\": {\"kind\": \"pipeline\", \"cuts\": [6]}, \"node_groups\": ["
          GROUP("tiny-2cpu", 1, 4) ", " GROUP("tiny-4cpu", 1, 4) "]}",
          "\"node_groups\": expected no \"share\" with a pipeline or hybrid partition"},
+        {"{" GROUPS_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"pstates\": [\"no-such-machine\"]}]}",
+         "node_groups[0]: \"machine\": expected a machine of"},
+        {"{" GROUPS_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"pstates\": []}]}",
+         "node_groups[0]: \"pstates\": expected an array of 1 to 4 machine names"},
         {"{" GROUPS_BASE ", \"nodes\": 2, \"node_groups\": [" GROUP("tiny-2cpu", 2, 4) "]}",
          "\"nodes\": expected no such key with \"node_groups\""},
         {"{" GROUPS_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"count\": 3}]}",
@@ -648,6 +652,21 @@ Test(nodes, plan_writes_checked_candidates, .timeout = 600)
         cr_assert_eq(run.status, 0, "%s", run.err);
     }
     cr_assert(cJSON_IsBool(item(plan, "ranking_holds")));
+    cJSON_Delete(plan);
+    /* a group's "pstates": other machines the planner may put its nodes on (here the 4-CPU twin, which the
+     * lab predicts faster: the best plan runs both nodes on it) */
+    unlink(scenario_path);
+    scenario("{" RUN_BASE ", \"node_groups\": [{\"machine\": \"tiny-2cpu\", \"pstates\": [\"tiny-4cpu\"]}, "
+             "{\"machine\": \"tiny-4cpu\"}]}");
+    dahlsim((const char *[]){"plan", scenario_path, "--out", out, "--predictor", "lab", "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    plan = cJSON_Parse(dahl_test_read_file("/tmp/dahl-test-nodes-plan/plan.json"));
+    cr_assert_not_null(plan);
+    long on_four = 0;
+    const cJSON *g;
+    cJSON_ArrayForEach(g, item(cJSON_GetArrayItem(item(plan, "candidates"), 0), "node_groups"))
+        on_four += strcmp(item(g, "machine")->valuestring, "tiny-4cpu") == 0 ? (long)num(g, "count") : 0;
+    cr_assert_eq(on_four, 2, "the best plan puts both nodes on the 4-CPU machine");
     cJSON_Delete(plan);
     /* refusals: energy without power figures, a bound without energy, a scenario without node groups */
     dahlsim((const char *[]){"plan", scenario_path, "--out", out, "--objective", "energy", "--predictor", "lab", NULL});

@@ -47,6 +47,7 @@ static const struct field group_fields[] = {
     GROUP_FIELD(machine, FIELD_STRING),           GROUP_FIELD(machine_dir, FIELD_STRING),
     GROUP_FIELD(count, FIELD_LONG),               GROUP_FIELD(share, FIELD_LONG),
     GROUP_FIELD(cpus, FIELD_LONG),                GROUP_FIELD(gpus, FIELD_LONG),
+    GROUP_FIELD(pstates, FIELD_STRING),
     GROUP_FIELD(submit_us_per_task, FIELD_DOUBLE), GROUP_FIELD(input_copy_bytes_per_s, FIELD_DOUBLE),
     GROUP_FIELD(sched_push_us, FIELD_DOUBLE),     GROUP_FIELD(worker_us, FIELD_DOUBLE),
 };

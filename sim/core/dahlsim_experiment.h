@@ -24,6 +24,7 @@ struct dahlsim_job {
 };
 
 #define DAHLSIM_MAX_NODE_GROUPS 8
+#define DAHLSIM_MAX_PSTATES 4 /* a node group's other machines for the planner */
 
 /* One group of identical nodes of a multi-node experiment ("node_groups"): count nodes of one machine, each
  * training share samples of every step (a data partition: the shares of all nodes sum to the batch). */
@@ -33,6 +34,8 @@ struct dahlsim_node_group {
     long count;                 /* nodes */
     long share;                 /* samples of each step, per node of the group */
     long cpus, gpus;            /* the machine's workers: a group uses them all */
+    char pstates[256];          /* other machines the planner may put these nodes on (their CPU frequency
+                                   states: machine synth --pstate), comma-separated; "" none */
     /* the machine's measured runtime costs, as the experiment's own below (0, 0, 0, -1: none) */
     double submit_us_per_task, input_copy_bytes_per_s, sched_push_us, worker_us;
 };

@@ -4,6 +4,7 @@
 #include "dahlsim_dag.h"
 #include "dahlsim_grain.h"
 #include "dahlsim_run.h"
+#include "dahlsim_scenario_nodes.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
@@ -39,6 +40,7 @@ struct part {
 struct cand {
     int nparts;
     struct part parts[PARTS];
+    int variant[PARTS];  /* per group: 0 its machine, k its k-th "pstates" machine */
     long nodes;
     double step_s, compute_s, allreduce_s, energy_j;
 };
@@ -395,7 +397,7 @@ static double score(const struct dahlsim_plan_conf *conf, const struct cand *c)
 
 static bool same_parts(const struct cand *a, const struct cand *b)
 {
-    if (a->nparts != b->nparts)
+    if (a->nparts != b->nparts || memcmp(a->variant, b->variant, sizeof(a->variant)) != 0)
         return false;
     for (int i = 0; i < a->nparts; i++)
         if (a->parts[i].g != b->parts[i].g || a->parts[i].count != b->parts[i].count ||
@@ -429,7 +431,8 @@ static void keep(const struct dahlsim_plan_conf *conf, struct cand *best, int *n
 /* Every subset of the groups, every step-time target: the shares that meet it, filled by least energy (or,
  * without power figures, least time) per sample. */
 static size_t search(const struct dahlsim_experiment *x, const struct dahlsim_plan_conf *conf,
-                     const struct table *tables, const double grad[2], struct cand *best, int *nbest)
+                     const struct table *tables, const int *variant, const double grad[2], struct cand *best,
+                     int *nbest)
 {
     int G = (int)x->ngroups;
     long B = x->batch;
@@ -475,6 +478,7 @@ static size_t search(const struct dahlsim_experiment *x, const struct dahlsim_pl
                     order[j - 1] = t;
                 }
             struct cand c = {0};
+            memcpy(c.variant, variant, sizeof(c.variant));
             long left = B;
             bool ok = true;
             unsigned used = 0;
@@ -523,17 +527,56 @@ static bool equal_split(const struct dahlsim_experiment *x, struct cand *c)
     return true;
 }
 
-static void to_candidate(const struct dahlsim_experiment *x, const struct cand *c, bool equal,
-                         struct dahlsim_plan_candidate *out)
+static void to_candidate(const struct dahlsim_node_group (*groups)[1 + DAHLSIM_MAX_PSTATES], const struct cand *c,
+                         bool equal, struct dahlsim_plan_candidate *out)
 {
     *out = (struct dahlsim_plan_candidate){.ngroups = c->nparts, .nodes = c->nodes, .step_s = c->step_s,
                                            .compute_s = c->compute_s, .allreduce_s = c->allreduce_s,
                                            .energy_j = c->energy_j, .equal = equal};
     for (int i = 0; i < c->nparts; i++) {
-        out->groups[i] = x->groups[c->parts[i].g];
+        out->groups[i] = groups[c->parts[i].g][c->variant[c->parts[i].g]];
+        out->groups[i].pstates[0] = '\0';
         out->groups[i].count = c->parts[i].count;
         out->groups[i].share = c->parts[i].share;
     }
+}
+
+/* A group's machines: out[0] the group itself, then one per name of its "pstates", resolved (directory,
+ * workers, runtime costs) as the scenario resolves a machine. *n of them. Returns 0 or -EINVAL (err). */
+static int group_variants(const struct dahlsim_experiment *x, const struct dahlsim_node_group *g,
+                          struct dahlsim_node_group *out, int *n, char *err, size_t err_size)
+{
+    out[0] = *g;
+    *n = 1;
+    char names[sizeof(g->pstates)];
+    snprintf(names, sizeof(names), "%s", g->pstates);
+    struct dahlsim_experiment *xv = malloc(sizeof(*xv));
+    cJSON *none = cJSON_CreateObject();
+    int ret = xv == NULL || none == NULL ? -ENOMEM : 0;
+    for (char *save = NULL, *name = strtok_r(names, ",", &save); ret == 0 && name != NULL && *n <= DAHLSIM_MAX_PSTATES;
+         name = strtok_r(NULL, ",", &save)) {
+        *xv = *x;
+        snprintf(xv->machine, sizeof(xv->machine), "%s", name);
+        const char *slash = strrchr(g->machine_dir, '/');
+        int root = slash != NULL ? (int)(slash - g->machine_dir) : 0;
+        snprintf(xv->machine_dir, sizeof(xv->machine_dir), "%.*s/%s", root, g->machine_dir, name);
+        const struct dahlsim_where w = {.path = "plan", .point = ""};
+        if (!dahlsim_scenario_machine_checks(&w, none, xv)) {
+            snprintf(err, err_size, "node group of %s: pstate machine %s: see the error above", g->machine, name);
+            ret = -EINVAL;
+            break;
+        }
+        out[*n] = *g;
+        snprintf(out[*n].machine, sizeof(out[*n].machine), "%s", xv->machine);
+        snprintf(out[*n].machine_dir, sizeof(out[*n].machine_dir), "%s", xv->machine_dir);
+        dahlsim_node_group_take_experiment(&out[*n], xv);
+        (*n)++;
+    }
+    cJSON_Delete(none);
+    free(xv);
+    if (ret == -ENOMEM)
+        snprintf(err, err_size, "out of memory");
+    return ret;
 }
 
 int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_plan_conf *conf,
@@ -562,20 +605,38 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
     for (int l = 0; l < desc.nlayers; l++)
         grad[shapes[l].desc.kind == DAHL_LAYER_DENSE] += 4.0 * (double)(shapes[l].nw + shapes[l].nb);
     plan->grad_bytes = grad[0] + grad[1];
-    struct table tables[PARTS] = {{0}};
+    /* Each group's machines: its own, then its "pstates" ones, resolved as the scenario's machines are. */
+    struct dahlsim_node_group (*groups)[1 + DAHLSIM_MAX_PSTATES] = calloc(PARTS, sizeof(*groups));
+    struct table (*tables)[1 + DAHLSIM_MAX_PSTATES] = calloc(PARTS, sizeof(*tables));
+    int nvariants[PARTS] = {0};
     struct cand *best = calloc((size_t)conf->top, sizeof(*best));
-    ret = best == NULL ? -ENOMEM : 0;
-    for (long g = 0; ret == 0 && g < x->ngroups; g++) {
-        ret = table_fill(x, conf, &x->groups[g], &tables[g], err, err_size);
-        if (ret == 0 && tables[g].idle_w < 0 && conf->objective == DAHLSIM_PLAN_ENERGY) {
-            snprintf(err, err_size, "machine %s has no power figures (its platform's hosts have no "
-                     "wattage_per_state): expected them for --objective energy", x->groups[g].machine);
-            ret = -EINVAL;
+    ret = best == NULL || groups == NULL || tables == NULL ? -ENOMEM : 0;
+    for (long g = 0; ret == 0 && g < x->ngroups; g++)
+        ret = group_variants(x, &x->groups[g], groups[g], &nvariants[g], err, err_size);
+    for (long g = 0; ret == 0 && g < x->ngroups; g++)
+        for (int v = 0; ret == 0 && v < nvariants[g]; v++) {
+            ret = table_fill(x, conf, &groups[g][v], &tables[g][v], err, err_size);
+            if (ret == 0 && tables[g][v].idle_w < 0 && conf->objective == DAHLSIM_PLAN_ENERGY) {
+                snprintf(err, err_size, "machine %s has no power figures (its platform's hosts have no "
+                         "wattage_per_state): expected them for --objective energy", groups[g][v].machine);
+                ret = -EINVAL;
+            }
         }
-    }
     int nbest = 0;
     if (ret == 0) {
-        plan->searched = search(x, conf, tables, grad, best, &nbest);
+        /* every choice of one machine per group (the first of each: the scenario's own) */
+        int variant[PARTS] = {0};
+        for (;;) {
+            struct table chosen[PARTS];
+            for (long g = 0; g < x->ngroups; g++)
+                chosen[g] = tables[g][variant[g]];
+            plan->searched += search(x, conf, chosen, variant, grad, best, &nbest);
+            long g = 0;
+            while (g < x->ngroups && ++variant[g] == nvariants[g])
+                variant[g++] = 0;
+            if (g == x->ngroups)
+                break;
+        }
         if (nbest == 0) {
             if (conf->time_bound_s > 0)
                 snprintf(err, err_size, "no partition meets the time bound of %g s per step", conf->time_bound_s);
@@ -586,24 +647,30 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
     }
     struct cand eq;
     if (ret == 0) {
-        bool has_equal = equal_split(x, &eq) && predict(x, tables, grad, &eq);
+        struct table own[PARTS];
+        for (long g = 0; g < x->ngroups; g++)
+            own[g] = tables[g][0];
+        bool has_equal = equal_split(x, &eq) && predict(x, own, grad, &eq);
         plan->best = calloc((size_t)nbest + 1, sizeof(*plan->best));
         if (plan->best == NULL) {
             ret = -ENOMEM;
         } else {
             for (int i = 0; i < nbest; i++)
-                to_candidate(x, &best[i], false, &plan->best[plan->nbest++]);
+                to_candidate(groups, &best[i], false, &plan->best[plan->nbest++]);
             if (has_equal)
-                to_candidate(x, &eq, true, &plan->best[plan->nbest++]);
+                to_candidate(groups, &eq, true, &plan->best[plan->nbest++]);
         }
     }
     if (ret == -ENOMEM)
         snprintf(err, err_size, "out of memory");
-    for (int g = 0; g < PARTS; g++) {
-        free(tables[g].t);
-        free(tables[g].dyn_j);
-        free(tables[g].frac);
-    }
+    for (int g = 0; tables != NULL && g < PARTS; g++)
+        for (int v = 0; v < 1 + DAHLSIM_MAX_PSTATES; v++) {
+            free(tables[g][v].t);
+            free(tables[g][v].dyn_j);
+            free(tables[g][v].frac);
+        }
+    free(tables);
+    free(groups);
     free(best);
     return ret;
 }

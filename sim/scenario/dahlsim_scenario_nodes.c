@@ -106,6 +106,50 @@ static bool group_machine(const struct dahlsim_where *w, const cJSON *group, con
     return ok;
 }
 
+/* A group's "pstates": [NAME, ...], 1 to DAHLSIM_MAX_PSTATES other machines its nodes could be (its CPU
+ * frequency states), each checked as the group's machine is; into g->pstates, comma-separated. Only `dahlsim
+ * plan` uses them. */
+static bool group_pstates(const struct dahlsim_where *w, const cJSON *group, const struct dahlsim_experiment *x,
+                          struct dahlsim_node_group *g)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(group, "pstates");
+    g->pstates[0] = '\0';
+    if (list == NULL)
+        return true;
+    char expected[128];
+    snprintf(expected, sizeof(expected), "an array of 1 to %d machine names (the group's frequency states)",
+             DAHLSIM_MAX_PSTATES);
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : 0;
+    if (n < 1 || n > DAHLSIM_MAX_PSTATES) {
+        dahlsim_field_error(w, "pstates", list, expected);
+        return false;
+    }
+    size_t used = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, list)
+    {
+        /* checked as a group of its own: {"machine": NAME} */
+        cJSON *as_group = cJSON_CreateObject();
+        struct dahlsim_node_group other = {0};
+        bool ok = as_group != NULL && cJSON_IsString(item) &&
+                  cJSON_AddStringToObject(as_group, "machine", item->valuestring) != NULL &&
+                  group_machine(w, as_group, x, &other);
+        cJSON_Delete(as_group);
+        if (!ok) {
+            if (!cJSON_IsString(item))
+                dahlsim_field_error(w, "pstates", item, expected);
+            return false;
+        }
+        int len = snprintf(g->pstates + used, sizeof(g->pstates) - used, "%s%s", used ? "," : "", other.machine);
+        if (len < 0 || (size_t)len >= sizeof(g->pstates) - used) {
+            dahlsim_field_error(w, "pstates", list, "machine names of at most 255 characters in all");
+            return false;
+        }
+        used += (size_t)len;
+    }
+    return true;
+}
+
 /* The keys a scenario with "node_groups" must not have: each group says its machine and node count, and
  * uses every worker of its machine. */
 static bool groups_exclusive(const struct dahlsim_where *w, const cJSON *o)
@@ -173,13 +217,14 @@ static bool groups_from(const struct dahlsim_where *w, const cJSON *o, struct da
         cJSON_ArrayForEach(item, group)
         {
             if (strcmp(item->string, "machine") != 0 && strcmp(item->string, "count") != 0 &&
-                strcmp(item->string, "share") != 0) {
-                dahlsim_field_error(&wg, item->string, item, "only the keys machine, count and share");
+                strcmp(item->string, "share") != 0 && strcmp(item->string, "pstates") != 0) {
+                dahlsim_field_error(&wg, item->string, item, "only the keys machine, count, share and pstates");
                 return false;
             }
         }
         if (!dahlsim_field_int(&wg, group, "count", 1, 1024, 1, &g->count) ||
-            !dahlsim_field_int(&wg, group, "share", 1, 65536, 0, &g->share) || !group_machine(&wg, group, x, g))
+            !dahlsim_field_int(&wg, group, "share", 1, 65536, 0, &g->share) || !group_machine(&wg, group, x, g) ||
+            !group_pstates(&wg, group, x, g))
             return false;
         x->nodes += g->count;
         shared += g->count * g->share;

@@ -70,12 +70,12 @@ static int groups_sampling(const struct dahlsim_experiment *x, const char *dir, 
             }
             struct dirent *e;
             while (ret == 0 && (e = readdir(dh)) != NULL) {
-                const char *dot = strrchr(e->d_name, '.');
-                size_t stem = dot != NULL ? (size_t)(dot - e->d_name) : 0;
-                /* bus/NAME.kind and codelets/45/symbol.NAME: only this machine's own files */
-                bool own = d == 0 ? strncmp(e->d_name, x->groups[g].machine, strlen(x->groups[g].machine)) == 0 &&
-                                        e->d_name[strlen(x->groups[g].machine)] == '.'
-                                  : dot != NULL && strcmp(dot + 1, x->groups[g].machine) == 0 && stem > 0;
+                /* bus/NAME.kind and codelets/45/symbol.NAME: only this machine's own files (a NAME may hold
+                 * dots: roofline-build-2core-2.2ghz) */
+                const char *m = x->groups[g].machine;
+                size_t len = strlen(e->d_name), mlen = strlen(m);
+                bool own = d == 0 ? strncmp(e->d_name, m, mlen) == 0 && e->d_name[mlen] == '.'
+                                  : len > mlen + 1 && e->d_name[len - mlen - 1] == '.' && strcmp(e->d_name + len - mlen, m) == 0;
                 if (!own)
                     continue;
                 char src[2 * PATH_MAX], dst[2 * PATH_MAX];
