@@ -67,7 +67,6 @@ static struct dahlsim_experiment sample(void)
                                               .input_copy_bytes_per_s = 2e9, .sched_push_us = 0.3, .worker_us = 1.5};
     snprintf(x.groups[0].machine, sizeof(x.groups[0].machine), "roofline-14cpu-1v100");
     snprintf(x.groups[1].machine, sizeof(x.groups[1].machine), "tiny-2cpu");
-    snprintf(x.groups[1].machine_dir, sizeof(x.groups[1].machine_dir), "/somewhere/calibration/tiny-2cpu");
     return x;
 }
 
@@ -106,7 +105,9 @@ Test(experiment, saved_loads_back_exactly, .init = setup, .fini = teardown)
     cr_assert_eq(memcmp(y.sequence, x.sequence, 8 * sizeof(int)), 0);
     cr_assert_eq(y.ngroups, 2);
     cr_assert_str_eq(y.groups[0].machine, "roofline-14cpu-1v100");
-    cr_assert_str_eq(y.groups[1].machine_dir, x.groups[1].machine_dir);
+    char gdir[PATH_MAX];
+    cr_assert_eq(dahlsim_node_group_dir(&y, &y.groups[1], gdir, sizeof(gdir)), 0);
+    cr_assert_str_eq(gdir, "/somewhere/calibration/tiny-2cpu", "a group's machine beside the experiment's");
     cr_assert_eq(y.groups[1].count, 3);
     cr_assert_eq(y.groups[1].share, 4);
     cr_assert_eq(y.groups[0].worker_us, -1);

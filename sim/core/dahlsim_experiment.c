@@ -44,7 +44,7 @@ static const struct field job_fields[] = {
 };
 
 static const struct field group_fields[] = {
-    GROUP_FIELD(machine, FIELD_STRING),           GROUP_FIELD(machine_dir, FIELD_STRING),
+    GROUP_FIELD(machine, FIELD_STRING),
     GROUP_FIELD(count, FIELD_LONG),               GROUP_FIELD(share, FIELD_LONG),
     GROUP_FIELD(cpus, FIELD_LONG),                GROUP_FIELD(gpus, FIELD_LONG),
     GROUP_FIELD(pstates, FIELD_STRING),
@@ -347,10 +347,21 @@ int dahlsim_experiment_load(const char *path, struct dahlsim_experiment *x, char
     return ret;
 }
 
+int dahlsim_node_group_dir(const struct dahlsim_experiment *x, const struct dahlsim_node_group *g, char *buf,
+                           size_t size)
+{
+    const char *slash = strrchr(x->machine_dir, '/');
+    int root = slash != NULL ? (int)(slash - x->machine_dir) : 1;
+    int n = snprintf(buf, size, "%.*s/%s", root, slash != NULL ? x->machine_dir : ".", g->machine);
+    return n >= 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
+}
+
 void dahlsim_experiment_take_group(struct dahlsim_experiment *x, const struct dahlsim_node_group *g)
 {
+    char dir[sizeof(x->machine_dir)];
+    if (dahlsim_node_group_dir(x, g, dir, sizeof(dir)) == 0)
+        memcpy(x->machine_dir, dir, sizeof(dir));
     snprintf(x->machine, sizeof(x->machine), "%s", g->machine);
-    snprintf(x->machine_dir, sizeof(x->machine_dir), "%s", g->machine_dir);
     x->cpus = g->cpus;
     x->gpus = g->gpus;
     x->submit_us_per_task = g->submit_us_per_task;

@@ -29,8 +29,7 @@ struct dahlsim_job {
 /* One group of identical nodes of a multi-node experiment ("node_groups"): count nodes of one machine, each
  * training share samples of every step (a data partition: the shares of all nodes sum to the batch). */
 struct dahlsim_node_group {
-    char machine[72];
-    char machine_dir[PATH_MAX]; /* calibration/NAME */
+    char machine[72];           /* calibration/NAME, beside the experiment's machine (dahlsim_node_group_dir) */
     long count;                 /* nodes */
     long share;                 /* samples of each step, per node of the group */
     long cpus, gpus;            /* the machine's workers: a group uses them all */
@@ -108,6 +107,10 @@ struct dahlsim_experiment {
     int sequence[DAHLSIM_MAX_SEQUENCE];
 };
 
+/* Group g's calibration directory into buf: its machine beside x's (every machine of an experiment lives under
+ * the same calibration root). Returns 0, or -ENAMETOOLONG when it does not fit. */
+int dahlsim_node_group_dir(const struct dahlsim_experiment *x, const struct dahlsim_node_group *g, char *buf,
+                           size_t size);
 /* x's machine, its directory, workers and measured runtime costs made group g's (x then describes one node
  * of the group); and the reverse, g's workers and costs from x. */
 void dahlsim_experiment_take_group(struct dahlsim_experiment *x, const struct dahlsim_node_group *g);

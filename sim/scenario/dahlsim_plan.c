@@ -72,10 +72,13 @@ static bool host_watts(const char *xml, const char *id, double *idle_w, double *
 
 /* The machine's idle watts (all its CPU and GPU hosts) and the extra watts of one busy CPU and GPU; the idle
  * watts are < 0 when its platform has no power figures. */
-static void machine_watts(const struct dahlsim_node_group *g, double *idle_w, double *cpu_dyn_w, double *gpu_dyn_w)
+static void machine_watts(const struct dahlsim_experiment *x, const struct dahlsim_node_group *g, double *idle_w,
+                          double *cpu_dyn_w, double *gpu_dyn_w)
 {
-    char path[PATH_MAX + 128];
-    snprintf(path, sizeof(path), "%s/sampling/bus/%s.platform.v4.xml", g->machine_dir, g->machine);
+    char path[PATH_MAX + 128], dir[PATH_MAX];
+    if (dahlsim_node_group_dir(x, g, dir, sizeof(dir)) != 0)
+        dir[0] = '\0';
+    snprintf(path, sizeof(path), "%s/sampling/bus/%s.platform.v4.xml", dir, g->machine);
     char *xml = dahlsim_read_text(path, SIZE_MAX);
     double ci, cf, gi = 0, gf = 0;
     *idle_w = -1;
@@ -122,7 +125,7 @@ void dahlsim_plan_results(const cJSON *r, double *step_s, double *energy_j)
 static int table_lab(const struct dahlsim_experiment *xg, struct table *tb, char *err, size_t err_size)
 {
     double cpu_w, gpu_w;
-    machine_watts(tb->g, &tb->idle_w, &cpu_w, &gpu_w);
+    machine_watts(xg, tb->g, &tb->idle_w, &cpu_w, &gpu_w);
     for (long s = 1; s <= xg->batch; s++) {
         long grain = xg->grain < 0 || xg->grain > s ? s : xg->grain;
         double busy[2];
@@ -192,7 +195,7 @@ static int table_sim(const struct dahlsim_experiment *xg, const char *dir, struc
                      size_t err_size)
 {
     double cpu_w, gpu_w;
-    machine_watts(tb->g, &tb->idle_w, &cpu_w, &gpu_w);
+    machine_watts(xg, tb->g, &tb->idle_w, &cpu_w, &gpu_w);
     long prev = 0;
     for (long s = 1; prev < xg->batch; s = next_share(s, xg->batch)) {
         double joules;
@@ -556,19 +559,20 @@ static int group_variants(const struct dahlsim_experiment *x, const struct dahls
     for (char *save = NULL, *name = strtok_r(names, ",", &save); ret == 0 && name != NULL && *n <= DAHLSIM_MAX_PSTATES;
          name = strtok_r(NULL, ",", &save)) {
         *xv = *x;
+        out[*n] = *g;
+        snprintf(out[*n].machine, sizeof(out[*n].machine), "%s", name);
         snprintf(xv->machine, sizeof(xv->machine), "%s", name);
-        const char *slash = strrchr(g->machine_dir, '/');
-        int root = slash != NULL ? (int)(slash - g->machine_dir) : 0;
-        snprintf(xv->machine_dir, sizeof(xv->machine_dir), "%.*s/%s", root, g->machine_dir, name);
+        if (dahlsim_node_group_dir(x, &out[*n], xv->machine_dir, sizeof(xv->machine_dir)) != 0) {
+            snprintf(err, err_size, "pstate machine %s: its directory is too long", name);
+            ret = -EINVAL;
+            break;
+        }
         const struct dahlsim_where w = {.path = "plan", .point = ""};
         if (!dahlsim_scenario_machine_checks(&w, none, xv)) {
             snprintf(err, err_size, "node group of %s: pstate machine %s: see the error above", g->machine, name);
             ret = -EINVAL;
             break;
         }
-        out[*n] = *g;
-        snprintf(out[*n].machine, sizeof(out[*n].machine), "%s", xv->machine);
-        snprintf(out[*n].machine_dir, sizeof(out[*n].machine_dir), "%s", xv->machine_dir);
         dahlsim_node_group_take_experiment(&out[*n], xv);
         (*n)++;
     }

@@ -551,7 +551,9 @@ static bool gamma_from(const struct dahlsim_where *w, const cJSON *o, struct dah
         return false;
     }
     for (long g = 0; g < (x->ngroups > 0 ? x->ngroups : 1); g++) {
-        const char *dir = x->ngroups > 0 ? x->groups[g].machine_dir : x->machine_dir;
+        char dir[PATH_MAX];
+        if (x->ngroups == 0 || dahlsim_node_group_dir(x, &x->groups[g], dir, sizeof(dir)) != 0)
+            snprintf(dir, sizeof(dir), "%s", x->machine_dir);
         const char *name = x->ngroups > 0 ? x->groups[g].machine : x->machine;
         if (!platform_has_watts(dir, name)) {
             char expected[200];

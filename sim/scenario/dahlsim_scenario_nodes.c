@@ -83,14 +83,6 @@ static bool group_machine(const struct dahlsim_where *w, const cJSON *group, con
                             "a machine name (letters, digits, '.', '_', '-')");
         return false;
     }
-    /* through a local copy: the name and the directory are in one struct, which -Wrestrict flags */
-    char name[sizeof(g->machine)];
-    memcpy(name, g->machine, sizeof(name));
-    if (snprintf(g->machine_dir, sizeof(g->machine_dir), "%s/%s", dahlsim_calibration_root(), name) >=
-        (int)sizeof(g->machine_dir)) {
-        dahlsim_error("%s: DAHLSIM_HOME is too long", w->path);
-        return false;
-    }
     struct dahlsim_experiment *copy = malloc(sizeof(*copy));
     if (copy == NULL) {
         dahlsim_error("%s: out of memory", w->path);
@@ -98,8 +90,10 @@ static bool group_machine(const struct dahlsim_where *w, const cJSON *group, con
     }
     *copy = *x;
     snprintf(copy->machine, sizeof(copy->machine), "%s", g->machine);
-    snprintf(copy->machine_dir, sizeof(copy->machine_dir), "%s", g->machine_dir);
-    bool ok = dahlsim_scenario_machine_checks(w, group, copy);
+    bool ok = dahlsim_node_group_dir(x, g, copy->machine_dir, sizeof(copy->machine_dir)) == 0;
+    if (!ok)
+        dahlsim_error("%s: DAHLSIM_HOME is too long", w->path);
+    ok = ok && dahlsim_scenario_machine_checks(w, group, copy);
     if (ok)
         dahlsim_node_group_take_experiment(g, copy);
     free(copy);

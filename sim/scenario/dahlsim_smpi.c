@@ -61,8 +61,12 @@ static int groups_sampling(const struct dahlsim_experiment *x, const char *dir, 
         snprintf(to, sizeof(to), "%s/%s", sampling, subdirs[d]);
         ret = dahlsim_make_dirs(to);
         for (long g = 0; ret == 0 && g < x->ngroups; g++) {
-            char from[PATH_MAX + 32];
-            snprintf(from, sizeof(from), "%s/sampling/%s", x->groups[g].machine_dir, subdirs[d]);
+            char from[PATH_MAX + 32], dir_g[PATH_MAX];
+            if (dahlsim_node_group_dir(x, &x->groups[g], dir_g, sizeof(dir_g)) != 0) {
+                ret = -ENAMETOOLONG;
+                break;
+            }
+            snprintf(from, sizeof(from), "%s/sampling/%s", dir_g, subdirs[d]);
             DIR *dh = opendir(from);
             if (dh == NULL) {
                 ret = -errno;
