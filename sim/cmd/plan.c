@@ -121,6 +121,20 @@ static cJSON *candidate_scenario(const cJSON *planned, const struct dahlsim_plan
         return NULL;
     cJSON_DeleteItemFromObjectCaseSensitive(s, "comment");
     cJSON_DeleteItemFromObjectCaseSensitive(s, "node_groups");
+    cJSON_DeleteItemFromObjectCaseSensitive(s, "partition");
+    if (c->ncuts > 0) { /* a pipeline (replicas 1) or a hybrid: the groups are its stages, in order */
+        cJSON *part = cJSON_AddObjectToObject(s, "partition"), *cuts = cJSON_CreateArray();
+        if (part == NULL || cuts == NULL ||
+            cJSON_AddStringToObject(part, "kind", c->replicas > 1 ? "hybrid" : "pipeline") == NULL ||
+            !cJSON_AddItemToObject(part, "cuts", cuts) ||
+            (c->replicas > 1 && cJSON_AddNumberToObject(part, "replicas", (double)c->replicas) == NULL)) {
+            cJSON_Delete(cuts);
+            cJSON_Delete(s);
+            return NULL;
+        }
+        for (long k = 0; k < c->ncuts; k++)
+            cJSON_AddItemToArray(cuts, cJSON_CreateNumber((double)c->cuts[k]));
+    }
     char comment[PATH_MAX + 256], energy[64] = "unknown";
     if (c->energy_j >= 0)
         snprintf(energy, sizeof(energy), "%.6g J", c->energy_j);
@@ -135,7 +149,7 @@ static cJSON *candidate_scenario(const cJSON *planned, const struct dahlsim_plan
         ok = e != NULL && cJSON_AddItemToArray(groups, e) &&
              cJSON_AddStringToObject(e, "machine", c->groups[g].machine) &&
              cJSON_AddNumberToObject(e, "count", (double)c->groups[g].count) &&
-             cJSON_AddNumberToObject(e, "share", (double)c->groups[g].share);
+             (c->ncuts > 0 || cJSON_AddNumberToObject(e, "share", (double)c->groups[g].share));
     }
     if (!ok) {
         cJSON_Delete(s);
@@ -186,9 +200,15 @@ static void print_candidate(const struct dahlsim_plan_candidate *c, int k, const
     char groups[512];
     size_t used = 0;
     groups[0] = '\0';
-    for (long g = 0; g < c->ngroups && used < sizeof(groups); g++)
-        used += (size_t)snprintf(groups + used, sizeof(groups) - used, "%s%ld x %s @ %ld", g ? ", " : "",
-                                 c->groups[g].count, c->groups[g].machine, c->groups[g].share);
+    for (long g = 0; g < c->ngroups && used < sizeof(groups); g++) {
+        if (c->ncuts > 0) /* a pipeline's stages: the layers they start at */
+            used += (size_t)snprintf(groups + used, sizeof(groups) - used, "%sstage from layer %ld: %ld x %s",
+                                     g ? ", " : "pipeline: ", g == 0 ? 0 : c->cuts[g - 1], c->groups[g].count,
+                                     c->groups[g].machine);
+        else
+            used += (size_t)snprintf(groups + used, sizeof(groups) - used, "%s%ld x %s @ %ld", g ? ", " : "",
+                                     c->groups[g].count, c->groups[g].machine, c->groups[g].share);
+    }
     printf("%2d%s  step %9.4f ms (compute %.4f + allreduce %.4f)", k, c->equal ? "=" : " ", c->step_s * 1e3,
            c->compute_s * 1e3, c->allreduce_s * 1e3);
     if (c->energy_j >= 0)
@@ -245,6 +265,12 @@ static int plan_write(const struct plan_opts *o, const cJSON *planned, const str
         cJSON_AddStringToObject(e, "file", file);
         cJSON_AddBoolToObject(e, "equal_split", c->equal);
         cJSON_AddNumberToObject(e, "nodes", (double)c->nodes);
+        cJSON_AddStringToObject(e, "partition", c->ncuts == 0 ? "data" : c->replicas > 1 ? "hybrid" : "pipeline");
+        if (c->ncuts > 0) {
+            cJSON *cuts = cJSON_AddArrayToObject(e, "cuts");
+            for (long k = 0; k < c->ncuts; k++)
+                cJSON_AddItemToArray(cuts, cJSON_CreateNumber((double)c->cuts[k]));
+        }
         cJSON *groups = cJSON_AddArrayToObject(e, "node_groups");
         for (long g = 0; g < c->ngroups; g++) {
             cJSON *ge = cJSON_CreateObject();

@@ -29,6 +29,7 @@ struct dahlsim_dag {
      * them: tasks of one type (perf-model symbol) differ in shape, and the type's cost is their mean. A task
      * costs <= 0 exactly where its type does. */
     double (*task_cost)[DAHL_NARCH];
+    int *task_layer;       /* exported graphs: the layer each task works for (nlayers: the loss); NULL otherwise */
     char source[512];      /* where the graph comes from ("" for generated graphs) */
 };
 

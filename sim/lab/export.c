@@ -154,6 +154,9 @@ int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsi
     }
     if (ret == 0) {
         ret = dahlsim_dag_set_task_costs(g, (const double(*)[DAHL_NARCH])tcost, err, err_size);
+        g->task_layer = ret == 0 ? malloc((size_t)sg.ntasks * sizeof(int) + 1) : NULL;
+        for (int t = 0; g->task_layer != NULL && t < sg.ntasks; t++)
+            g->task_layer[t] = sg.tasks[t].layer;
         g->cpus = conf->cpus;
         g->gpus = conf->gpus;
         char reduction[64], grain[32] = "";

@@ -22,6 +22,7 @@ void dahlsim_dag_fini(struct dahlsim_dag *g)
     free(g->succ_start);
     free(g->succ);
     free(g->task_cost);
+    free(g->task_layer);
     memset(g, 0, sizeof(*g));
 }
 

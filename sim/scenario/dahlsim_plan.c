@@ -40,6 +40,7 @@ struct part {
 struct cand {
     int nparts;
     struct part parts[PARTS];
+    int ncuts, cuts[PARTS]; /* a pipeline: part k is stage k, from cuts[k - 1] (the parts in stage order) */
     int variant[PARTS];  /* per group: 0 its machine, k its k-th "pstates" machine */
     long nodes;
     double step_s, compute_s, allreduce_s, energy_j;
@@ -400,7 +401,8 @@ static double score(const struct dahlsim_plan_conf *conf, const struct cand *c)
 
 static bool same_parts(const struct cand *a, const struct cand *b)
 {
-    if (a->nparts != b->nparts || memcmp(a->variant, b->variant, sizeof(a->variant)) != 0)
+    if (a->nparts != b->nparts || memcmp(a->variant, b->variant, sizeof(a->variant)) != 0 || a->ncuts != b->ncuts ||
+        memcmp(a->cuts, b->cuts, sizeof(a->cuts)) != 0)
         return false;
     for (int i = 0; i < a->nparts; i++)
         if (a->parts[i].g != b->parts[i].g || a->parts[i].count != b->parts[i].count ||
@@ -536,12 +538,162 @@ static void to_candidate(const struct dahlsim_node_group (*groups)[1 + DAHLSIM_M
     *out = (struct dahlsim_plan_candidate){.ngroups = c->nparts, .nodes = c->nodes, .step_s = c->step_s,
                                            .compute_s = c->compute_s, .allreduce_s = c->allreduce_s,
                                            .energy_j = c->energy_j, .equal = equal};
+    out->ncuts = c->ncuts;
+    out->replicas = c->ncuts > 0 ? c->parts[0].count : 0;
+    for (int k = 0; k < c->ncuts; k++)
+        out->cuts[k] = c->cuts[k];
     for (int i = 0; i < c->nparts; i++) {
         out->groups[i] = groups[c->parts[i].g][c->variant[c->parts[i].g]];
         out->groups[i].pstates[0] = '\0';
         out->groups[i].count = c->parts[i].count;
         out->groups[i].share = c->parts[i].share;
     }
+}
+
+/* A machine's share of a step's work by layer (frac[l], l = 0 .. nlayers, the last the loss): the perf models'
+ * task times of one step of `share` samples on its fastest kind of worker, the SGD updates left out. */
+static int layer_work(const struct dahlsim_experiment *xg, long share, double *frac, int nlayers, char *err,
+                      size_t err_size)
+{
+    struct dahlsim_dag dag;
+    long grain = xg->grain < 0 || xg->grain > share ? share : xg->grain;
+    int ret = dahlsim_grain_emulate(xg, share, grain, 1, &dag, NULL, NULL, err, err_size);
+    if (ret != 0)
+        return ret;
+    int arch = xg->gpus > 0 ? DAHL_ARCH_GPU : DAHL_ARCH_CPU;
+    double total = 0;
+    for (int l = 0; l <= nlayers; l++)
+        frac[l] = 0;
+    for (int t = 0; dag.task_layer != NULL && t < dag.ntasks; t++) {
+        const char *name = dag.names[dag.type[t]];
+        if (strstr(name, "sgd_update") != NULL || strstr(name, "dahl_zero") != NULL || dag.task_layer[t] < 0 ||
+            dag.task_layer[t] > nlayers)
+            continue;
+        double cost = dahlsim_dag_task_cost(&dag, t, arch);
+        if (cost <= 0)
+            cost = dahlsim_dag_task_cost(&dag, t, DAHL_ARCH_CPU);
+        frac[dag.task_layer[t]] += cost;
+        total += cost;
+    }
+    for (int l = 0; l <= nlayers && total > 0; l++)
+        frac[l] /= total;
+    dahlsim_dag_fini(&dag);
+    return 0;
+}
+
+/* Pipelines and hybrids (dahlsim_plan.h): with every group the same node count R, each order of the groups as
+ * stages and each set of cuts giving every stage a layer with weights; each stage's R replicas train batch / R
+ * samples in micro-batches of the grain. Predicted as GPipe's schedule: (micro-batches + stages - 1) times the
+ * slowest stage's time per micro-batch (the stage's layers' share of its machine's one-node step time T_m,
+ * from layer_work), plus the first micro-batch's messages along the pipeline and back, plus each stage's
+ * allreduce among its replicas; energy as for data partitions, each stage's joules above idle scaled by its
+ * layers' share. */
+static size_t search_pipelines(const struct dahlsim_experiment *x, const struct dahlsim_plan_conf *conf,
+                               struct table (*tables)[1 + DAHLSIM_MAX_PSTATES],
+                               const struct dahlsim_node_group (*groups)[1 + DAHLSIM_MAX_PSTATES],
+                               const struct dahl_network_desc *desc, const struct dahl_layer_shape *shapes,
+                               struct cand *best, int *nbest, char *err, size_t err_size)
+{
+    int S = (int)x->ngroups, L = desc->nlayers;
+    long R = x->groups[0].count;
+    for (int g = 1; g < S; g++)
+        if (x->groups[g].count != R)
+            return 0;
+    if (S < 2 || S > 4 || x->batch % R != 0)
+        return 0;
+    long B = x->batch / R, grain = x->grain < 1 || x->grain > B ? (x->grain == 0 ? 1 : B) : x->grain;
+    long micro = (B + grain - 1) / grain;
+    double work[PARTS][DAHL_NETWORK_MAX_LAYERS + 1];
+    struct dahlsim_experiment *xg = malloc(sizeof(*xg));
+    if (xg == NULL)
+        return 0;
+    for (int g = 0; g < S; g++) {
+        group_experiment(x, &groups[g][0], xg);
+        if (layer_work(xg, B, work[g], L, err, err_size) != 0) {
+            free(xg);
+            return 0;
+        }
+    }
+    free(xg);
+    size_t searched = 0;
+    int order[4] = {0, 1, 2, 3}, cuts[4];
+    /* every order (permutations by swaps), every cut set (increasing) */
+    int c[4] = {0};
+    for (;;) {
+        for (int k = 0; k < S - 1; k++)
+            cuts[k] = k + 1;
+        for (;;) {
+            /* stage s covers [lo, hi) */
+            double slowest = 0, msgs = 0, reduce = 0, energy = 0, idle = 0;
+            bool ok = true, watts = true;
+            for (int s = 0; s < S && ok; s++) {
+                int lo = s == 0 ? 0 : cuts[s - 1], hi = s == S - 1 ? L : cuts[s];
+                bool weights = false;
+                double share = 0, grad_bytes = 0;
+                for (int l = lo; l < hi; l++) {
+                    weights |= desc->layers[l].kind == DAHL_LAYER_CONV || desc->layers[l].kind == DAHL_LAYER_DENSE;
+                    share += work[order[s]][l];
+                    grad_bytes += 4.0 * (double)(shapes[l].nw + shapes[l].nb);
+                }
+                if (hi == L)
+                    share += work[order[s]][L];
+                ok = weights;
+                const struct table *tb = &tables[order[s]][0];
+                double stage = tb->t[B] * share;
+                if (stage / (double)micro > slowest)
+                    slowest = stage / (double)micro;
+                if (s + 1 < S) {
+                    const struct dahl_layer_shape *cut = &shapes[hi - 1];
+                    double bytes = 4.0 * cut->out_c * cut->out_h * cut->out_w * (double)(B < grain ? B : grain);
+                    msgs += 2 * transfer_s(x, bytes);
+                }
+                if (R > 1) {
+                    int levels = 0;
+                    while ((1L << levels) < R)
+                        levels++;
+                    double t = 2.0 * levels * transfer_s(x, grad_bytes);
+                    reduce = t > reduce ? t : reduce;
+                }
+                watts &= tb->idle_w >= 0;
+                idle += (double)R * tb->idle_w;
+                energy += (double)R * tb->dyn_j[B] * share;
+            }
+            if (ok) {
+                struct cand cd = {.nparts = S, .ncuts = S - 1, .nodes = R * S};
+                for (int s = 0; s < S; s++)
+                    cd.parts[s] = (struct part){order[s], R, B};
+                for (int k = 0; k < S - 1; k++)
+                    cd.cuts[k] = cuts[k];
+                cd.compute_s = (double)(micro + S - 1) * slowest;
+                cd.allreduce_s = msgs + reduce;
+                cd.step_s = cd.compute_s + cd.allreduce_s;
+                cd.energy_j = watts ? idle * cd.step_s + energy : -1;
+                keep(conf, best, nbest, &cd);
+                searched++;
+            }
+            /* next cut set */
+            int k = S - 2;
+            while (k >= 0 && cuts[k] == L - (S - 1 - k))
+                k--;
+            if (k < 0)
+                break;
+            cuts[k]++;
+            for (int j = k + 1; j < S - 1; j++)
+                cuts[j] = cuts[j - 1] + 1;
+        }
+        /* next order (Heap's algorithm, iterative) */
+        int i = 1;
+        while (i < S && c[i] >= i)
+            c[i++] = 0;
+        if (i >= S)
+            break;
+        int j = i % 2 == 0 ? 0 : c[i];
+        int t = order[j];
+        order[j] = order[i];
+        order[i] = t;
+        c[i]++;
+    }
+    return searched;
 }
 
 /* A group's machines: out[0] the group itself, then one per name of its "pstates", resolved (directory,
@@ -641,6 +793,8 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
             if (g == x->ngroups)
                 break;
         }
+        plan->searched += search_pipelines(x, conf, tables, (const struct dahlsim_node_group(*)[1 + DAHLSIM_MAX_PSTATES])groups,
+                                           &desc, shapes, best, &nbest, err, err_size);
         if (nbest == 0) {
             if (conf->time_bound_s > 0)
                 snprintf(err, err_size, "no partition meets the time bound of %g s per step", conf->time_bound_s);

@@ -26,6 +26,10 @@
  * split in two groups of the same machine. The objective then ranks them: time (least step_s), energy
  * (least energy_j), or energy under a time bound (least energy_j with step_s <= bound).
  *
+ * Pipelines and hybrids too, when every group has the same node count R (2 to 4 groups): each order of the
+ * groups as stages and each set of cuts giving every stage a layer with weights, each stage's R replicas on
+ * batch / R samples in micro-batches of the grain, predicted by GPipe's schedule (search_pipelines).
+ *
  * StarPU-free, front end only. */
 #ifndef DAHLSIM_PLAN_H
 #define DAHLSIM_PLAN_H
@@ -55,6 +59,9 @@ struct dahlsim_plan_candidate {
     double step_s, compute_s, allreduce_s; /* predicted: compute_s the slowest node's T_m */
     double energy_j;                       /* predicted per step; < 0: a machine has no power figures */
     bool equal;                            /* the equal split over every node, the baseline */
+    long ncuts;                            /* > 0: a pipeline (replicas 1) or hybrid of ncuts + 1 stages, */
+    long cuts[DAHLSIM_MAX_NODE_GROUPS];    /* group k the stage from cuts[k - 1], each of count replicas */
+    long replicas;
 };
 
 struct dahlsim_plan {
