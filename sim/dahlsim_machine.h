@@ -132,6 +132,21 @@ int dahlsim_machine_manifest_write(const char *dir, const struct dahlsim_synth_o
                                    const struct dahl_catalogue *cat, const struct dahlsim_machine_fit *fit,
                                    char *err, size_t err_size);
 
+/* ---- measured power figures (dahlsim_machine_power.c) ---------------------------------------------------- */
+
+struct dahlsim_power_opts {
+    const char *machine, *dir;  /* DIR/NAME, an existing calibration */
+    const char *source;         /* where the watts come from: the energy results' "source" */
+    double cpu_idle_w, cpu_full_w;
+    bool gpu;                   /* the GPUs' figures given (required when the platform has GPUs) */
+    double gpu_idle_w, gpu_full_w;
+};
+
+/* Gives DIR/NAME's platform the figures (every CPU and GPU host's wattage_per_state, MAIN and RAM 0 W, the
+ * host energy plugin on; earlier figures replaced) and records them in its manifest's "power". Returns 0, or
+ * a negative errno after the error line (-EINVAL: bad input). */
+int dahlsim_machine_power(const struct dahlsim_power_opts *o);
+
 /* The "source" of DIR/NAME's manifest ("measured", "roofline", ...) into buf; "" when there is none. */
 void dahlsim_machine_existing_source(const char *final, char *buf, size_t size);
 

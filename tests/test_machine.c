@@ -738,3 +738,51 @@ Test(machine, sched_gamma_weighs_the_codelets_joules)
     dahl_test_run(&run, check, env);
     dahl_test_assert_input_error(&run, "gamma with lws", "\"sched_gamma\": expected 0 with scheduler lws", "got 1000");
 }
+
+/* `machine power`: measured watts for a calibration that had none (here a synthesized one without figures):
+ * its hosts get them, the simulated energy reports their source, and the makespan does not move; a second
+ * call replaces the figures; a GPU machine needs --gpu too, and bad watts are refused. */
+Test(machine, power_gives_a_calibration_measured_watts)
+{
+    char spec_path[256], cal[128];
+    snprintf(cal, sizeof(cal), "%s", dir);
+    snprintf(spec_path, sizeof(spec_path), "%s", put("spec.json", one_cpu));
+    synth(spec_path, "plain", "--cover", "synthetic:12x12x1");
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    simulate("plain", "before", "0", "eager", "redux");
+    for (int i = 0; i < 2; i++) {
+        char *argv[] = {DAHLSIM_BIN, "machine", "power", "plain", "--dir", cal, "--cpu", i == 0 ? "1:5" : "2:10",
+                        "--source", "wattmeter, test", NULL};
+        dahl_test_run(&run, argv, NULL);
+        cr_assert_eq(run.status, 0, "%s", run.err);
+    }
+    char path[256];
+    snprintf(path, sizeof(path), "%s/plain/sampling/bus/plain.platform.v4.xml", dir);
+    const char *xml = dahl_test_read_file(path);
+    cr_assert(strstr(xml, "value=\"2:10\"") != NULL && strstr(xml, "value=\"1:5\"") == NULL, "replaced: %s", xml);
+    simulate("plain", "after", "0", "eager", "redux");
+    double makespan[2];
+    const char *outs[2] = {"before", "after"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s/results.json", dir, outs[i]);
+        cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
+        cr_assert_not_null(doc);
+        makespan[i] = cJSON_GetObjectItemCaseSensitive(doc, "makespan_s")->valuedouble;
+        const cJSON *energy = cJSON_GetObjectItemCaseSensitive(doc, "energy");
+        if (i == 0)
+            cr_assert(cJSON_IsNull(energy));
+        else
+            cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(energy, "source")->valuestring, "wattmeter, test");
+        cJSON_Delete(doc);
+    }
+    cr_assert_eq(makespan[0], makespan[1], "watts change no time");
+    snprintf(spec_path, sizeof(spec_path), "%s", put("spec.json", cpu_gpu));
+    synth(spec_path, "gpu", "--cover", "synthetic:12x12x1");
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char *no_gpu[] = {DAHLSIM_BIN, "machine", "power", "gpu", "--dir", cal, "--cpu", "1:5", "--source", "x", NULL};
+    dahl_test_run(&run, no_gpu, NULL);
+    dahl_test_assert_input_error(&run, "no --gpu", "machine power: --gpu: missing (expected the GPUs' watts too", NULL);
+    char *bad[] = {DAHLSIM_BIN, "machine", "power", "gpu", "--dir", cal, "--cpu", "-1:5", "--source", "x", NULL};
+    dahl_test_run(&run, bad, NULL);
+    dahl_test_assert_input_error(&run, "negative watts", "--cpu: expected IDLE:FULL watts", "got \"-1:5\"");
+}

@@ -45,9 +45,87 @@ static void machine_synth_print_help(void)
 static void machine_print_help(FILE *to)
 {
     fprintf(to, "usage: dahlsim machine synth SPEC.json --machine NAME [options]\n"
-                "       dahlsim machine synth --help\n\n"
+                "       dahlsim machine power NAME --cpu IDLE:FULL [--gpu IDLE:FULL] --source TEXT [--dir DIR]\n"
+                "       dahlsim machine VERB --help\n\n"
                 "Simulated machines.\n\nverbs:\n"
-                "  synth   describe a machine from its spec (roofline perf models, platform, bus)\n");
+                "  synth   describe a machine from its spec (roofline perf models, platform, bus)\n"
+                "  power   give a calibration measured power figures (watts of one core and one GPU)\n");
+}
+
+static const char power_usage[] =
+    "usage: dahlsim machine power NAME --cpu IDLE:FULL [--gpu IDLE:FULL] --source TEXT [--dir DIR]\n";
+
+/* IDLE:FULL watts, 0 <= IDLE <= FULL, FULL > 0. */
+static bool parse_watts(const char *option, const char *text, double *idle, double *full)
+{
+    char tail;
+    if (sscanf(text, "%lf:%lf%c", idle, full, &tail) == 2 && *idle >= 0 && *full > 0 && *idle <= *full &&
+        *full < 1e5)
+        return true;
+    dahlsim_error("%s: expected IDLE:FULL watts of one device, 0 <= IDLE <= FULL, e.g. 25:250, got \"%s\"", option,
+                  text);
+    return false;
+}
+
+/* `dahlsim machine power NAME ...` (argv[0] = "power"). */
+static int machine_power_main(int argc, char **argv)
+{
+    enum { P_CPU = 256, P_GPU, P_SOURCE, P_DIR, P_HELP };
+    static const struct option popts[] = {
+        {"cpu", required_argument, NULL, P_CPU},       {"gpu", required_argument, NULL, P_GPU},
+        {"source", required_argument, NULL, P_SOURCE}, {"dir", required_argument, NULL, P_DIR},
+        {"help", no_argument, NULL, P_HELP},           {NULL, 0, NULL, 0},
+    };
+    struct dahlsim_power_opts o = {.dir = dahlsim_calibration_root()};
+    bool cpu = false;
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", popts, NULL)) != -1) {
+        switch (opt) {
+        case P_CPU:
+            if (!parse_watts("--cpu", optarg, &o.cpu_idle_w, &o.cpu_full_w))
+                return -EINVAL;
+            cpu = true;
+            break;
+        case P_GPU:
+            if (!parse_watts("--gpu", optarg, &o.gpu_idle_w, &o.gpu_full_w))
+                return -EINVAL;
+            o.gpu = true;
+            break;
+        case P_SOURCE:
+            o.source = optarg;
+            break;
+        case P_DIR:
+            o.dir = optarg;
+            if (!dahlsim_parse_dir("--dir", optarg))
+                return -EINVAL;
+            break;
+        case P_HELP:
+            fputs(power_usage, stdout);
+            printf("\nGives calibration DIR/NAME (default DIR: %s) measured power figures: the idle and full-load\n"
+                   "watts of one CPU core (--cpu) and of one GPU (--gpu, required when it has GPUs), and where they\n"
+                   "come from (--source, e.g. \"nvidia-smi, 2026-11-27\": simulated energy reports it). Earlier\n"
+                   "figures are replaced; manifest.json's \"power\" records them.\n",
+                   dahlsim_calibration_root());
+            return 1;
+        default:
+            dahlsim_option_misuse("machine power", opt, argv, power_usage);
+            return -EINVAL;
+        }
+    }
+    if (optind != argc - 1 || !cpu || o.source == NULL || o.source[0] == '\0' || strchr(o.source, '"') != NULL ||
+        strchr(o.source, '<') != NULL || strchr(o.source, '&') != NULL) {
+        dahlsim_usage_error(power_usage, optind != argc - 1 ? "machine power: expected one machine NAME"
+                                         : !cpu          ? "machine power: --cpu IDLE:FULL is required"
+                                                         : "machine power: --source TEXT is required (no quotes, "
+                                                           "'<' or '&')");
+        return -EINVAL;
+    }
+    o.machine = argv[optind];
+    if (!dahlsim_parse_machine_name("NAME", o.machine))
+        return -EINVAL;
+    return dahlsim_machine_power(&o);
 }
 
 enum { O_MACHINE = 256, O_OUT, O_COVER, O_FIT, O_QUIET, O_HELP, O_PSTATE };
@@ -126,8 +204,12 @@ int dahlsim_cmd_machine(int argc, char **argv)
         machine_print_help(stdout);
         return DAHLSIM_EXIT_OK;
     }
+    if (strcmp(argv[1], "power") == 0) {
+        int ret = machine_power_main(argc - 1, argv + 1);
+        return ret == 1 ? DAHLSIM_EXIT_OK : dahlsim_exit_of(ret);
+    }
     if (strcmp(argv[1], "synth") != 0) {
-        dahlsim_error("machine: unknown verb \"%s\" (expected synth)", argv[1]);
+        dahlsim_error("machine: unknown verb \"%s\" (expected synth or power)", argv[1]);
         machine_print_help(stderr);
         return DAHLSIM_EXIT_USAGE;
     }
