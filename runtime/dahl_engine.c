@@ -52,21 +52,6 @@ static sg_host_t submit_host(const char *name)
     snprintf(full, sizeof(full), "%s%s", submit.host_prefix, name);
     return sg_host_by_name(full);
 }
-
-/* The same once StarPU runs, whatever submit.host_prefix says. */
-static sg_host_t node_host(const char *name)
-{
-    char full[64];
-    int rank = 0;
-#if DAHL_MPI
-    starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
-    snprintf(full, sizeof(full), "StarPU-MPI%d-%s", rank, name);
-#else
-    (void)rank;
-    snprintf(full, sizeof(full), "%s", name);
-#endif
-    return sg_host_by_name(full);
-}
 #endif
 
 struct dahl_engine_conf dahl_engine_conf_default(void)
@@ -187,13 +172,13 @@ int dahl_engine_start(const struct dahl_engine_conf *base)
                                                               STARPU_MALLOC_SIMULATION_FOLDED);
 #endif
 #if DAHL_SIMULATED
-    if (submit.where != DAHL_SUBMIT_NOT_CHARGED) {
-        submit.host_prefix[0] = '\0';
+    submit.host_prefix[0] = '\0'; /* for submit_host: the submission charge and the energy models */
 #if DAHL_MPI
-        int rank = 0;
-        starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank);
-        snprintf(submit.host_prefix, sizeof(submit.host_prefix), "StarPU-MPI%d-", rank);
+    int world_rank = 0;
+    starpu_mpi_comm_rank(MPI_COMM_WORLD, &world_rank);
+    snprintf(submit.host_prefix, sizeof(submit.host_prefix), "StarPU-MPI%d-", world_rank);
 #endif
+    if (submit.where != DAHL_SUBMIT_NOT_CHARGED) {
         /* The platform has one CPU host per core. Natively every worker thread, CUDA ones included, holds a
          * core; when none is left, the submitting thread shares theirs (the kernel's scheduler gives it a
          * turn on each), which made 28x28 runs on 2 cores 10-15 % slower than simulated without it. */
@@ -218,7 +203,7 @@ int dahl_engine_start(const struct dahl_engine_conf *base)
         double w[2] = {0, 0};
         const char *names[2] = {"CPU0", "CUDA0"};
         for (int i = 0; i < 2; i++) {
-            sg_host_t h = node_host(names[i]);
+            sg_host_t h = submit_host(names[i]);
             const char *watts = h != NULL ? sg_host_get_property_value(h, "wattage_per_state") : NULL;
             double idle, full;
             if (watts != NULL && sscanf(watts, "%lf:%lf", &idle, &full) == 2)

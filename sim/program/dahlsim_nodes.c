@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, long nshares, char *err,
-                       size_t err_size)
+/* What every partition starts from: this rank, the node count, the network as dahlsim run recorded it. */
+static void nodes_begin(struct dahlsim_nodes *n)
 {
     memset(n, 0, sizeof(*n));
     /* Set by dahlsim run for sim-train: what the scenario said about the network, recorded as is. */
@@ -18,6 +18,22 @@ int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, 
     n->rank = dahl_mpi_rank();
     n->size = dahl_mpi_size();
     n->mpi = dahl_mpi_built();
+}
+
+/* The gradient allreduce among ranks base .. base + size - 1 (size 0: all of them). */
+static int nodes_allreduce(struct dahlsim_nodes *n, int base, int size, char *err, size_t err_size)
+{
+    n->allreduce = dahl_allreduce_create_among(DAHL_ALLREDUCE_TREE, base, size);
+    if (n->allreduce != NULL)
+        return 0;
+    snprintf(err, err_size, "out of memory");
+    return -ENOMEM;
+}
+
+int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, long nshares, char *err,
+                       size_t err_size)
+{
+    nodes_begin(n);
     if (nshares > 0) {
         /* A data partition: node r trains shares[r] samples of every step, after those of the nodes before. */
         long sum = 0;
@@ -40,24 +56,13 @@ int dahlsim_nodes_init(struct dahlsim_nodes *n, long batch, const long *shares, 
         n->local_batch = (int)(batch / n->size);
         n->first = (long)n->rank * n->local_batch;
     }
-    if (n->size > 1) {
-        n->allreduce = dahl_allreduce_create(DAHL_ALLREDUCE_TREE);
-        if (n->allreduce == NULL) {
-            snprintf(err, err_size, "out of memory");
-            return -ENOMEM;
-        }
-    }
-    return 0;
+    return n->size > 1 ? nodes_allreduce(n, 0, 0, err, err_size) : 0;
 }
 
 int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstages, long replicas, char *err,
                                 size_t err_size)
 {
-    memset(n, 0, sizeof(*n));
-    n->network = getenv("DAHLSIM_NETWORK");
-    n->rank = dahl_mpi_rank();
-    n->size = dahl_mpi_size();
-    n->mpi = dahl_mpi_built();
+    nodes_begin(n);
     n->pipeline = true;
     n->replicas = replicas > 1 ? (int)replicas : 1;
     if (nstages * n->replicas != n->size || batch % n->replicas != 0) {
@@ -67,14 +72,8 @@ int dahlsim_nodes_init_pipeline(struct dahlsim_nodes *n, long batch, long nstage
     }
     n->local_batch = (int)(batch / n->replicas);
     n->first = (long)(n->rank % n->replicas) * n->local_batch;
-    if (n->replicas > 1) {
-        n->allreduce = dahl_allreduce_create_among(DAHL_ALLREDUCE_TREE, n->rank - n->rank % n->replicas, n->replicas);
-        if (n->allreduce == NULL) {
-            snprintf(err, err_size, "out of memory");
-            return -ENOMEM;
-        }
-    }
-    return 0;
+    /* a hybrid: the stage's replicas sum their gradients among themselves */
+    return n->replicas > 1 ? nodes_allreduce(n, n->rank - n->rank % n->replicas, n->replicas, err, err_size) : 0;
 }
 
 void dahlsim_nodes_stop(struct dahlsim_nodes *n)

@@ -14,14 +14,32 @@
 #define SIM_TASK_US 1.0         /* StarPU-SimGrid 1.3.10's own cost per task where none is measured */
 #define AUTOPRIO_INTERVAL 32    /* as `dahlsim dag run --auto` */
 
-int dahlsim_grain_emulate(const struct dahlsim_experiment *x, long batch, long g, int steps, struct dahlsim_dag *dag,
-                          double **task_end_s, struct dahlsim_emu_result *res, char *err, size_t err_size)
+/* x's image shape: synthetic:HxWxC, or fashion-mnist's 28x28x1. Returns 0 or -EINVAL (err). */
+static int image_shape(const struct dahlsim_experiment *x, int *c, int *h, int *w, char *err, size_t err_size)
 {
-    int h = 28, w = 28, c = 1;
-    if (strncmp(x->dataset, "synthetic:", 10) == 0 && sscanf(x->dataset, "synthetic:%dx%dx%d", &h, &w, &c) != 3) {
+    *h = *w = 28;
+    *c = 1;
+    if (strncmp(x->dataset, "synthetic:", 10) == 0 && sscanf(x->dataset, "synthetic:%dx%dx%d", h, w, c) != 3) {
         snprintf(err, err_size, "dataset \"%s\": expected synthetic:HxWxC", x->dataset);
         return -EINVAL;
     }
+    return 0;
+}
+
+int dahlsim_grain_network_desc(const struct dahlsim_experiment *x, struct dahl_network_desc *d, char *err,
+                               size_t err_size)
+{
+    struct dahlsim_dag_export_conf conf = {.machine_dir = x->machine_dir, .machine = x->machine, .model = x->model};
+    int ret = image_shape(x, &conf.c, &conf.h, &conf.w, err, err_size);
+    return ret != 0 ? ret : dahlsim_dag_export_desc(&conf, d, err, err_size);
+}
+
+int dahlsim_grain_emulate(const struct dahlsim_experiment *x, long batch, long g, int steps, struct dahlsim_dag *dag,
+                          double **task_end_s, struct dahlsim_emu_result *res, char *err, size_t err_size)
+{
+    int h, w, c;
+    if (image_shape(x, &c, &h, &w, err, err_size) != 0)
+        return -EINVAL;
     enum dahl_perfmodel_kind kind;
     if (dahl_perfmodel_kind_parse(x->perfmodel, &kind) != 0) {
         snprintf(err, err_size, "perfmodel \"%s\": unknown", x->perfmodel);

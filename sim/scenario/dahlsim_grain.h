@@ -41,6 +41,11 @@ int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, l
 
 struct dahlsim_dag;
 struct dahlsim_emu_result;
+struct dahl_network_desc;
+/* The network x trains (its model on its dataset's images), into d. Returns 0 or -EINVAL with the reason in
+ * err. */
+int dahlsim_grain_network_desc(const struct dahlsim_experiment *x, struct dahl_network_desc *d, char *err,
+                               size_t err_size);
 /* The emulation behind the rule: `steps` training steps of x's network over batch samples at grain g, the
  * step graph exported with x's perf models and runtime costs per task, emulated on x's workers. dag (to
  * dahlsim_dag_fini) is the graph; task_end_s (NULL: not wanted; else to free) gets every task's end; res

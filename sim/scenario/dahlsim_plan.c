@@ -743,13 +743,8 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
         snprintf(err, err_size, "expected a scenario with \"node_groups\" (the cluster to partition)");
         return -EINVAL;
     }
-    int h = 28, w = 28, c = 1;
-    if (strncmp(x->dataset, "synthetic:", 10) == 0)
-        sscanf(x->dataset, "synthetic:%dx%dx%d", &h, &w, &c);
-    struct dahlsim_dag_export_conf dc = {.machine_dir = x->machine_dir, .machine = x->machine, .c = c, .h = h,
-                                         .w = w, .model = x->model};
     struct dahl_network_desc desc;
-    int ret = dahlsim_dag_export_desc(&dc, &desc, err, err_size);
+    int ret = dahlsim_grain_network_desc(x, &desc, err, err_size);
     if (ret != 0)
         return ret;
     /* the gradient bytes of the convolutions (grad[0]) and of the dense layers (grad[1]) */

@@ -7,7 +7,7 @@
 #include "dahlsim_util.h"
 
 #include "dahl_netdesc.h"
-#include "dahlsim_dag.h"
+#include "dahlsim_grain.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -327,22 +327,17 @@ static bool network_from(const struct dahlsim_where *w, const cJSON *o, struct d
 /* The model's layers for x's dataset, into d; false after the error line. */
 static bool model_layers(const struct dahlsim_where *w, const struct dahlsim_experiment *x, struct dahl_network_desc *d)
 {
-    int h = 28, wd = 28, c = 1;
-    if (strncmp(x->dataset, "synthetic:", 10) == 0)
-        sscanf(x->dataset, "synthetic:%dx%dx%d", &h, &wd, &c);
-    struct dahlsim_dag_export_conf conf = {.machine_dir = x->machine_dir, .machine = x->machine, .c = c, .h = h,
-                                           .w = wd, .model = x->model};
     char err[512];
-    if (dahlsim_dag_export_desc(&conf, d, err, sizeof(err)) != 0) {
+    if (dahlsim_grain_network_desc(x, d, err, sizeof(err)) != 0) {
         dahlsim_error("%s: \"model\": %s", w->path, err);
         return false;
     }
     return true;
 }
 
-/* "partition": "data" or {"kind": "data"} (the default), or {"kind": "pipeline", "cuts": [L, ...]}: the layer
- * each stage after the first starts at, one cut fewer than nodes, increasing, every stage with a layer that
- * has weights. The kind into x->partition (read first: a pipeline's nodes need not divide the batch). */
+/* "partition": "data" or {"kind": "data"} (the default), {"kind": "pipeline", "cuts": [L, ...]} or {"kind":
+ * "hybrid", "cuts": [...], "replicas": R}: the kind into x->partition, and a hybrid's replicas (read first: a
+ * pipeline's nodes need not divide the batch). The cuts: stages_from. */
 static bool partition_kind(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "partition");
