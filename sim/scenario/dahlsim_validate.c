@@ -26,6 +26,7 @@ struct setup {
     char name[96];
     char dataset[64];
     long samples, batch, ncpu;
+    long ngpu;      /* CUDA workers (0: CPUs only; a machine calibrated with --ngpu) */
     char sched[64]; /* a scenario's "scheduler" value (heteroprio:auto-HEURISTIC included) */
     long depth;     /* pipeline depth (0 or 1: synchronous) */
     long grain;     /* samples per layer task (0 or 1: one); needs a calibration covering it; GRAIN_AUTO:
@@ -39,34 +40,34 @@ struct setup {
  * native run lasts 1 to 3 s on a 2-core machine: runs of a few tenths of a second spread by up to 45 %
  * between repeats (measured), which is noise the comparison cannot tell from error. */
 static const struct setup defaults[] = {
-    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 8192, 32, 2, "lws", 1, 1},
-    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 8192, 32, 2, "lws", 1, 1},
-    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 4096, 4, 2, "lws", 1, 1},
-    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 8192, 32, 2, "dmda", 1, 1},
-    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 4096, 32, 1, "eager", 1, 1},
-    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 512, 16, 2, "lws", 1, 1},
-    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 512, 16, 2, "dmda", 1, 1},
-    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 256, 4, 1, "eager", 1, 1},
-    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 512, 16, 2, "eager", 1, 1},
-    {"28x28x1 b64 prio 2cpu", "synthetic:28x28x1", 8192, 64, 2, "prio", 1, 1},
-    {"28x28x3 b16 ws 2cpu", "synthetic:28x28x3", 8192, 16, 2, "ws", 1, 1},
-    {"28x28x3 b8 dm 1cpu", "synthetic:28x28x3", 4096, 8, 1, "dm", 1, 1},
-    {"28x28x3 b64 dmdas 2cpu", "synthetic:28x28x3", 8192, 64, 2, "dmdas", 1, 1},
-    {"28x28x3 b16 heteroprio 2cpu", "synthetic:28x28x3", 8192, 16, 2, "heteroprio:auto-prws", 1, 1},
-    {"28x28x1 b4 dmdar 1cpu", "synthetic:28x28x1", 2048, 4, 1, "dmdar", 1, 1},
-    {"128x128x3 b8 prio 1cpu", "synthetic:128x128x3", 256, 8, 1, "prio", 1, 1},
-    {"128x128x3 b32 ws 2cpu", "synthetic:128x128x3", 512, 32, 2, "ws", 1, 1},
-    {"128x128x3 b16 heteroprio 2cpu", "synthetic:128x128x3", 512, 16, 2, "heteroprio:auto-prws", 1, 1},
+    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 8192, 32, 2, 0, "lws", 1, 1},
+    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 1},
+    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 4096, 4, 2, 0, "lws", 1, 1},
+    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "dmda", 1, 1},
+    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 4096, 32, 1, 0, "eager", 1, 1},
+    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "lws", 1, 1},
+    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "dmda", 1, 1},
+    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 256, 4, 1, 0, "eager", 1, 1},
+    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "eager", 1, 1},
+    {"28x28x1 b64 prio 2cpu", "synthetic:28x28x1", 8192, 64, 2, 0, "prio", 1, 1},
+    {"28x28x3 b16 ws 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "ws", 1, 1},
+    {"28x28x3 b8 dm 1cpu", "synthetic:28x28x3", 4096, 8, 1, 0, "dm", 1, 1},
+    {"28x28x3 b64 dmdas 2cpu", "synthetic:28x28x3", 8192, 64, 2, 0, "dmdas", 1, 1},
+    {"28x28x3 b16 heteroprio 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "heteroprio:auto-prws", 1, 1},
+    {"28x28x1 b4 dmdar 1cpu", "synthetic:28x28x1", 2048, 4, 1, 0, "dmdar", 1, 1},
+    {"128x128x3 b8 prio 1cpu", "synthetic:128x128x3", 256, 8, 1, 0, "prio", 1, 1},
+    {"128x128x3 b32 ws 2cpu", "synthetic:128x128x3", 512, 32, 2, 0, "ws", 1, 1},
+    {"128x128x3 b16 heteroprio 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "heteroprio:auto-prws", 1, 1},
     /* pipelined steps (issue 21) */
-    {"28x28x3 b32 lws 2cpu depth2", "synthetic:28x28x3", 8192, 32, 2, "lws", 2, 1},
-    {"28x28x1 b16 dmda 2cpu depth2", "synthetic:28x28x1", 8192, 16, 2, "dmda", 2, 1},
+    {"28x28x3 b32 lws 2cpu depth2", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 2, 1},
+    {"28x28x1 b16 dmda 2cpu depth2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 2, 1},
     /* tasks over several samples (issue 21): run where the calibration covers them (calibrate --cover
      * synthetic:28x28x3,grain=4 --cover synthetic:28x28x1,grain=2), left out with a line otherwise */
-    {"28x28x3 b32 lws 2cpu grain4", "synthetic:28x28x3", 8192, 32, 2, "lws", 1, 4},
-    {"28x28x1 b16 dmda 2cpu grain2", "synthetic:28x28x1", 8192, 16, 2, "dmda", 1, 2},
+    {"28x28x3 b32 lws 2cpu grain4", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 4},
+    {"28x28x1 b16 dmda 2cpu grain2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 1, 2},
     /* "grain": "auto": the grain the calibration's models predict fastest, among those it covers */
-    {"28x28x3 b32 lws 2cpu grain auto", "synthetic:28x28x3", 8192, 32, 2, "lws", 1, GRAIN_AUTO},
-    {"28x28x1 b32 dmda 2cpu grain auto", "synthetic:28x28x1", 8192, 32, 2, "dmda", 1, GRAIN_AUTO},
+    {"28x28x3 b32 lws 2cpu grain auto", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, GRAIN_AUTO},
+    {"28x28x1 b32 dmda 2cpu grain auto", "synthetic:28x28x1", 8192, 32, 2, 0, "dmda", 1, GRAIN_AUTO},
 };
 #define NDEFAULTS (sizeof(defaults) / sizeof(defaults[0]))
 
@@ -126,11 +127,12 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         const char *skeys[] = {"dataset", "scheduler"};
         char *sout[] = {s->dataset, s->sched};
         size_t ssize[] = {sizeof(s->dataset), sizeof(s->sched)};
-        const char *nkeys[] = {"samples", "batch", "cpus", "pipeline_depth", "grain"};
-        long *nout[] = {&s->samples, &s->batch, &s->ncpu, &s->depth, &s->grain};
-        const double nmax[] = {1e7, 65536, 64, 64, 65536};
+        const char *nkeys[] = {"samples", "batch", "cpus", "pipeline_depth", "grain", "gpus"};
+        long *nout[] = {&s->samples, &s->batch, &s->ncpu, &s->depth, &s->grain, &s->ngpu};
+        const double nmin[] = {1, 1, 1, 1, 1, 0}, nmax[] = {1e7, 65536, 64, 64, 65536, 8};
         s->depth = 1;
         s->grain = 1;
+        s->ngpu = 0;
         for (int k = 0; ret == 0 && k < 2; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, skeys[k]);
             snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, skeys[k]);
@@ -141,18 +143,18 @@ static int load_setups(const struct dahlsim_validate_opts *o)
                 snprintf(sout[k], ssize[k], "%s", v->valuestring);
             }
         }
-        for (int k = 0; ret == 0 && k < 5; k++) {
+        for (int k = 0; ret == 0 && k < 6; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, nkeys[k]);
             if (v == NULL && k >= 3)
-                continue; /* pipeline_depth and grain are optional */
+                continue; /* pipeline_depth, grain and gpus are optional */
             if (nout[k] == &s->grain && cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0) {
                 s->grain = GRAIN_AUTO;
                 continue;
             }
             snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, nkeys[k]);
-            if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
+            if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < nmin[k] ||
                 v->valuedouble > nmax[k]) {
-                snprintf(err, sizeof(err), "an integer in [1, %.0f]%s", nmax[k],
+                snprintf(err, sizeof(err), "an integer in [%.0f, %.0f]%s", nmin[k], nmax[k],
                          nout[k] == &s->grain ? " or \"auto\"" : "");
                 setups_error(o->setups, field, v, err);
                 ret = -EINVAL;
@@ -172,8 +174,11 @@ static int load_setups(const struct dahlsim_validate_opts *o)
             snprintf(s->name, sizeof(s->name), "%s", name->valuestring);
         else {
             char made[sizeof(s->name)];
-            snprintf(made, sizeof(made), "%.40s b%ld %.24s %ldcpu%s%s", s->dataset, s->batch, s->sched, s->ncpu,
-                     s->depth > 1 ? " pipelined" : "",
+            char gpus[24] = "";
+            if (s->ngpu > 0)
+                snprintf(gpus, sizeof(gpus), "+%ldgpu", s->ngpu);
+            snprintf(made, sizeof(made), "%.40s b%ld %.24s %ldcpu%s%s%s", s->dataset, s->batch, s->sched, s->ncpu,
+                     gpus, s->depth > 1 ? " pipelined" : "",
                      s->grain == GRAIN_AUTO ? " grain auto" : s->grain > 1 ? " grained" : "");
             memcpy(s->name, made, sizeof(made));
         }
@@ -239,12 +244,13 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
     char self[PATH_MAX];
     if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
         return -1;
-    char samples[32], batch[32], ncpu[32], seed[32], depth[32], grain[32];
+    char samples[32], batch[32], ncpu[32], ngpu[32], seed[32], depth[32], grain[32];
     snprintf(depth, sizeof(depth), "%ld", s->depth > 1 ? s->depth : 1);
     snprintf(grain, sizeof(grain), "%ld", s->grain > 1 ? s->grain : 1);
     snprintf(samples, sizeof(samples), "%ld", s->samples);
     snprintf(batch, sizeof(batch), "%ld", s->batch);
     snprintf(ncpu, sizeof(ncpu), "%ld", s->ncpu);
+    snprintf(ngpu, sizeof(ngpu), "%ld", s->ngpu);
     snprintf(seed, sizeof(seed), "%d", repeat + 1);
     /* a scenario's heteroprio:auto-HEURISTIC is train's --sched heteroprio --priorities auto:HEURISTIC */
     char sched[64], priorities[80] = "";
@@ -254,7 +260,7 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
         snprintf(priorities, sizeof(priorities), "auto:%s", s->sched + 16);
     }
     char *argv[] = {self, "train", "--dataset", (char *)s->dataset, "--samples", samples, "--test-samples", batch,
-                    "--batch", batch, "--ncpu", ncpu, "--sched", sched, "--seed", seed, "--pipeline-depth", depth,
+                    "--batch", batch, "--ncpu", ncpu, "--ngpu", ngpu, "--sched", sched, "--seed", seed, "--pipeline-depth", depth,
                     "--grain", grain, "--quiet", "--out", (char *)dir, priorities[0] ? "--priorities" : NULL, priorities, NULL};
     /* The native runs schedule with the same perf models the simulation replays (dmda uses them), read
      * from a copy so that nothing can change the calibration itself. */
@@ -302,7 +308,7 @@ static struct dahlsim_scenario *setup_scenario(const struct dahlsim_validate_opt
               cJSON_AddNumberToObject(root, "samples", (double)s->samples) != NULL &&
               cJSON_AddNumberToObject(root, "batch", (double)s->batch) != NULL &&
               cJSON_AddNumberToObject(root, "cpus", (double)s->ncpu) != NULL &&
-              cJSON_AddNumberToObject(root, "gpus", 0) != NULL &&
+              cJSON_AddNumberToObject(root, "gpus", (double)s->ngpu) != NULL &&
               cJSON_AddStringToObject(root, "scheduler", s->sched) != NULL &&
               cJSON_AddNumberToObject(root, "pipeline_depth", (double)(s->depth > 1 ? s->depth : 1)) != NULL &&
               (s->grain == GRAIN_AUTO ? cJSON_AddStringToObject(root, "grain", "auto")
@@ -537,6 +543,7 @@ static void fidelity_add(struct fidelity *fy, const struct setup *s, const doubl
     cJSON_AddNumberToObject(row, "samples", (double)s->samples);
     cJSON_AddNumberToObject(row, "batch", (double)s->batch);
     cJSON_AddNumberToObject(row, "cpus", (double)s->ncpu);
+    cJSON_AddNumberToObject(row, "gpus", (double)s->ngpu);
     cJSON_AddStringToObject(row, "scheduler", s->sched);
     cJSON_AddNumberToObject(row, "pipeline_depth", (double)(s->depth > 1 ? s->depth : 1));
     cJSON_AddNumberToObject(row, "grain", (double)(s->grain > 1 ? s->grain : 1));
