@@ -431,7 +431,7 @@ static int load_input(struct dahl_network *net, int g, int n, const float *image
         /* timed for dahlsim calibrate, which charges the simulated copies at this rate */
         struct timespec t0, t1;
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-        memcpy((void *)starpu_vector_get_local_ptr(h), images + (size_t)g * (size_t)net->grain * per,
+        memcpy(starpu_data_handle_to_pointer(h, STARPU_MAIN_RAM), images + (size_t)g * (size_t)net->grain * per,
                (size_t)n * per * sizeof(float));
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
         net->copy_cpu_s += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
@@ -669,7 +669,9 @@ static void metrics_ready(void *arg)
 {
     struct metric_read *r = arg;
     struct metric_slot *slot = r->slot;
-    const float *m = (const float *)starpu_vector_get_local_ptr(slot->handle);
+    /* acquired in main memory, but this callback may run in a CUDA worker's thread, whose "local" pointer is
+     * the device copy's: name the node */
+    const float *m = (const float *)starpu_data_handle_to_pointer(slot->handle, STARPU_MAIN_RAM);
     pthread_mutex_lock(&slot->net->lock);
     for (int i = 0; i < r->n; i++) {
         slot->net->loss_fixed += llround((double)m[2 * i] * LOSS_SCALE);
