@@ -317,3 +317,35 @@ Test(calibrate, noisy_runs_are_measured_again_then_refused)
     snprintf(path, sizeof(path), "%s/noisy", dir);
     cr_assert_neq(access(path, F_OK), 0, "a noisy calibration was stored in %s", path);
 }
+
+/* A simulator that cannot start (here a dahlsim-sim beside a copy of dahlsim that fails as a missing library
+ * does) is not a model short of measurements: calibrate stops at its second identical failure, naming it,
+ * instead of measuring every round first. */
+Test(calibrate, a_simulator_that_cannot_start_stops_calibrate_early)
+{
+    char dir[64], path[128], cmd[512];
+    scratch_dir(dir, sizeof(dir));
+    snprintf(cmd, sizeof(cmd),
+             "cp '%s' '%s/dahlsim' && printf '#!/bin/sh\\necho \"dahlsim-sim: symbol lookup error: undefined symbol: "
+             "main\" >&2\\nexit 127\\n' >'%s/dahlsim-sim' && chmod 755 '%s/dahlsim-sim'",
+             DAHLSIM_BIN, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof(path), "%s/dahlsim", dir);
+    char cal[96];
+    snprintf(cal, sizeof(cal), "%s/cal", dir);
+    char *argv[] = {path, "calibrate", "--noisy", "0.99", "--max-error", "1000", "--machine", "broken", "--dir", cal,
+                    "--cover", "synthetic:12x12x1", "--schedulers", "none", "--steps", "4", NULL};
+    char *broken_env[] = {"STARPU_SILENT=1", "DAHLSIM_HOME=" DAHLSIM_SOURCE_DIR, NULL};
+    dahl_test_run(&run, argv, broken_env);
+    cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "the simulated check failed (exit 127: dahlsim-sim: symbol lookup error") != NULL, "%s",
+              run.err);
+    cr_assert(strstr(run.err, "dahlsim: error: calibrate: synthetic:12x12x1 model=lenet perfmodel=history: the "
+                              "simulated check fails on its own (exit 127): dahlsim-sim: symbol lookup error: "
+                              "undefined symbol: main\n") != NULL,
+              "%s", run.err);
+    cr_assert(strstr(run.err, "run 3/6") == NULL, "measured on after the simulator failed twice: %s", run.err);
+    snprintf(path, sizeof(path), "%s/broken", cal);
+    cr_assert_neq(access(path, F_OK), 0, "a calibration was stored in %s", path);
+    remove_tree(dir);
+}

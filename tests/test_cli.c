@@ -120,6 +120,19 @@ Test(cli, validate_refuses_bad_options_and_another_machine)
     dahl_test_assert_input_error(&run, "--setups grain four", "\"setups[0].grain\": expected an integer in [1, 65536] "
                                                              "or \"auto\"",
                                  NULL);
+    /* "gpus": CUDA workers, at most 8, and at most what the calibrated machine has (tiny-2cpu: none) */
+    dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "
+                                 "\"cpus\": 1, \"gpus\": 9, \"scheduler\": \"dmda\"}]}");
+    dahl_test_run(&run, grained, env);
+    dahl_test_assert_input_error(&run, "--setups gpus 9", "\"setups[0].gpus\": expected an integer in [0, 8], got 9",
+                                 NULL);
+    dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "
+                                 "\"cpus\": 1, \"gpus\": 1, \"scheduler\": \"dmda\"}]}");
+    dahl_test_run(&run, grained, env); /* after --force's warning line */
+    cr_assert_eq(run.status, 2, "%s", run.err);
+    cr_assert(strstr(run.err, "dahlsim: error: validate setup \"synthetic:12x12x1 b8 dmda 1cpu+1gpu\": \"gpus\": "
+                              "expected at most the 0 GPUs of tiny-2cpu's platform, got 1\n") != NULL,
+              "%s", run.err);
     /* "grain": "auto": resolved as a scenario's, from what the calibration covers (here grain 1 only), and
      * said; the native and simulated runs then take that grain */
     dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "

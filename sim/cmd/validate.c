@@ -34,8 +34,8 @@ static void validate_print_help(void)
            "  --reruns N       a noisy run is run again up to N times (default 2)\n"
            "  --force          validate even where the calibration was measured on another machine\n"
            "  --setups FILE    your own setups instead: {\"setups\": [{\"dataset\", \"samples\", \"batch\",\n"
-           "                   \"cpus\", \"scheduler\"[, \"pipeline_depth\"][, \"grain\"][, \"name\"]}, ...]} (scenario\n"
-           "                   values; 1 to 64)\n"
+           "                   \"cpus\", \"scheduler\"[, \"pipeline_depth\"][, \"grain\"][, \"gpus\"][, \"name\"]}, ...]}\n"
+           "                   (scenario values; gpus 0 to 8, the rest 1 to 64)\n"
            "  --out DIR        where the report goes\n"
            "  --quiet          no progress lines\n",
            dahlsim_validate_nsetups());
