@@ -412,6 +412,17 @@ int dahl_profile_links_add(struct dahl_profile_link *links, int n, int max)
     return n;
 }
 
+int64_t dahl_profile_memory_peak_total(void)
+{
+    pthread_mutex_lock(&prof.lock);
+    sample_memory();
+    int64_t total = prof.app_peak;
+    for (unsigned node = 0; node < MAX_NODES; node++)
+        total += prof.starpu_peak[node];
+    pthread_mutex_unlock(&prof.lock);
+    return total;
+}
+
 int dahl_profile_memory_merge(struct dahl_profile_memnode *nodes, int n, int max)
 {
     unsigned count = starpu_memory_nodes_get_count();

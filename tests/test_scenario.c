@@ -7,6 +7,7 @@
 #include "dahl_test_util.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,9 @@ Test(scenario, bad_values_name_the_file_and_the_field)
         {"pipeline_depth=0", "\"pipeline_depth\": expected an integer in [1, 64]", "got 0"},
         {"pipeline_depth=65", "\"pipeline_depth\": expected an integer in [1, 64]", "got 65"},
         {"pipeline_schedule=\"gpipe\"", "\"pipeline_schedule\": expected fill or 1f1b", "got \"gpipe\""},
+        {"steady_state=\"yes\"", "\"steady_state\": expected false, true, or {\"warmup\"", "got \"yes\""},
+        {"steady_state={\"warmup\":-1}", "\"steady_state.warmup\": expected an integer in [0, 10000]", "got -1"},
+        {"steady_state={\"tolerance\":0}", "\"steady_state.tolerance\": expected a number in (0, 0.1]", "got 0"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         dahlsim((const char *[]){"check", TINY, "--set", cases[i].set, NULL});
@@ -347,6 +351,83 @@ Test(scenario, a_pipelined_run_simulates_and_reports_its_staleness)
     cr_assert_eq(depth3, 3);
     cr_assert_eq(stale3, 2);
     cr_assert_eq(zeros3 - zeros1, 16 * 8, "16 steps x 8 parameter tensors: %ld and %ld", zeros1, zeros3);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Runs TINY with --set SAMPLES (and steady_state with a warm-up of 4 steps where steady) into out; returns
+ * results.json. */
+static cJSON *steady_run(const char *out, const char *samples, bool steady)
+{
+    dahlsim((const char *[]){"run", TINY, "--set", samples, "--set",
+                             steady ? "steady_state={\"warmup\": 4}" : "steady_state=false", "--out", out, "--quiet",
+                             NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/results.json", out);
+    cJSON *root = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert_not_null(root);
+    return root;
+}
+
+static double number(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsNumber(v), "no number \"%s\"", key);
+    return v->valuedouble;
+}
+
+/* "steady_state": each epoch's steps are simulated until the rest can be counted at their mean step, then
+ * extrapolated; the makespan stays within 0.5 % of the full simulation's, results.json says how many steps were extrapolated
+ * and counts them in its step times. An epoch too short to get steady is simulated in full, to the bit. */
+Test(scenario, a_steady_state_run_extrapolates_within_half_a_percent)
+{
+    char dir[] = "/tmp/dahlsim-steady-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char a[64], b[64];
+    snprintf(a, sizeof(a), "%s/a", dir);
+    snprintf(b, sizeof(b), "%s/b", dir);
+    cJSON *full = steady_run(a, "samples=2048", false), *steady = steady_run(b, "samples=2048", true);
+    double t_full = number(full, "makespan_s"), t_steady = number(steady, "makespan_s");
+    cr_assert_lt(fabs(t_steady - t_full), 0.005 * t_full, "full %.9f s, steady %.9f s", t_full, t_steady);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(full, "steady_state")));
+    const cJSON *ss = cJSON_GetObjectItemCaseSensitive(steady, "steady_state");
+    cr_assert_eq(number(ss, "warmup"), 4);
+    long extrapolated = (long)number(ss, "extrapolated_steps");
+    cr_assert_gt(extrapolated, 0, "no step extrapolated");
+    const cJSON *e;
+    long simulated = 0, epochs = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ss, "epochs"))
+    {
+        cr_assert_eq((long)number(e, "simulated_steps") + (long)number(e, "extrapolated_steps"), 256);
+        cr_assert_geq(number(e, "simulated_steps"), 37, "a warm-up of 4, a first step, 8 blocks of 4 steps");
+        simulated += (long)number(e, "simulated_steps");
+        epochs++;
+    }
+    cr_assert_eq(epochs, 2);
+    cr_assert_eq(simulated + extrapolated, 512);
+    /* every step has a time, the extrapolated ones too, and they add up to the makespan */
+    const cJSON *times = cJSON_GetObjectItemCaseSensitive(steady, "iteration_times_s"), *t;
+    cr_assert_eq(cJSON_GetArraySize(times), 512);
+    double sum = 0;
+    cJSON_ArrayForEach(t, times) sum += t->valuedouble;
+    cr_assert_lt(fabs(sum - t_steady), 1e-3 * t_steady, "steps sum to %.9f s, makespan %.9f s", sum, t_steady);
+    /* fewer simulated steps: fewer tasks counted */
+    const cJSON *tf = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(full, "tasks"), "per_arch"),
+                *ts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(steady, "tasks"), "per_arch");
+    cr_assert_lt(number(ts, "cpu"), number(tf, "cpu"));
+    cJSON_Delete(full);
+    cJSON_Delete(steady);
+    /* 8 steps an epoch: too few for the blocks, so every step is simulated, to the bit */
+    full = steady_run(a, "samples=64", false);
+    steady = steady_run(b, "samples=64", true);
+    cr_assert_eq(number(full, "makespan_s"), number(steady, "makespan_s"));
+    ss = cJSON_GetObjectItemCaseSensitive(steady, "steady_state");
+    cr_assert_eq(number(ss, "extrapolated_steps"), 0);
+    cr_assert(strstr(cJSON_GetObjectItemCaseSensitive(ss, "what")->valuestring, "no epoch reached") != NULL);
+    cJSON_Delete(full);
+    cJSON_Delete(steady);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);

@@ -67,6 +67,8 @@ static const struct field fields[] = {
     FIELD(pipeline_schedule, FIELD_STRING),
     FIELD(scheduler, FIELD_STRING),
     FIELD(sched_gamma, FIELD_DOUBLE),
+    FIELD(steady_warmup, FIELD_LONG),
+    FIELD(steady_tolerance, FIELD_DOUBLE),
     FIELD(cpus, FIELD_LONG),
     FIELD(gpus, FIELD_LONG),
     FIELD(gpu_memory_mib, FIELD_LONG),

@@ -53,6 +53,9 @@ struct dahlsim_experiment {
     char pipeline_schedule[8]; /* "fill" or "1f1b" ("": fill) */
     char scheduler[48];  /* a policy, or heteroprio:auto-HEURISTIC[/footprint] */
     double sched_gamma;  /* > 0: the codelets' energy models on, STARPU_SCHED_GAMMA (us a joule is worth); 0: off */
+    long steady_warmup;      /* "steady_state": steps of each epoch left out of the mean step */
+    double steady_tolerance; /* > 0: the error allowed on an epoch's time when its rest is extrapolated; 0: off,
+                              * every step simulated */
     long cpus, gpus;
     long gpu_memory_mib; /* 0: no limit */
     bool prefetch;

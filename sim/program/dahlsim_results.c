@@ -39,6 +39,13 @@
  *                     same span as makespan_s; every host of the node counts, used or idle. Several nodes:
  *                     every node's hosts ("StarPU-MPI<rank>-CPU0", ...), "per_node_j" in rank order, and
  *                     null unless every node's machine has power figures
+ *   steady_state      null, or (a scenario's "steady_state") {"warmup", "tolerance", "criterion", "epochs":
+ *                     [{"epoch", "simulated_steps", "extrapolated_steps", "step_s"}], "extrapolated_steps",
+ *                     "extrapolated_s", "what"}: each epoch's steps were simulated until the rest, counted at
+ *                     the mean step, could change its time by at most the tolerance (by the standard error
+ *                     of blocks of `window` steps) and the memory peak stopped growing. makespan_s, iteration_times_s (the
+ *                     extrapolated steps at that mean), samples_per_s and energy include them; tasks,
+ *                     workers_detail, links and memory cover the simulated steps only
  *   epochs_detail     [{"epoch", "loss", "train_accuracy", "test_accuracy", "time_s", "eval_s"}], accuracies
  *                     as fractions in [0, 1]; simulated runs compute no loss or accuracy and evaluate
  *                     nothing: those are null there (cJSON writes a NaN as null)
@@ -451,6 +458,45 @@ nomem:
 }
 
 /* Builds the document; NULL when memory runs out. */
+/* The "steady_state" block (null when the run simulated every step). */
+static bool add_steady(cJSON *root, const struct dahlsim_results *r)
+{
+    if (!(r->steady_tolerance > 0))
+        return cJSON_AddNullToObject(root, "steady_state") != NULL;
+    cJSON *o = cJSON_AddObjectToObject(root, "steady_state"), *epochs;
+    long extrapolated = 0;
+    double extrapolated_s = 0;
+    CHK(o != NULL && cJSON_AddNumberToObject(o, "warmup", (double)r->steady_warmup) &&
+        cJSON_AddNumberToObject(o, "tolerance", r->steady_tolerance) &&
+        cJSON_AddStringToObject(o, "criterion",
+                                "after the epoch's first `warmup` steps, 8 equal blocks of at least 4 steps: the steps "
+                                "left, counted at the blocks' mean step, err on the epoch's time by at most "
+                                "`tolerance` (relative) at 95 % (Student's t over the block means); and no growth "
+                                "of the memory peak over the last block") &&
+        (epochs = cJSON_AddArrayToObject(o, "epochs")) != NULL);
+    for (size_t i = 0; i < r->nepochs_detail; i++) {
+        const struct dahlsim_results_epoch *e = &r->epochs_detail[i];
+        cJSON *x = cJSON_CreateObject();
+        CHK(cJSON_AddItemToArray(epochs, x) && cJSON_AddNumberToObject(x, "epoch", e->epoch) &&
+            cJSON_AddNumberToObject(x, "simulated_steps", (double)e->simulated_steps) &&
+            cJSON_AddNumberToObject(x, "extrapolated_steps", (double)e->extrapolated_steps) &&
+            (e->extrapolated_steps > 0 ? cJSON_AddNumberToObject(x, "step_s", e->steady_step_s)
+                                       : cJSON_AddNullToObject(x, "step_s")));
+        extrapolated += e->extrapolated_steps;
+        extrapolated_s += (double)e->extrapolated_steps * e->steady_step_s;
+    }
+    CHK(cJSON_AddNumberToObject(o, "extrapolated_steps", (double)extrapolated) &&
+        cJSON_AddNumberToObject(o, "extrapolated_s", extrapolated_s) &&
+        cJSON_AddStringToObject(o, "what",
+                                extrapolated > 0
+                                    ? "makespan_s, iteration_times_s, samples_per_s and energy count the extrapolated "
+                                      "steps; tasks, workers_detail, links and memory the simulated ones only"
+                                    : "no epoch reached a steady state: every step was simulated"));
+    return true;
+nomem:
+    return false;
+}
+
 static cJSON *results_json(const struct dahlsim_results *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -467,6 +513,7 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(cJSON_AddStringToObject(root, "scheduler", r->scheduler));
     CHK(r->sched_gamma > 0 ? cJSON_AddNumberToObject(root, "sched_gamma", r->sched_gamma)
                            : cJSON_AddNullToObject(root, "sched_gamma"));
+    CHK(add_steady(root, r));
     if (r->heteroprio != NULL)
         CHK(cJSON_AddItemToObject(root, "heteroprio", heteroprio_json(r->heteroprio)));
     else

@@ -33,6 +33,9 @@ struct dahlsim_results_epoch {
     double test_accuracy;  /* fraction in [0, 1] */
     double time_s;         /* training time of the epoch (evaluation excluded) */
     double eval_s;         /* evaluation time on the test set */
+    /* "steady_state" runs: the steps simulated, and those extrapolated at step_s each (0: none) */
+    long simulated_steps, extrapolated_steps;
+    double steady_step_s;
 };
 
 struct dahlsim_results_count {
@@ -109,6 +112,8 @@ struct dahlsim_results {
     const char *dataset;   /* "fashion-mnist", "synthetic:HxWxC" */
     const char *scheduler; /* a policy name, or heteroprio:auto-HEURISTIC[/footprint] */
     double sched_gamma;    /* > 0: energy-aware dm* placement, STARPU_SCHED_GAMMA; 0: off */
+    long steady_warmup;      /* "steady_state": steps of each epoch left out of the mean step */
+    double steady_tolerance; /* the error allowed on an epoch's time; 0: off (written as null) */
     const struct dahlsim_results_heteroprio *heteroprio; /* NULL: another policy (written as null) */
     int batch;
     int grain;             /* samples per layer task; 0: each job's batch (several jobs, grain "batch") */

@@ -7,6 +7,8 @@
 #include "dahl_mpi.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -127,12 +129,13 @@ int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter 
     dahl_network_metrics(net, &m->loss_sum, &m->correct, &m->samples);
     const double *end_us;
     size_t nsteps = dahl_network_step_end_times(net, &end_us);
-    if (nsteps != (size_t)(st->iterations + steps))
+    size_t ran = (size_t)(st->iterations - st->extrapolated); /* steps the network ran before the epoch */
+    if (nsteps != ran + (size_t)steps)
         return -EPROTO;
     if (!st->simulated)
         submission_add(st, m);
     /* Step durations and the epoch's time; with several nodes, the slowest node's (on rank 0). */
-    int merged = dahlsim_nodes_step_times(&st->nodes, end_us + st->iterations, m->start_us, (size_t)steps,
+    int merged = dahlsim_nodes_step_times(&st->nodes, end_us + ran, m->start_us, (size_t)steps,
                                           st->iteration_s + st->iterations, &m->train_s);
     if (merged == 0)
         merged = dahlsim_nodes_sum_metrics(&st->nodes, &m->loss_sum, &m->correct, &m->samples);
@@ -148,4 +151,99 @@ int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter 
     st->nlinks = dahl_profile_links_add(st->links, st->nlinks, RESULTS_MAX_LINKS);
     st->nmemory = dahl_profile_memory_merge(st->memory, st->nmemory, RESULTS_MAX_NODES);
     return 0;
+}
+
+/* ---- "steady_state" ------------------------------------------------------------------------------------ */
+
+int steady_start(struct steady_watch *w, const struct train_opts *o, long steps, size_t first)
+{
+    *w = (struct steady_watch){.warmup = o->steady_warmup, .steps = steps, .tolerance = o->steady_tolerance,
+                               .first = first};
+    w->ends = malloc((size_t)(steps + 1) * sizeof(*w->ends));
+    w->peaks = malloc((size_t)(steps + 1) * sizeof(*w->peaks));
+    if (w->ends == NULL || w->peaks == NULL) {
+        steady_stop(w);
+        return -ENOMEM;
+    }
+    for (long i = 0; i <= steps; i++)
+        w->peaks[i] = -1;
+    return 0;
+}
+
+void steady_stop(struct steady_watch *w)
+{
+    free(w->ends);
+    free(w->peaks);
+    w->ends = NULL;
+    w->peaks = NULL;
+}
+
+/* The latest memory peak seen when at most n steps of the epoch were done; -1: none seen. */
+static int64_t peak_at(const struct steady_watch *w, long n)
+{
+    for (; n >= 0; n--)
+        if (w->peaks[n] >= 0)
+            return w->peaks[n];
+    return -1;
+}
+
+/* The criterion (batch means): the epoch's steps after its first `warmup` are cut into 8 equal blocks of at
+ * least 4 steps (their size grows with the steps done, so steps that alternate, stall periodically or drift
+ * slowly within a block count as one pattern). The mean step is the mean of the block means, its standard
+ * error their standard deviation over the root of 8. The steps not submitted yet, counted at that mean,
+ * could err on the epoch's time by (steps left) x t x (standard error), t = 2.365 (Student's, 7 degrees of
+ * freedom, 95 % two-sided): once that is within the tolerance of the predicted epoch time, and the memory peak
+ * did not grow over the last block, the epoch is steady. */
+#define STEADY_BLOCKS 8
+#define STEADY_BLOCK_MIN 4
+#define STEADY_T95 2.365
+bool steady_reached(struct steady_watch *w, struct run_state *st, long submitted, double *step_s)
+{
+    size_t all_done = dahl_network_steps_done(st->net);
+    long K = w->warmup;
+    if (all_done < w->first + (size_t)(K + 1 + STEADY_BLOCKS * STEADY_BLOCK_MIN))
+        return false; /* cheap test first: not enough steps done for the warm-up and the blocks */
+    size_t k = all_done - w->first;
+    size_t done = dahl_network_recent_step_ends(st->net, w->ends, k);
+    if (done != w->first + k)
+        return false; /* a step still running before the last one done */
+    long n = (long)k; /* steps of the epoch done: ends[0..n-1] */
+    w->peaks[n] = dahl_profile_memory_peak_total();
+    long m = (n - 1 - K) / STEADY_BLOCKS; /* steps per block, the latest ones kept */
+    double sum = 0, sum2 = 0;
+    for (long b = 0; b < STEADY_BLOCKS; b++) {
+        long from = n - 1 - (STEADY_BLOCKS - b) * m; /* the block's steps end at ends[from + 1 .. from + m] */
+        double mean = (w->ends[from + m] - w->ends[from]) / (double)m;
+        sum += mean;
+        sum2 += mean * mean;
+    }
+    double mean = sum / STEADY_BLOCKS;
+    double var = (sum2 - sum * mean) / (STEADY_BLOCKS - 1);
+    double se = var > 0 ? sqrt(var / STEADY_BLOCKS) : 0;
+    long left = w->steps - submitted;
+    double predicted = (w->ends[n - 1] - w->ends[0]) + (double)(w->steps - n) * mean;
+    int64_t peak_then = peak_at(w, n - m);
+    if (!(mean > 0) || (double)left * STEADY_T95 * se > w->tolerance * predicted || peak_then < 0 ||
+        peak_then != w->peaks[n])
+        return false;
+    *step_s = mean / 1e6;
+    return true;
+}
+
+void steady_extrapolate(struct run_state *st, struct epoch_meter *m, long more, double step_s)
+{
+    double simulated_s = m->train_s;
+    for (long i = 0; i < more; i++)
+        st->iteration_s[st->iterations + i] = step_s;
+    st->iterations += more;
+    st->extrapolated += more;
+    m->train_s += (double)more * step_s;
+    st->makespan_s += (double)more * step_s;
+    /* The hosts ran at the same pace through the extrapolated steps: the epoch's joules scale with its time
+     * (the simulated clock has not moved since energy_add). */
+    static struct dahl_host_energy now[DAHL_ENGINE_MAX_ENERGY_HOSTS];
+    int n = dahl_engine_energy(now, DAHL_ENGINE_MAX_ENERGY_HOSTS, &st->energy_source);
+    double factor = simulated_s > 0 ? m->train_s / simulated_s - 1.0 : 0.0;
+    for (int i = 0; i < n && i < st->nenergy; i++)
+        st->energy[i].joules += factor * (now[i].joules - st->energy_at[i].joules);
 }

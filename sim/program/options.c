@@ -399,6 +399,8 @@ static bool set_point(const char *path, struct train_opts *o)
     o->sched_push_us = x->sched_push_us;
     o->worker_us = x->worker_us;
     o->sched_gamma = x->sched_gamma;
+    o->steady_warmup = x->steady_warmup;
+    o->steady_tolerance = x->steady_tolerance;
     /* Node groups: every rank its share, and its own machine's workers (all of them) and costs. */
     for (long g = 0; g < x->ngroups; g++) {
         const struct dahlsim_node_group *grp = &x->groups[g];

@@ -105,6 +105,8 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .dataset = jobs ? "workloads" : o->dataset,
         .scheduler = scheduler,
         .sched_gamma = st->o->sched_gamma,
+        .steady_warmup = st->o->steady_warmup,
+        .steady_tolerance = st->simulated ? st->o->steady_tolerance : 0,
         .heteroprio = heteroprio ? &hp : NULL,
         .batch = jobs ? (int)st->jobs_batch : (int)o->batch,
         .grain = jobs ? (o->grain < 0 ? 0 : (int)o->grain) : st->grain,

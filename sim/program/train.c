@@ -84,18 +84,38 @@ static int report_epoch(struct run_state *st, int e, long steps, const struct ep
 /* One epoch: its steps, then its report. Fills st->epochs[e] and the per-iteration times. */
 static int train_epoch(struct run_state *st, int e, struct progress *progress)
 {
-    long steps = st->train.n / st->o->batch;
+    long steps = st->train.n / st->o->batch, simulated = steps;
+    double step_s = 0;
     struct epoch_meter meter;
-    int ret = meter_epoch_start(st, e, &meter);
+    /* "steady_state": the steps are simulated until steady (see steady_reached), the rest extrapolated */
+    struct steady_watch watch = {0};
+    bool watching = st->simulated && st->o->steady_tolerance > 0;
+    int ret = watching ? steady_start(&watch, st->o, steps, (size_t)(st->iterations - st->extrapolated)) : 0;
+    if (ret == 0)
+        ret = meter_epoch_start(st, e, &meter);
     for (long s = 0; ret == 0 && s < steps; s++) {
         ret = train_step(st, s);
         if (ret == 0)
             meter_step(st, &meter, progress, e, steps);
+        if (ret == 0 && watching && s + 1 < steps && steady_reached(&watch, st, s + 1, &step_s)) {
+            simulated = s + 1;
+            break;
+        }
     }
+    steady_stop(&watch);
     if (ret == 0)
-        ret = meter_epoch_end(st, e, steps, &meter);
+        ret = meter_epoch_end(st, e, simulated, &meter);
+    if (ret == 0 && simulated < steps)
+        steady_extrapolate(st, &meter, steps - simulated, step_s);
     progress_clear(progress);
-    return ret == 0 ? report_epoch(st, e, steps, &meter) : ret;
+    if (ret == 0)
+        ret = report_epoch(st, e, steps, &meter);
+    if (ret == 0) {
+        st->epochs[e].simulated_steps = simulated;
+        st->epochs[e].extrapolated_steps = steps - simulated;
+        st->epochs[e].steady_step_s = step_s;
+    }
+    return ret;
 }
 
 /* Loads the datasets: Fashion-MNIST's two splits, or one synthetic draw split into train and held-out

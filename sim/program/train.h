@@ -60,6 +60,8 @@ struct train_opts {
     double sched_push_us;
     double worker_us;
     double sched_gamma; /* the point's: > 0, energy-aware dm* placement (dahl_engine_conf) */
+    long steady_warmup;      /* the point's "steady_state": steps of each epoch left out of the mean step */
+    double steady_tolerance; /* the error on an epoch's time allowed (0: every step simulated) */
     /* --shares, or a point's node groups: the samples of each step every node trains, rank by rank (nshares
      * of them; 0: batch / nodes each), and, from a point's node groups, each rank's machine's workers and costs (ranks). */
     long shares[DAHLSIM_NODES_MAX];
@@ -116,7 +118,8 @@ struct run_state {
     struct dahl_worker_stats *workers, *epoch_workers;
     int nworkers;
     double *iteration_s;
-    long iterations;
+    long iterations;    /* steps in iteration_s, the extrapolated ones included */
+    long extrapolated;  /* of which extrapolated ("steady_state"): the network ran iterations - extrapolated */
     struct dahlsim_results_epoch *epochs;
     double makespan_s;
     int grain; /* samples per layer task, resolved (one job; 0 with several) */
@@ -173,6 +176,26 @@ void meter_step(struct run_state *st, const struct epoch_meter *m, struct progre
 /* Ends epoch e's meter after its steps: the step times, the epoch's time, metrics and counters into st.
  * Returns 0 or a negative errno. */
 int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter *m);
+
+/* A simulation's "steady_state" (the point's steady_tolerance > 0): after each submitted step, whether the steps
+ * done so far in the epoch are steady enough that counting the rest at their mean step would change the
+ * epoch's time by at most steady_tolerance (relative), with no growth of the memory peak over the last
+ * block of steps (meter.c: steady_reached). */
+struct steady_watch {
+    long warmup, steps;
+    double tolerance;
+    size_t first;     /* the network's index of the epoch's first step */
+    double *ends;     /* the epoch's step end times so far */
+    int64_t *peaks;   /* the memory peak when n steps of the epoch were done (-1: not seen) */
+};
+/* Starts watching an epoch of steps steps whose first is the network's step first. Returns 0 or -ENOMEM. */
+int steady_start(struct steady_watch *w, const struct train_opts *o, long steps, size_t first);
+/* After submitted steps of the epoch: true once steady, *step_s then the mean step to count the rest at. */
+bool steady_reached(struct steady_watch *w, struct run_state *st, long submitted, double *step_s);
+void steady_stop(struct steady_watch *w);
+/* After meter_epoch_end of the simulated steps: counts more steps of step_s each into the epoch (m->train_s),
+ * the run's makespan and step times, and scales the epoch's energy by the time. */
+void steady_extrapolate(struct run_state *st, struct epoch_meter *m, long more, double step_s);
 
 /* ---- the engine (train.c) and several jobs (jobs.c) ------------------------------------------------------ */
 

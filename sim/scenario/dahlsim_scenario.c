@@ -20,6 +20,13 @@
  *                                                                 STARPU_SCHED_GAMMA (us a joule is worth);
  *                                                                 every machine needs power figures
  *   cpus            integer >= 0         all CPUs of the platform
+ *   steady_state    false|true|{"warmup": K, "tolerance": X}  false   simulate each epoch's steps until the
+ *                                                                 rest, counted at the mean step after the
+ *                                                                 first K (default 16), would err on its time
+ *                                                                 by at most X (default 0.001) at 95 %
+ *                                                                 (batch means, sim/program/meter.c), then
+ *                                                                 extrapolate (single-node, one job;
+ *                                                                 results.json "steady_state" says so)
  *   gpus            integer >= 0         all GPUs of the platform
  *   gpu_memory_mib  integer >= 1 | null  null (no limit)          STARPU_LIMIT_CUDA_MEM
  *   prefetch        boolean              true                     STARPU_PREFETCH
@@ -100,7 +107,7 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
                                    "trace",   "trace_window", "nodes", "batch_per_node", "node_groups", "partition", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
-                                   "pipeline_depth", "pipeline_schedule", "sched_gamma",
+                                   "pipeline_depth", "pipeline_schedule", "sched_gamma", "steady_state",
                                    "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -575,6 +582,59 @@ static bool gamma_from(const struct dahlsim_where *w, const cJSON *o, struct dah
     return true;
 }
 
+/* "steady_state": false, true, or {"warmup": K, "tolerance": X}; single-node runs of one job only (the other
+ * runs' ranks or jobs would have to agree on when to stop). */
+#define STEADY_WARMUP 16
+#define STEADY_TOLERANCE 0.001
+static bool steady_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "steady_state");
+    x->steady_warmup = 0;
+    x->steady_tolerance = 0;
+    if (item == NULL || cJSON_IsFalse(item))
+        return true;
+    const char *expected = "false, true, or {\"warmup\": integer in [0, 10000], \"tolerance\": number in (0, 0.1]}";
+    long warmup = STEADY_WARMUP;
+    double tolerance = STEADY_TOLERANCE;
+    if (cJSON_IsObject(item)) {
+        const cJSON *k;
+        cJSON_ArrayForEach(k, item)
+        {
+            bool ok = strcmp(k->string, "warmup") == 0
+                          ? cJSON_IsNumber(k) && k->valuedouble == floor(k->valuedouble) && k->valuedouble >= 0 &&
+                                k->valuedouble <= 10000
+                      : strcmp(k->string, "tolerance") == 0
+                          ? cJSON_IsNumber(k) && k->valuedouble > 0 && k->valuedouble <= 0.1
+                          : false;
+            if (!ok) {
+                char field[64];
+                snprintf(field, sizeof(field), "steady_state.%.40s", k->string);
+                dahlsim_field_error(w, field, k,
+                                    strcmp(k->string, "warmup") == 0      ? "an integer in [0, 10000]"
+                                    : strcmp(k->string, "tolerance") == 0 ? "a number in (0, 0.1]"
+                                                                          : "no key of that name (only warmup and tolerance)");
+                return false;
+            }
+            if (strcmp(k->string, "warmup") == 0)
+                warmup = (long)k->valuedouble;
+            else
+                tolerance = k->valuedouble;
+        }
+    } else if (!cJSON_IsTrue(item)) {
+        dahlsim_field_error(w, "steady_state", item, expected);
+        return false;
+    }
+    if (x->nodes > 0 || x->njobs > 0) {
+        dahlsim_field_error(w, "steady_state", item,
+                            x->nodes > 0 ? "false with nodes (only single-node runs extrapolate their steps)"
+                                         : "false with workloads (only one job extrapolates its steps)");
+        return false;
+    }
+    x->steady_warmup = warmup;
+    x->steady_tolerance = tolerance;
+    return true;
+}
+
 /* How it trains: the scheduler, perf models, reduction, costs, prefetch, memory and the learning. */
 static bool how_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
@@ -737,7 +797,8 @@ static bool experiment_from(const struct dahlsim_where *w, const char *scenario_
     /* Read again: node groups read their own machines' manifests since (the cache keeps the last one). */
     char manifest_path[PATH_MAX + 32];
     snprintf(manifest_path, sizeof(manifest_path), "%s/manifest.json", x->machine_dir);
-    return grain_from(w, o, x, manifest_read(manifest_path)) && pipeline_from(w, o, x) && gamma_from(w, o, x);
+    return grain_from(w, o, x, manifest_read(manifest_path)) && pipeline_from(w, o, x) && gamma_from(w, o, x) &&
+           steady_from(w, o, x);
 }
 
 /* ---- the file ------------------------------------------------------------------------------------------ */
