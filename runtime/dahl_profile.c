@@ -414,8 +414,9 @@ int dahl_profile_links_add(struct dahl_profile_link *links, int n, int max)
 
 int64_t dahl_profile_memory_peak_total(void)
 {
+    /* the peaks as the tasks' ends sampled them: sampling here would call StarPU, whose locks are simcalls
+     * under SimGrid and would reorder the simulation (a steady_state run must simulate what a full one does) */
     pthread_mutex_lock(&prof.lock);
-    sample_memory();
     int64_t total = prof.app_peak;
     for (unsigned node = 0; node < MAX_NODES; node++)
         total += prof.starpu_peak[node];

@@ -47,8 +47,9 @@ int dahl_profile_links_add(struct dahl_profile_link *links, int n, int max);
 /* Merges the memory peaks since the last reset into nodes (by id, keeping the larger peak), up to max
  * entries. Returns the new count. */
 int dahl_profile_memory_merge(struct dahl_profile_memnode *nodes, int n, int max);
-/* The memory peaks since the last reset, summed over the nodes (StarPU's and dahl's own): a high-water mark
- * that only grows, for telling whether a phase still allocates. */
+/* The memory peaks since the last reset, summed over the nodes (StarPU's and dahl's own), as sampled at the
+ * last task's end: a high-water mark that only grows, for telling whether a phase still allocates. Calls no
+ * StarPU function. */
 int64_t dahl_profile_memory_peak_total(void);
 
 /* Jobs (several networks in one run): tensors labelled while job `job` is current (from 0, below
