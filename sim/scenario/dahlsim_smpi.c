@@ -156,13 +156,8 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
     /* SimGrid's options: quiet logs, and ker_lmm's "Probable bug" warnings at exit (harmless) off. */
     /* The host energy plugin: a node machine's platform turns it on in its own <config>, which the rank's copy
      * loses (scripts/patches/starpu-smpi-platform-config.patch). */
-    /* SMPI's mmap privatization: one copy of the program's code (StarPU is linked into it, to be private to
-     * each rank) for every rank, where the default dlopen mode loads a copy per rank. Same simulation to the
-     * bit; 64 nodes simulate about a fifth faster (34 against 43 s for 190 k tasks, docs/performance.md):
-     * 64 copies of the code thrash the caches. */
     const char *prefix[] = {DAHLSIM_SMPIRUN, "-platform", platform, "-hostfile", hosts, exe,
-                            "--log=root.thres:warning", "--log=ker_lmm.thres:error", "--cfg=plugin:host_energy",
-                            "--cfg=smpi/privatization:mmap", NULL};
+                            "--log=root.thres:warning", "--log=ker_lmm.thres:error", "--cfg=plugin:host_energy", NULL};
     const struct dahlsim_env_var network = {"DAHLSIM_NETWORK", x->network};
     int status = dahlsim_spawn_prefixed(prefix, args, env, nenv, &network, 1, out, out_size, raw);
     FILE *to = stderr_path != NULL ? fopen(stderr_path, "w") : stderr;
