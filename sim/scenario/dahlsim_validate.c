@@ -173,14 +173,15 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         if (name != NULL)
             snprintf(s->name, sizeof(s->name), "%s", name->valuestring);
         else {
-            char made[sizeof(s->name)];
+            char made[256]; /* room for any value, so the compiler sees no truncation; cut to the name's size */
             char gpus[24] = "";
             if (s->ngpu > 0)
                 snprintf(gpus, sizeof(gpus), "+%ldgpu", s->ngpu);
             snprintf(made, sizeof(made), "%.40s b%ld %.24s %ldcpu%s%s%s", s->dataset, s->batch, s->sched, s->ncpu,
                      gpus, s->depth > 1 ? " pipelined" : "",
                      s->grain == GRAIN_AUTO ? " grain auto" : s->grain > 1 ? " grained" : "");
-            memcpy(s->name, made, sizeof(made));
+            memcpy(s->name, made, sizeof(s->name) - 1);
+            s->name[sizeof(s->name) - 1] = '\0';
         }
         nsetups++;
     }
