@@ -114,6 +114,9 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
         st->epochs[e].simulated_steps = simulated;
         st->epochs[e].extrapolated_steps = steps - simulated;
         st->epochs[e].steady_step_s = step_s;
+        if (simulated < steps)
+            printf("epoch %d/%ld  steady after %ld of %ld steps: the other %ld counted at %.6f s each\n", e + 1,
+                   st->o->epochs, simulated, steps, steps - simulated, step_s);
     }
     return ret;
 }
