@@ -28,7 +28,7 @@ struct type_entry {
 /* Successors seen so far per not-yet-pushed task: when a task is pushed all its predecessors have been
  * pushed (they finished), so its count is its in-degree, as far as StarPU's successor lists showed it. */
 struct seen_slot {
-    const struct starpu_task *task;
+    unsigned long key; /* the task's job id + 1 (0: empty): unlike its address, never reused by a later task */
     int count;
 };
 
@@ -58,28 +58,30 @@ static int arch_of_worker(int workerid)
     return starpu_worker_get_type(workerid) == STARPU_CUDA_WORKER ? DAHL_ARCH_GPU : DAHL_ARCH_CPU;
 }
 
-/* ---- in-degree tracking (open addressing on the task pointer) ---- */
+/* ---- in-degree tracking (open addressing on the job id: keyed by address, a task never pushed here left
+ * its count to the next task allocated at its address, and the simulation depended on ASLR) ---- */
 
-static size_t seen_hash(const struct starpu_task *t, size_t cap)
+static size_t seen_hash(unsigned long key, size_t cap)
 {
-    uintptr_t x = (uintptr_t)t;
+    uint64_t x = key;
     x ^= x >> 17;
     x *= 0x9e3779b97f4a7c15ull;
     return (size_t)(x >> 7) & (cap - 1);
 }
 
-static struct seen_slot *seen_find(const struct starpu_task *t, bool insert)
+static struct seen_slot *seen_find(struct starpu_task *task, bool insert)
 {
+    unsigned long t = starpu_task_get_job_id(task) + 1;
     if (insert && 2 * (hp.seen_used + 1) > hp.seen_cap) {
         size_t cap = hp.seen_cap > 0 ? 2 * hp.seen_cap : 1024;
         struct seen_slot *grown = calloc(cap, sizeof(*grown));
         if (grown == NULL)
             return NULL;
         for (size_t i = 0; i < hp.seen_cap; i++) {
-            if (hp.seen[i].task == NULL || hp.seen[i].count < 0)
+            if (hp.seen[i].key == 0 || hp.seen[i].count < 0)
                 continue;
-            size_t j = seen_hash(hp.seen[i].task, cap);
-            while (grown[j].task != NULL)
+            size_t j = seen_hash(hp.seen[i].key, cap);
+            while (grown[j].key != 0)
                 j = (j + 1) & (cap - 1);
             grown[j] = hp.seen[i];
         }
@@ -88,15 +90,15 @@ static struct seen_slot *seen_find(const struct starpu_task *t, bool insert)
         hp.seen_cap = cap;
         size_t used = 0;
         for (size_t i = 0; i < cap; i++)
-            used += grown[i].task != NULL;
+            used += grown[i].key != 0;
         hp.seen_used = used;
     }
     if (hp.seen_cap == 0)
         return NULL;
     size_t j = seen_hash(t, hp.seen_cap);
     struct seen_slot *tomb = NULL;
-    while (hp.seen[j].task != NULL) {
-        if (hp.seen[j].task == t && hp.seen[j].count >= 0)
+    while (hp.seen[j].key != 0) {
+        if (hp.seen[j].key == t && hp.seen[j].count >= 0)
             return &hp.seen[j];
         if (hp.seen[j].count < 0 && tomb == NULL)
             tomb = &hp.seen[j];
@@ -105,9 +107,9 @@ static struct seen_slot *seen_find(const struct starpu_task *t, bool insert)
     if (!insert)
         return NULL;
     struct seen_slot *s = tomb != NULL ? tomb : &hp.seen[j];
-    if (s->task == NULL)
+    if (s->key == 0)
         hp.seen_used++;
-    s->task = t;
+    s->key = t;
     s->count = 0;
     return s;
 }
