@@ -415,7 +415,8 @@ int dahl_profile_links_add(struct dahl_profile_link *links, int n, int max)
 int64_t dahl_profile_memory_peak_total(void)
 {
     /* the peaks as the tasks' ends sampled them: sampling here would call StarPU, whose locks are simcalls
-     * under SimGrid and would reorder the simulation (a steady_state run must simulate what a full one does) */
+     * under SimGrid, from a check a full run does not make (measured: no simulation changed with it, but
+     * nothing guarantees that) */
     pthread_mutex_lock(&prof.lock);
     int64_t total = prof.app_peak;
     for (unsigned node = 0; node < MAX_NODES; node++)
