@@ -869,17 +869,19 @@ size_t dahl_network_step_end_times(struct dahl_network *net, const double **time
     return n;
 }
 
-size_t dahl_network_recent_step_ends(struct dahl_network *net, double *ends, size_t k)
+size_t dahl_network_step_ends_since(struct dahl_network *net, size_t first, double *ends, size_t max)
 {
     pthread_mutex_lock(&net->lock);
-    size_t n = net->steps_done;
-    bool ok = k > 0 && n >= k;
-    for (size_t i = 0; ok && i < k; i++) {
-        ends[i] = net->end_us[n - k + i];
-        ok = ends[i] > 0;
+    size_t k = net->steps_done > first ? net->steps_done - first : 0;
+    if (k > max)
+        k = 0;
+    for (size_t i = 0; i < k; i++) {
+        ends[i] = net->end_us[first + i];
+        if (!(ends[i] > 0))
+            k = 0;
     }
     pthread_mutex_unlock(&net->lock);
-    return ok ? n : 0;
+    return k;
 }
 
 size_t dahl_network_steps_done(struct dahl_network *net)

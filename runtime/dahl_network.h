@@ -96,10 +96,10 @@ void dahl_network_metrics_reset(struct dahl_network *net);
 size_t dahl_network_step_end_times(struct dahl_network *net, const double **times_us);
 /* Training steps completed so far (non-blocking, for progress reports). */
 size_t dahl_network_steps_done(struct dahl_network *net);
-/* The end times of the last k steps done, when the steps before them are all done too (steps end in order):
- * copies them (StarPU clock, us) into ends and returns the number of steps done; 0 when fewer than k are, or
- * one of them is still running. */
-size_t dahl_network_recent_step_ends(struct dahl_network *net, double *ends, size_t k);
+/* The end times (StarPU clock, us) of the steps done from step first on, copied into ends when they are all
+ * done (steps end in order) and at most max: returns how many, or 0 (none done, one still running, or more
+ * than max). */
+size_t dahl_network_step_ends_since(struct dahl_network *net, size_t first, double *ends, size_t max);
 
 /* Tasks the network submitted so far, per perf-model symbol (e.g. "dahl_conv2d_forward"), counted at
  * submission. StarPU's own REDUX init/reduction tasks are not submitted by dahl and are not counted. */

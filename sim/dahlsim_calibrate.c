@@ -206,24 +206,23 @@ static int converge(const struct dahlsim_calibrate_opts *o, int i, const struct 
     dahlsim_calibrate_cover_name(&o->covers[i], name, sizeof(name));
     double start = dahlsim_mono_s() - cs->seconds;
     struct dahlsim_calibrate_check r;
-    char failed[sizeof(r.first)] = "\x01"; /* the last check's failure, if the simulator failed on its own;
-                                              * "\x01" matches no failure line */
+    bool failed_before = false;  /* the last check failed on its own, */
+    char failed[sizeof(r.first)]; /* saying this */
     for (;;) {
         if (dahlsim_calibrate_sim_check(o, &o->covers[i], p, &r) != 0)
             return -EIO;
-        if (r.status != 0 && r.uncalibrated == 0) {
-            /* not a model short of measurements: the same failure twice is the simulator's own (a library
-             * missing, a broken platform), which more native runs cannot mend */
-            if (strcmp(failed, r.first) == 0) {
-                dahlsim_error("calibrate: %s: the simulated check fails on its own (exit %d): %s", name, r.status,
-                              r.first[0] ? r.first : "no message");
-                fprintf(stderr, "hint: `dahlsim doctor` checks the simulator and its libraries\n");
-                return -EIO;
-            }
-            snprintf(failed, sizeof(failed), "%s", r.first);
-        } else {
-            snprintf(failed, sizeof(failed), "\x01");
+        /* Failed, but not for a model short of measurements: the same failure twice is the simulator's own (a
+         * library missing, a broken platform), which more native runs cannot mend. */
+        bool own = r.status != 0 && r.uncalibrated == 0;
+        if (own && failed_before && strcmp(failed, r.first) == 0) {
+            dahlsim_error("calibrate: %s: the simulated check fails on its own (exit %d): %s", name, r.status,
+                          r.first[0] ? r.first : "no message");
+            fprintf(stderr, "hint: `dahlsim doctor` checks the simulator and its libraries\n");
+            return -EIO;
         }
+        if (own)
+            snprintf(failed, sizeof(failed), "%s", r.first);
+        failed_before = own;
         if (r.status == 0 && r.uncalibrated == 0) {
             if (cs->status != NULL && cs->rounds == 0)
                 return 0; /* already calibrated, and still */

@@ -42,8 +42,9 @@
  *   steady_state      null, or (a scenario's "steady_state") {"warmup", "tolerance", "criterion", "epochs":
  *                     [{"epoch", "simulated_steps", "extrapolated_steps", "step_s"}], "extrapolated_steps",
  *                     "extrapolated_s", "what"}: each epoch's steps were simulated until the rest, counted at
- *                     the mean step, could change its time by at most the tolerance (by the standard error
- *                     of blocks of `window` steps) and the memory peak stopped growing. makespan_s, iteration_times_s (the
+ *                     the mean step, could change its time by at most the tolerance (95 %, by the standard
+ *                     error of 8 blocks of steps after the first `warmup`) and the memory peak stopped
+ *                     growing. makespan_s, iteration_times_s (the
  *                     extrapolated steps at that mean), samples_per_s and energy include them; tasks,
  *                     workers_detail, links and memory cover the simulated steps only
  *   epochs_detail     [{"epoch", "loss", "train_accuracy", "test_accuracy", "time_s", "eval_s"}], accuracies
@@ -457,7 +458,6 @@ nomem:
     return false;
 }
 
-/* Builds the document; NULL when memory runs out. */
 /* The "steady_state" block (null when the run simulated every step). */
 static bool add_steady(cJSON *root, const struct dahlsim_results *r)
 {
@@ -497,6 +497,7 @@ nomem:
     return false;
 }
 
+/* Builds the document; NULL when memory runs out. */
 static cJSON *results_json(const struct dahlsim_results *r)
 {
     cJSON *root = cJSON_CreateObject();

@@ -470,7 +470,7 @@ int jobs_main(const struct train_opts *o, bool simulated, double wall_start_s)
         double start_us = dahl_engine_now_us();
         energy_mark(&st);
         ret = jobs_train(&run, start_us);
-        energy_add(&st);
+        energy_add(&st, 1.0);
         if (ret == 0)
             ret = jobs_counters(&run, &st);
         if (ret == 0 && o->out != NULL)

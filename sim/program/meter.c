@@ -51,13 +51,13 @@ void energy_mark(struct run_state *st)
     st->nenergy = dahl_engine_energy(st->energy_at, DAHL_ENGINE_MAX_ENERGY_HOSTS, &st->energy_source);
 }
 
-void energy_add(struct run_state *st)
+void energy_add(struct run_state *st, double times)
 {
     static struct dahl_host_energy now[DAHL_ENGINE_MAX_ENERGY_HOSTS];
     int n = dahl_engine_energy(now, DAHL_ENGINE_MAX_ENERGY_HOSTS, &st->energy_source);
     for (int i = 0; i < n && i < st->nenergy; i++) {
         memcpy(st->energy[i].host, now[i].host, sizeof(now[i].host));
-        st->energy[i].joules += now[i].joules - st->energy_at[i].joules;
+        st->energy[i].joules += times * (now[i].joules - st->energy_at[i].joules);
     }
 }
 
@@ -143,7 +143,7 @@ int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter 
         return merged;
     st->iterations += steps;
     st->makespan_s += m->train_s;
-    energy_add(st);
+    energy_add(st, 1.0);
     workers_add(st, m);
     for (size_t k = 0; k < st->nsymbols; k++)
         st->per_codelet[k].tasks += dahl_network_task_count(net, st->symbols[k]);
@@ -159,7 +159,7 @@ int steady_start(struct steady_watch *w, const struct train_opts *o, long steps,
 {
     *w = (struct steady_watch){.warmup = o->steady_warmup, .steps = steps, .tolerance = o->steady_tolerance,
                                .first = first};
-    w->ends = malloc((size_t)(steps + 1) * sizeof(*w->ends));
+    w->ends = malloc((size_t)steps * sizeof(*w->ends));
     w->peaks = malloc((size_t)(steps + 1) * sizeof(*w->peaks));
     if (w->ends == NULL || w->peaks == NULL) {
         steady_stop(w);
@@ -199,15 +199,11 @@ static int64_t peak_at(const struct steady_watch *w, long n)
 #define STEADY_T95 2.365
 bool steady_reached(struct steady_watch *w, struct run_state *st, long submitted, double *step_s)
 {
-    size_t all_done = dahl_network_steps_done(st->net);
     long K = w->warmup;
-    if (all_done < w->first + (size_t)(K + 1 + STEADY_BLOCKS * STEADY_BLOCK_MIN))
-        return false; /* cheap test first: not enough steps done for the warm-up and the blocks */
-    size_t k = all_done - w->first;
-    size_t done = dahl_network_recent_step_ends(st->net, w->ends, k);
-    if (done != w->first + k)
-        return false; /* a step still running before the last one done */
-    long n = (long)k; /* steps of the epoch done: ends[0..n-1] */
+    /* steps of the epoch done: ends[0..n-1] */
+    long n = (long)dahl_network_step_ends_since(st->net, w->first, w->ends, (size_t)w->steps);
+    if (n < K + 1 + STEADY_BLOCKS * STEADY_BLOCK_MIN)
+        return false; /* not enough steps done for the warm-up and the blocks, or one still running */
     w->peaks[n] = dahl_profile_memory_peak_total();
     long m = (n - 1 - K) / STEADY_BLOCKS; /* steps per block, the latest ones kept */
     double sum = 0, sum2 = 0;
@@ -240,10 +236,7 @@ void steady_extrapolate(struct run_state *st, struct epoch_meter *m, long more, 
     m->train_s += (double)more * step_s;
     st->makespan_s += (double)more * step_s;
     /* The hosts ran at the same pace through the extrapolated steps: the epoch's joules scale with its time
-     * (the simulated clock has not moved since energy_add). */
-    static struct dahl_host_energy now[DAHL_ENGINE_MAX_ENERGY_HOSTS];
-    int n = dahl_engine_energy(now, DAHL_ENGINE_MAX_ENERGY_HOSTS, &st->energy_source);
-    double factor = simulated_s > 0 ? m->train_s / simulated_s - 1.0 : 0.0;
-    for (int i = 0; i < n && i < st->nenergy; i++)
-        st->energy[i].joules += factor * (now[i].joules - st->energy_at[i].joules);
+     * (the simulated clock has not moved since meter_epoch_end's energy_add). */
+    if (simulated_s > 0)
+        energy_add(st, m->train_s / simulated_s - 1.0);
 }

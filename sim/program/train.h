@@ -163,10 +163,10 @@ struct epoch_meter {
     long correct, samples;
 };
 
-/* The hosts' energy now, as the start of a training phase; energy_add adds what they used since to
+/* The hosts' energy now, as the start of a training phase; energy_add adds times what they used since to
  * st->energy. */
 void energy_mark(struct run_state *st);
-void energy_add(struct run_state *st);
+void energy_add(struct run_state *st, double times);
 
 /* Starts epoch e's meter: counters reset or read, then the nodes wait for each other (the epoch starts
  * together everywhere). Returns 0 or a negative errno. */
@@ -185,7 +185,7 @@ struct steady_watch {
     long warmup, steps;
     double tolerance;
     size_t first;     /* the network's index of the epoch's first step */
-    double *ends;     /* the epoch's step end times so far */
+    double *ends;     /* the epoch's step end times so far (steps entries) */
     int64_t *peaks;   /* the memory peak when n steps of the epoch were done (-1: not seen) */
 };
 /* Starts watching an epoch of steps steps whose first is the network's step first. Returns 0 or -ENOMEM. */
