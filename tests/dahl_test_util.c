@@ -133,3 +133,19 @@ void dahl_test_write_file(const char *path, const char *text)
     cr_assert_not_null(f, "%s", path);
     cr_assert(fputs(text, f) >= 0 && fclose(f) == 0, "%s: cannot write", path);
 }
+
+cJSON *dahl_test_results_json(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    cJSON *root = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert_not_null(root, "%s is not JSON", path);
+    return root;
+}
+
+double dahl_test_number(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsNumber(v), "no number \"%s\"", key);
+    return v->valuedouble;
+}

@@ -2,6 +2,7 @@
 #ifndef DAHL_TEST_UTIL_H
 #define DAHL_TEST_UTIL_H
 
+#include <cjson/cJSON.h>
 #include <stddef.h>
 
 /* The output of one run of a dahlsim binary. */
@@ -44,5 +45,10 @@ const char *dahl_test_read_file(const char *path);
 
 /* The number after "key": in a one-line JSON object, or NAN when absent. */
 double dahl_test_json_number(const char *json, const char *key);
+
+/* dir/results.json, parsed (the caller deletes it). Aborts the test when it is missing or not JSON. */
+cJSON *dahl_test_results_json(const char *dir);
+/* o's member key, which must be a number (the test fails otherwise). */
+double dahl_test_number(const cJSON *o, const char *key);
 
 #endif /* DAHL_TEST_UTIL_H */

@@ -298,18 +298,7 @@ static cJSON *simulate(const char *json, const char *out)
     cr_assert_eq(run.status, 0, "%s\nstderr: %s", json, run.err);
     cr_assert(strstr(run.err, "Probable bug") == NULL && strstr(run.err, "MPI_THREAD_SINGLE") == NULL,
               "the known noise is filtered: %s", run.err);
-    char path[256];
-    snprintf(path, sizeof(path), "%s/results.json", out);
-    cJSON *r = cJSON_Parse(dahl_test_read_file(path));
-    cr_assert_not_null(r);
-    return r;
-}
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsNumber(v), "\"%s\" missing", key);
-    return v->valuedouble;
+    return dahl_test_results_json(out);
 }
 
 /* LeNet on 12x12x1: conv 6x1x5x5 + 6, conv 16x6x5x5 + 16, dense 120x16 + 120 (16x1x1 after the second conv),
@@ -337,11 +326,11 @@ static void assert_same_work(const cJSON *one, const cJSON *multi, int nodes, lo
     cJSON_ArrayForEach(c, pc1)
     {
         bool replicated = strcmp(c->string, "dahl_sgd_update") == 0 || strcmp(c->string, "dahl_zero") == 0;
-        cr_assert_eq(num(pc2, c->string), (replicated ? nodes : 1) * c->valuedouble, "%d nodes: %s", nodes,
+        cr_assert_eq(dahl_test_number(pc2, c->string), (replicated ? nodes : 1) * c->valuedouble, "%d nodes: %s", nodes,
                      c->string);
         total += (long)c->valuedouble;
     }
-    cr_assert_eq(num(pc2, "dahl_conv2d_forward"), samples * 2, "2 convolutions per sample");
+    cr_assert_eq(dahl_test_number(pc2, "dahl_conv2d_forward"), samples * 2, "2 convolutions per sample");
     cr_assert(total > 0);
 }
 
@@ -351,28 +340,32 @@ static void assert_same_work(const cJSON *one, const cJSON *multi, int nodes, lo
  * rank but 0; what one rank sends, another receives. */
 static void assert_nodes_consistent(const cJSON *r, int nodes)
 {
-    cr_assert_eq(num(r, "nodes"), nodes);
+    cr_assert_eq(dahl_test_number(r, "nodes"), nodes);
     const cJSON *nd = item(r, "nodes_detail");
     cr_assert_eq(cJSON_GetArraySize(nd), nodes);
     const double grad_bytes = TINY_PARAMS * 4.0;
     double sent = 0, received = 0, msent = 0, mreceived = 0, tasks = 0, busy = 0;
     for (int k = 0; k < nodes; k++) {
         const cJSON *n = cJSON_GetArrayItem(nd, k);
-        cr_assert_eq(num(n, "rank"), k);
+        cr_assert_eq(dahl_test_number(n, "rank"), k);
         if (k > 0) {
-            cr_assert_geq(num(n, "messages_sent"), TINY_STEPS * TINY_TENSORS, "rank %d sends its sums", k);
-            cr_assert_geq(num(n, "messages_received"), TINY_STEPS * TINY_TENSORS, "rank %d gets the totals", k);
+            cr_assert_geq(dahl_test_number(n, "messages_sent"), TINY_STEPS * TINY_TENSORS, "rank %d sends its sums", k);
+            cr_assert_geq(dahl_test_number(n, "messages_received"), TINY_STEPS * TINY_TENSORS,
+                          "rank %d gets the totals", k);
         }
         /* one message per tensor: a rank sends (receives) all of them the same number of times */
-        cr_assert_eq(num(n, "bytes_sent") * TINY_TENSORS, num(n, "messages_sent") * grad_bytes, "rank %d", k);
-        cr_assert_eq(num(n, "bytes_received") * TINY_TENSORS, num(n, "messages_received") * grad_bytes, "rank %d", k);
-        cr_assert_eq(num(n, "allreduce_tasks"), num(n, "messages_received") - TINY_STEPS * TINY_TENSORS * (k > 0),
+        cr_assert_eq(dahl_test_number(n, "bytes_sent") * TINY_TENSORS,
+                     dahl_test_number(n, "messages_sent") * grad_bytes, "rank %d", k);
+        cr_assert_eq(dahl_test_number(n, "bytes_received") * TINY_TENSORS,
+                     dahl_test_number(n, "messages_received") * grad_bytes, "rank %d", k);
+        cr_assert_eq(dahl_test_number(n, "allreduce_tasks"),
+                     dahl_test_number(n, "messages_received") - TINY_STEPS * TINY_TENSORS * (k > 0),
                      "rank %d: one accumulate per partial sum received", k);
-        cr_assert_gt(num(n, "comm_s"), 0, "rank %d", k);
-        sent += num(n, "bytes_sent");
-        received += num(n, "bytes_received");
-        msent += num(n, "messages_sent");
-        mreceived += num(n, "messages_received");
+        cr_assert_gt(dahl_test_number(n, "comm_s"), 0, "rank %d", k);
+        sent += dahl_test_number(n, "bytes_sent");
+        received += dahl_test_number(n, "bytes_received");
+        msent += dahl_test_number(n, "messages_sent");
+        mreceived += dahl_test_number(n, "messages_received");
         /* The node's own workers (tiny-2cpu: 2 CPUs), adding up to the node's figures. */
         const cJSON *wd = item(n, "workers_detail");
         cr_assert_eq(cJSON_GetArraySize(wd), 2, "rank %d", k);
@@ -382,17 +375,17 @@ static void assert_nodes_consistent(const cJSON *r, int nodes)
         {
             cr_assert_str_eq(item(w, "arch")->valuestring, "cpu");
             cr_assert(strncmp(item(w, "name")->valuestring, "CPU ", 4) == 0);
-            cr_assert_gt(num(w, "tasks"), 0, "rank %d: every worker works", k);
-            cr_assert_gt(num(w, "busy_s"), 0);
-            cr_assert(num(w, "busy_s") <= num(w, "total_s"));
-            wtasks += num(w, "tasks");
-            wbusy += num(w, "busy_s");
+            cr_assert_gt(dahl_test_number(w, "tasks"), 0, "rank %d: every worker works", k);
+            cr_assert_gt(dahl_test_number(w, "busy_s"), 0);
+            cr_assert(dahl_test_number(w, "busy_s") <= dahl_test_number(w, "total_s"));
+            wtasks += dahl_test_number(w, "tasks");
+            wbusy += dahl_test_number(w, "busy_s");
         }
-        cr_assert_eq(wtasks, num(n, "tasks"), "rank %d", k);
-        cr_assert(fabs(wbusy - num(n, "busy_s")) <= 1e-12 * wbusy, "rank %d: %.17g vs %.17g", k, wbusy,
-                  num(n, "busy_s"));
-        tasks += num(n, "tasks");
-        busy += num(n, "busy_s");
+        cr_assert_eq(wtasks, dahl_test_number(n, "tasks"), "rank %d", k);
+        cr_assert(fabs(wbusy - dahl_test_number(n, "busy_s")) <= 1e-12 * wbusy, "rank %d: %.17g vs %.17g", k, wbusy,
+                  dahl_test_number(n, "busy_s"));
+        tasks += dahl_test_number(n, "tasks");
+        busy += dahl_test_number(n, "busy_s");
         if (k == 0) {
             char *mine = cJSON_PrintUnformatted(wd), *top = cJSON_PrintUnformatted(item(r, "workers_detail"));
             cr_assert_str_eq(mine, top, "the top-level workers_detail is rank 0's");
@@ -405,10 +398,10 @@ static void assert_nodes_consistent(const cJSON *r, int nodes)
     cr_assert_eq(mreceived, want, "%d nodes", nodes);
     cr_assert_eq(sent, want / TINY_TENSORS * grad_bytes);
     cr_assert_eq(received, sent, "every byte sent is received");
-    cr_assert_eq(tasks, num(item(item(r, "tasks"), "per_arch"), "cpu"), "the nodes' tasks add up");
+    cr_assert_eq(tasks, dahl_test_number(item(item(r, "tasks"), "per_arch"), "cpu"), "the nodes' tasks add up");
     const cJSON *net = item(r, "network");
     cr_assert_str_eq(item(net, "allreduce")->valuestring, "tree");
-    cr_assert_eq(num(net, "bytes_sent"), sent);
+    cr_assert_eq(dahl_test_number(net, "bytes_sent"), sent);
     const cJSON *per = item(net, "allreduce_s_per_iteration");
     cr_assert_eq(cJSON_GetArraySize(per), TINY_STEPS);
     double sum = 0;
@@ -416,12 +409,12 @@ static void assert_nodes_consistent(const cJSON *r, int nodes)
     cJSON_ArrayForEach(t, per)
     {
         cr_assert_gt(t->valuedouble, 0, "every step's allreduce takes time");
-        cr_assert(t->valuedouble < num(r, "makespan_s"));
+        cr_assert(t->valuedouble < dahl_test_number(r, "makespan_s"));
         sum += t->valuedouble;
     }
-    cr_assert(fabs(num(net, "allreduce_s_mean") - sum / TINY_STEPS) <= 1e-12 * sum);
+    cr_assert(fabs(dahl_test_number(net, "allreduce_s_mean") - sum / TINY_STEPS) <= 1e-12 * sum);
     cr_assert(busy > 0);
-    cr_assert_gt(num(r, "makespan_s"), 0);
+    cr_assert_gt(dahl_test_number(r, "makespan_s"), 0);
 }
 
 /* The document without what differs from run to run by nature (wall time, memory, the scenario's temporary
@@ -449,11 +442,11 @@ Test(nodes, two_ranks_split_the_work_and_are_deterministic, .timeout = 600)
     assert_nodes_consistent(a, 2);
     /* Two ranks: rank 1 sends its sum and receives the total, rank 0 the reverse, for every step and tensor. */
     const cJSON *nd = item(a, "nodes_detail");
-    cr_assert_eq(num(cJSON_GetArrayItem(nd, 1), "messages_sent"), TINY_STEPS * TINY_TENSORS);
-    cr_assert_eq(num(cJSON_GetArrayItem(nd, 0), "allreduce_tasks"), TINY_STEPS * TINY_TENSORS);
-    cr_assert_eq(num(cJSON_GetArrayItem(nd, 1), "allreduce_tasks"), 0);
+    cr_assert_eq(dahl_test_number(cJSON_GetArrayItem(nd, 1), "messages_sent"), TINY_STEPS * TINY_TENSORS);
+    cr_assert_eq(dahl_test_number(cJSON_GetArrayItem(nd, 0), "allreduce_tasks"), TINY_STEPS * TINY_TENSORS);
+    cr_assert_eq(dahl_test_number(cJSON_GetArrayItem(nd, 1), "allreduce_tasks"), 0);
     /* Deterministic: the same document, simulated times to the last bit, every node's figures included. */
-    cr_assert_eq(num(a, "makespan_s"), num(b, "makespan_s"));
+    cr_assert_eq(dahl_test_number(a, "makespan_s"), dahl_test_number(b, "makespan_s"));
     char *ta = deterministic_text(a), *tb = deterministic_text(b);
     cr_assert_str_eq(ta, tb, "two runs of one 2-node scenario differ");
     free(ta);
@@ -475,11 +468,13 @@ Test(nodes, four_ranks_reduce_along_a_binomial_tree, .timeout = 600)
     const double per_rank[4][2] = {{2, 2}, {1, 1}, {2, 2}, {1, 1}}; /* sent, received, per step and tensor */
     for (int k = 0; k < 4; k++) {
         const cJSON *n = cJSON_GetArrayItem(nd, k);
-        cr_assert_eq(num(n, "messages_sent"), per_rank[k][0] * TINY_STEPS * TINY_TENSORS, "rank %d", k);
-        cr_assert_eq(num(n, "messages_received"), per_rank[k][1] * TINY_STEPS * TINY_TENSORS, "rank %d", k);
+        cr_assert_eq(dahl_test_number(n, "messages_sent"), per_rank[k][0] * TINY_STEPS * TINY_TENSORS, "rank %d", k);
+        cr_assert_eq(dahl_test_number(n, "messages_received"), per_rank[k][1] * TINY_STEPS * TINY_TENSORS, "rank %d",
+                     k);
     }
     /* The allreduce is on every step's critical path: the 4-node steps take longer than its mean time. */
-    cr_assert_gt(num(four, "makespan_s") / TINY_STEPS, num(item(four, "network"), "allreduce_s_mean"));
+    cr_assert_gt(dahl_test_number(four, "makespan_s") / TINY_STEPS,
+                 dahl_test_number(item(four, "network"), "allreduce_s_mean"));
     cJSON_Delete(one);
     cJSON_Delete(four);
 }
@@ -488,9 +483,9 @@ Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
 {
     cJSON *one = simulate("{" TINY ", \"scheduler\": \"dmda\"}", "/tmp/dahl-test-nodes-s");
     cJSON *mpi = simulate("{" TINY ", \"scheduler\": \"dmda\", \"nodes\": 1}", "/tmp/dahl-test-nodes-m");
-    double t1 = num(one, "makespan_s"), tm = num(mpi, "makespan_s");
+    double t1 = dahl_test_number(one, "makespan_s"), tm = dahl_test_number(mpi, "makespan_s");
     cr_assert(fabs(tm - t1) <= 0.01 * t1, "1-node multi-node path %.9f s vs single-node %.9f s", tm, t1);
-    cr_assert_eq(num(mpi, "nodes"), 1);
+    cr_assert_eq(dahl_test_number(mpi, "nodes"), 1);
     cr_assert(cJSON_GetObjectItemCaseSensitive(one, "nodes") == NULL, "single-node results have no nodes block");
     /* the same tasks, to the codelet */
     char *t_one = cJSON_PrintUnformatted(item(one, "tasks")), *t_mpi = cJSON_PrintUnformatted(item(mpi, "tasks"));
@@ -499,7 +494,7 @@ Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
     free(t_mpi);
     /* nothing to reduce on one node, but its workers are listed */
     const cJSON *n0 = cJSON_GetArrayItem(item(mpi, "nodes_detail"), 0);
-    cr_assert_eq(num(n0, "bytes_sent"), 0);
+    cr_assert_eq(dahl_test_number(n0, "bytes_sent"), 0);
     cr_assert_eq(cJSON_GetArraySize(item(n0, "workers_detail")), 2);
     cJSON_Delete(one);
     cJSON_Delete(mpi);
@@ -517,7 +512,7 @@ Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
     one = simulate("{" TINY ", \"scheduler\": \"dmda\"}", "/tmp/dahl-test-nodes-s");
     mpi = simulate("{" TINY ", \"scheduler\": \"dmda\", \"nodes\": 1}", "/tmp/dahl-test-nodes-m");
     env[0] = "DAHLSIM_HOME=" DATA;
-    double c1 = num(one, "makespan_s"), cm = num(mpi, "makespan_s");
+    double c1 = dahl_test_number(one, "makespan_s"), cm = dahl_test_number(mpi, "makespan_s");
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(item(one, "submission"), "charged_on")->valuestring,
                      "worker cores");
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(item(mpi, "submission"), "charged_on")->valuestring,
@@ -551,20 +546,22 @@ Test(nodes, node_groups_run_each_rank_on_its_machine_and_share, .timeout = 600)
     for (int k = 0; k < 2; k++) {
         const cJSON *n = cJSON_GetArrayItem(nd, k);
         cr_assert_str_eq(item(n, "machine")->valuestring, machines[k], "rank %d", k);
-        cr_assert_eq(num(n, "share"), shares[k], "rank %d", k);
+        cr_assert_eq(dahl_test_number(n, "share"), shares[k], "rank %d", k);
         cr_assert_eq(cJSON_GetArraySize(item(n, "workers_detail")), workers[k], "rank %d: its machine's workers", k);
         const cJSON *w;
         cJSON_ArrayForEach(w, item(n, "workers_detail"))
-            cr_assert_gt(num(w, "tasks"), 0, "rank %d: every worker works", k);
-        conv += num(n, "tasks");
+            cr_assert_gt(dahl_test_number(w, "tasks"), 0, "rank %d: every worker works", k);
+        conv += dahl_test_number(n, "tasks");
     }
-    cr_assert_eq(conv, num(item(item(skew, "tasks"), "per_arch"), "cpu"));
+    cr_assert_eq(conv, dahl_test_number(item(item(skew, "tasks"), "per_arch"), "cpu"));
     /* equal shares: 6 samples each; moving 2 of them from the 2-CPU node to the 4-CPU one moves their work */
     const cJSON *eq = item(equal, "nodes_detail");
-    cr_assert_eq(num(cJSON_GetArrayItem(eq, 0), "share"), 6);
-    cr_assert_eq(num(cJSON_GetArrayItem(eq, 1), "share"), 6);
-    cr_assert_lt(num(cJSON_GetArrayItem(nd, 0), "busy_s"), num(cJSON_GetArrayItem(eq, 0), "busy_s"));
-    cr_assert_gt(num(cJSON_GetArrayItem(nd, 1), "busy_s"), num(cJSON_GetArrayItem(eq, 1), "busy_s"));
+    cr_assert_eq(dahl_test_number(cJSON_GetArrayItem(eq, 0), "share"), 6);
+    cr_assert_eq(dahl_test_number(cJSON_GetArrayItem(eq, 1), "share"), 6);
+    cr_assert_lt(dahl_test_number(cJSON_GetArrayItem(nd, 0), "busy_s"),
+                 dahl_test_number(cJSON_GetArrayItem(eq, 0), "busy_s"));
+    cr_assert_gt(dahl_test_number(cJSON_GetArrayItem(nd, 1), "busy_s"),
+                 dahl_test_number(cJSON_GetArrayItem(eq, 1), "busy_s"));
     cr_assert(cJSON_IsNull(item(skew, "energy")), "tiny machines have no power figures");
     cJSON_Delete(one);
     cJSON_Delete(equal);
@@ -590,27 +587,27 @@ Test(nodes, pipeline_stages_split_the_layers, .timeout = 600)
     const cJSON *nd = item(pipe, "nodes_detail");
     for (int k = 0; k < 2; k++) {
         const cJSON *n = cJSON_GetArrayItem(nd, k);
-        cr_assert_eq(num(n, "share"), 8, "every stage trains every sample");
+        cr_assert_eq(dahl_test_number(n, "share"), 8, "every stage trains every sample");
         /* one message per sample (grain 1) each way a step: rank 0 sends activations, rank 1 gradients */
-        cr_assert_eq(num(n, "messages_sent"), 64, "rank %d", k);
-        cr_assert_eq(num(n, "messages_received"), 64, "rank %d", k);
-        cr_assert_gt(num(n, "tasks"), 0);
+        cr_assert_eq(dahl_test_number(n, "messages_sent"), 64, "rank %d", k);
+        cr_assert_eq(dahl_test_number(n, "messages_received"), 64, "rank %d", k);
+        cr_assert_gt(dahl_test_number(n, "tasks"), 0);
     }
     /* what crosses the cut: the 16 channels of 1x1 left after the second convolution and pool, per sample */
-    cr_assert_eq(num(cJSON_GetArrayItem(nd, 0), "bytes_sent"), 64 * 16 * 4.0);
+    cr_assert_eq(dahl_test_number(cJSON_GetArrayItem(nd, 0), "bytes_sent"), 64 * 16 * 4.0);
     /* hybrid: 2 stages of 2 replicas, each replica half of every step, a stage's replicas summing their
      * gradients: the same forward and backward tasks, the updates done by both replicas of each stage */
     cJSON *hyb = simulate("{" TINY ", \"scheduler\": \"lws\", \"nodes\": 4, \"partition\": {\"kind\": \"hybrid\", "
                           "\"cuts\": [6], \"replicas\": 2}}", "/tmp/dahl-test-nodes-h4");
     assert_same_work(one, hyb, 2, 64);
-    cr_assert_eq(num(item(hyb, "partition"), "replicas"), 2);
+    cr_assert_eq(dahl_test_number(item(hyb, "partition"), "replicas"), 2);
     nd = item(hyb, "nodes_detail");
     for (int k = 0; k < 4; k++) {
         const cJSON *n = cJSON_GetArrayItem(nd, k);
-        cr_assert_eq(num(n, "share"), 4, "a replica trains half of every step");
+        cr_assert_eq(dahl_test_number(n, "share"), 4, "a replica trains half of every step");
         /* 32 pipeline messages each way (4 samples, 8 steps), and the stage's allreduce: 1 per step and
          * gradient tensor of the stage (2 layers with weights, 4 tensors, on either stage) */
-        cr_assert_eq(num(n, "messages_sent"), 32 + TINY_STEPS * 4, "rank %d", k);
+        cr_assert_eq(dahl_test_number(n, "messages_sent"), 32 + TINY_STEPS * 4, "rank %d", k);
     }
     cJSON_Delete(one);
     cJSON_Delete(pipe);
@@ -634,8 +631,8 @@ Test(nodes, plan_writes_checked_candidates, .timeout = 600)
     cr_assert(n >= 2 && n <= 3, "%d candidates", n);
     const cJSON *equal = cJSON_GetArrayItem(cands, n - 1);
     cr_assert(cJSON_IsTrue(item(equal, "equal_split")), "the equal split comes last");
-    double best = num(item(cJSON_GetArrayItem(cands, 0), "predicted"), "step_s");
-    cr_assert_leq(best, num(item(equal, "predicted"), "step_s"));
+    double best = dahl_test_number(item(cJSON_GetArrayItem(cands, 0), "predicted"), "step_s");
+    cr_assert_leq(best, dahl_test_number(item(equal, "predicted"), "step_s"));
     const cJSON *c;
     cJSON_ArrayForEach(c, cands)
     {
@@ -645,14 +642,14 @@ Test(nodes, plan_writes_checked_candidates, .timeout = 600)
         const cJSON *g;
         cJSON_ArrayForEach(g, item(c, "node_groups"))
         {
-            samples += (long)(num(g, "count") * num(g, "share"));
-            cr_assert(data || num(g, "share") == 12, "a stage trains every sample");
+            samples += (long)(dahl_test_number(g, "count") * dahl_test_number(g, "share"));
+            cr_assert(data || dahl_test_number(g, "share") == 12, "a stage trains every sample");
         }
         cr_assert(!data || samples == 12, "the shares cover the batch");
         cr_assert(data || cJSON_GetArraySize(item(c, "cuts")) == 1, "two stages, one cut");
         const cJSON *sim = item(c, "simulated");
-        cr_assert_gt(num(sim, "step_s"), 0);
-        cr_assert(isfinite(num(sim, "step_error")));
+        cr_assert_gt(dahl_test_number(sim, "step_s"), 0);
+        cr_assert(isfinite(dahl_test_number(sim, "step_error")));
         cr_assert(cJSON_IsNull(item(sim, "energy_j")), "tiny machines have no power figures");
         dahlsim((const char *[]){"check", item(c, "file")->valuestring, NULL});
         cr_assert_eq(run.status, 0, "%s", run.err);
@@ -675,7 +672,7 @@ Test(nodes, plan_writes_checked_candidates, .timeout = 600)
             best_data = cand;
     cr_assert_not_null(best_data);
     cJSON_ArrayForEach(g, item(best_data, "node_groups"))
-        on_four += strcmp(item(g, "machine")->valuestring, "tiny-4cpu") == 0 ? (long)num(g, "count") : 0;
+        on_four += strcmp(item(g, "machine")->valuestring, "tiny-4cpu") == 0 ? (long)dahl_test_number(g, "count") : 0;
     cr_assert_eq(on_four, 2, "the best data plan puts both nodes on the 4-CPU machine");
     cJSON_Delete(plan);
     /* refusals: energy without power figures, a bound without energy, a scenario without node groups */
@@ -705,15 +702,15 @@ Test(nodes, long_runs_keep_their_mappings_bounded, .timeout = 600)
     cJSON *r = simulate("{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 1400, "
                         "\"batch_per_node\": 1, \"scheduler\": \"lws\", \"nodes\": 4}",
                         "/tmp/dahl-test-nodes-long");
-    cr_assert_eq(num(r, "iterations"), 350);
+    cr_assert_eq(dahl_test_number(r, "iterations"), 350);
     double requests = 0;
     const cJSON *n;
     cJSON_ArrayForEach(n, item(r, "nodes_detail"))
     {
-        requests += num(n, "messages_sent") + num(n, "messages_received");
+        requests += dahl_test_number(n, "messages_sent") + dahl_test_number(n, "messages_received");
     }
     cr_assert_geq(2 * requests, 65530, "%.0f MPI requests: too few to have passed the limit when each leaked", requests);
-    double first = num(r, "maps_first_step"), peak = num(r, "maps_peak");
+    double first = dahl_test_number(r, "maps_first_step"), peak = dahl_test_number(r, "maps_peak");
     cr_assert_gt(first, 0, "the mappings are sampled");
     cr_assert_geq(peak, first);
     cr_assert_lt(peak - first, 2000, "%.0f mappings after the first step, %.0f at the peak, %.0f requests", first,

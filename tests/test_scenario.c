@@ -364,18 +364,7 @@ static cJSON *steady_run(const char *out, const char *samples, bool steady)
                              steady ? "steady_state={\"warmup\": 4}" : "steady_state=false", "--out", out, "--quiet",
                              NULL});
     cr_assert_eq(run.status, 0, "%s", run.err);
-    char path[128];
-    snprintf(path, sizeof(path), "%s/results.json", out);
-    cJSON *root = cJSON_Parse(dahl_test_read_file(path));
-    cr_assert_not_null(root);
-    return root;
-}
-
-static double number(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsNumber(v), "no number \"%s\"", key);
-    return v->valuedouble;
+    return dahl_test_results_json(out);
 }
 
 /* "steady_state": each epoch's steps are simulated until the rest can be counted at their mean step, then
@@ -389,20 +378,20 @@ Test(scenario, a_steady_state_run_extrapolates_within_half_a_percent)
     snprintf(a, sizeof(a), "%s/a", dir);
     snprintf(b, sizeof(b), "%s/b", dir);
     cJSON *full = steady_run(a, "samples=2048", false), *steady = steady_run(b, "samples=2048", true);
-    double t_full = number(full, "makespan_s"), t_steady = number(steady, "makespan_s");
+    double t_full = dahl_test_number(full, "makespan_s"), t_steady = dahl_test_number(steady, "makespan_s");
     cr_assert_lt(fabs(t_steady - t_full), 0.005 * t_full, "full %.9f s, steady %.9f s", t_full, t_steady);
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(full, "steady_state")));
     const cJSON *ss = cJSON_GetObjectItemCaseSensitive(steady, "steady_state");
-    cr_assert_eq(number(ss, "warmup"), 4);
-    long extrapolated = (long)number(ss, "extrapolated_steps");
+    cr_assert_eq(dahl_test_number(ss, "warmup"), 4);
+    long extrapolated = (long)dahl_test_number(ss, "extrapolated_steps");
     cr_assert_gt(extrapolated, 0, "no step extrapolated");
     const cJSON *e;
     long simulated = 0, epochs = 0;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ss, "epochs"))
     {
-        cr_assert_eq((long)number(e, "simulated_steps") + (long)number(e, "extrapolated_steps"), 256);
-        cr_assert_geq(number(e, "simulated_steps"), 37, "a warm-up of 4, a first step, 8 blocks of 4 steps");
-        simulated += (long)number(e, "simulated_steps");
+        cr_assert_eq((long)dahl_test_number(e, "simulated_steps") + (long)dahl_test_number(e, "extrapolated_steps"), 256);
+        cr_assert_geq(dahl_test_number(e, "simulated_steps"), 37, "a warm-up of 4, a first step, 8 blocks of 4 steps");
+        simulated += (long)dahl_test_number(e, "simulated_steps");
         epochs++;
     }
     cr_assert_eq(epochs, 2);
@@ -416,15 +405,15 @@ Test(scenario, a_steady_state_run_extrapolates_within_half_a_percent)
     /* fewer simulated steps: fewer tasks counted */
     const cJSON *tf = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(full, "tasks"), "per_arch"),
                 *ts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(steady, "tasks"), "per_arch");
-    cr_assert_lt(number(ts, "cpu"), number(tf, "cpu"));
+    cr_assert_lt(dahl_test_number(ts, "cpu"), dahl_test_number(tf, "cpu"));
     cJSON_Delete(full);
     cJSON_Delete(steady);
     /* 8 steps an epoch: too few for the blocks, so every step is simulated, to the bit */
     full = steady_run(a, "samples=64", false);
     steady = steady_run(b, "samples=64", true);
-    cr_assert_eq(number(full, "makespan_s"), number(steady, "makespan_s"));
+    cr_assert_eq(dahl_test_number(full, "makespan_s"), dahl_test_number(steady, "makespan_s"));
     ss = cJSON_GetObjectItemCaseSensitive(steady, "steady_state");
-    cr_assert_eq(number(ss, "extrapolated_steps"), 0);
+    cr_assert_eq(dahl_test_number(ss, "extrapolated_steps"), 0);
     cr_assert(strstr(cJSON_GetObjectItemCaseSensitive(ss, "what")->valuestring, "no epoch reached") != NULL);
     cJSON_Delete(full);
     cJSON_Delete(steady);
