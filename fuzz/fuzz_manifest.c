@@ -1,7 +1,9 @@
 /* Fuzz target: a calibration's manifest.json as `dahlsim run` and `check` read it while loading a scenario
  * (sim/scenario/dahlsim_scenario.c: "covered", "submission", "scheduling"). The input is the manifest of a
  * machine "fz" (the committed build-2core-epyc's platform and perf models) under a private DAHLSIM_HOME; a fixed scenario
- * sweeps the datasets, perf-model kinds, schedulers, worker counts and runtime costs that select its entries. */
+ * sweeps the datasets, perf-model kinds, schedulers and worker counts that select its entries, with the measured
+ * runtime costs (a "starpu" point reads only "covered", which every point reads: it was dropped from the sweep,
+ * halving each input's 48 points, docs/reliability.md). */
 #include "fuzz_util.h"
 
 #include "dahlsim_fs.h"
@@ -39,8 +41,7 @@ static void copy_models(void)
 static const char scenario[] =
     "{\"machine\": \"fz\", \"samples\": 64, \"batch\": 8, \"sweep\": {"
     "\"dataset\": [\"fashion-mnist\", \"synthetic:28x28x3\", \"synthetic:128x128x3\"],"
-    "\"perfmodel\": [\"history\", \"regression\"], \"scheduler\": [\"lws\", \"dmda\"], \"cpus\": [1, 2],"
-    "\"runtime_costs\": [\"measured\", \"starpu\"]}}";
+    "\"perfmodel\": [\"history\", \"regression\"], \"scheduler\": [\"lws\", \"dmda\"], \"cpus\": [1, 2]}}";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
