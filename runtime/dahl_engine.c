@@ -3,6 +3,7 @@
 #include "dahl_engine.h"
 #include "dahl_codelets.h"
 #include "dahl_profile_starpu.h"
+#include "dahl_progress.h"
 
 #include "dahl_sched_starpu.h"
 #include "dahl_schedcost_starpu.h"
@@ -178,16 +179,21 @@ int dahl_engine_start(const struct dahl_engine_conf *base)
     starpu_mpi_comm_rank(MPI_COMM_WORLD, &world_rank);
     snprintf(submit.host_prefix, sizeof(submit.host_prefix), "StarPU-MPI%d-", world_rank);
 #endif
+    /* The platform has one CPU host per core. Natively every worker thread, CUDA ones included, holds a core;
+     * when none is left (or the rank shares its machine: mpi_progress "shared"), the submitting thread and
+     * StarPU-MPI's progression thread share theirs (the kernel's scheduler gives each a turn), which made
+     * 28x28 runs on 2 cores 10-15 % slower than simulated without the submission's share. */
+    int cores = 0;
+    char name[32];
+    while (snprintf(name, sizeof(name), "CPU%d", cores), submit_host(name) != NULL)
+        cores++;
+    int ncpu = (int)starpu_cpu_worker_get_count();
+    bool cores_full = ncpu > 0 && ncpu + (int)starpu_cuda_worker_get_count() >= cores;
+#if DAHL_MPI
+    dahl_progress_start(conf->mpi_progress, cores_full, submit.host_prefix, ncpu);
+#endif
     if (submit.where != DAHL_SUBMIT_NOT_CHARGED) {
-        /* The platform has one CPU host per core. Natively every worker thread, CUDA ones included, holds a
-         * core; when none is left, the submitting thread shares theirs (the kernel's scheduler gives it a
-         * turn on each), which made 28x28 runs on 2 cores 10-15 % slower than simulated without it. */
-        int cores = 0;
-        char name[32];
-        while (snprintf(name, sizeof(name), "CPU%d", cores), submit_host(name) != NULL)
-            cores++;
-        int ncpu = (int)starpu_cpu_worker_get_count();
-        bool shared = ncpu > 0 && ncpu + (int)starpu_cuda_worker_get_count() >= cores;
+        bool shared = ncpu > 0 && (cores_full || (DAHL_MPI && conf->mpi_progress == DAHL_PROGRESS_SHARED));
         submit.where = shared ? DAHL_SUBMIT_WORKER_CORES : DAHL_SUBMIT_OWN_CORE;
         submit.ncores = ncpu;
         submit.next = 0;
@@ -196,6 +202,8 @@ int dahl_engine_start(const struct dahl_engine_conf *base)
             submit.cores[i] = submit_host(name);
         }
     }
+#elif DAHL_MPI
+    dahl_progress_start(conf->mpi_progress, false, "", 0); /* natively: counts only */
 #endif
 #if DAHL_SIMULATED
     if (conf->sched_gamma > 0) {
@@ -226,6 +234,7 @@ void dahl_engine_stop(void)
     dahl_wait_for_all("dahl_engine_stop");
     dahl_cuda_stop();
 #if DAHL_MPI
+    dahl_progress_stop();
     starpu_mpi_shutdown(); /* finalises MPI, then shuts StarPU down */
 #else
     starpu_shutdown();

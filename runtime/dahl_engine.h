@@ -3,6 +3,7 @@
 #ifndef DAHL_ENGINE_H
 #define DAHL_ENGINE_H
 
+#include "dahl_progress.h" /* enum dahl_progress_core */
 #include "dahl_records.h" /* the record dahl_engine_worker_stats fills: struct dahl_worker_stats */
 
 #include <stdbool.h>
@@ -46,6 +47,10 @@ struct dahl_engine_conf {
      * watts of this node's platform hosts CPU0 and CUDA0) and sets STARPU_SCHED_GAMMA, what a joule is worth
      * in microseconds to the dm* policies. 0: off (StarPU's default gamma, every task 0 J). */
     double sched_gamma;
+    /* StarPU-MPI builds: where the progression thread runs (dahl_progress.h). In simulation, "shared" (or
+     * "auto" with every core holding a worker) charges its polling and the submitting thread on the workers'
+     * cores; natively it is only recorded. */
+    enum dahl_progress_core mpi_progress;
 };
 
 /* Where a simulation charges the submitting thread's CPU time (dahl_engine_charge_submission). */

@@ -18,6 +18,7 @@
 #include "dahl_array.h"
 #include "dahl_codelets_starpu.h"
 #include "dahl_mpi_starpu.h"
+#include "dahl_progress.h"
 #include "dahl_tensor_starpu.h"
 
 #include <errno.h>
@@ -37,6 +38,28 @@
 #define TAG_GRADS 256
 #define TREE_LEVELS 16 /* levels of a binomial tree: up to 65536 ranks */
 #define TAG_GATHER INT64_C(0x7fff000000000000)
+
+#if DAHL_MPI
+/* Every detached request goes through these two: counted, and its pending time charged as the progression
+ * thread's polling (dahl_progress.h). */
+static int isend(starpu_data_handle_t h, int peer, starpu_mpi_tag_t tag)
+{
+    dahl_progress_request_begin();
+    int ret = starpu_mpi_isend_detached(h, peer, tag, MPI_COMM_WORLD, dahl_progress_request_done, NULL);
+    if (ret != 0)
+        dahl_progress_request_done(NULL);
+    return ret;
+}
+
+static int irecv(starpu_data_handle_t h, int peer, starpu_mpi_tag_t tag)
+{
+    dahl_progress_request_begin();
+    int ret = starpu_mpi_irecv_detached(h, peer, tag, MPI_COMM_WORLD, dahl_progress_request_done, NULL);
+    if (ret != 0)
+        dahl_progress_request_done(NULL);
+    return ret;
+}
+#endif
 
 struct dahl_allreduce {
     enum dahl_allreduce_algo algo;
@@ -150,7 +173,7 @@ int dahl_mpi_gather_bytes(const void *mine, size_t nbytes, void *all, const size
 int dahl_mpi_isend(starpu_data_handle_t h, int peer, int64_t tag)
 {
 #if DAHL_MPI
-    return starpu_mpi_isend_detached(h, peer, TAG_PIPE | tag, MPI_COMM_WORLD, NULL, NULL) == 0 ? 0 : -EIO;
+    return isend(h, peer, TAG_PIPE | tag) == 0 ? 0 : -EIO;
 #else
     (void)h, (void)peer, (void)tag;
     return -ENOSYS;
@@ -160,7 +183,7 @@ int dahl_mpi_isend(starpu_data_handle_t h, int peer, int64_t tag)
 int dahl_mpi_irecv(starpu_data_handle_t h, int peer, int64_t tag)
 {
 #if DAHL_MPI
-    return starpu_mpi_irecv_detached(h, peer, TAG_PIPE | tag, MPI_COMM_WORLD, NULL, NULL) == 0 ? 0 : -EIO;
+    return irecv(h, peer, TAG_PIPE | tag) == 0 ? 0 : -EIO;
 #else
     (void)h, (void)peer, (void)tag;
     return -ENOSYS;
@@ -316,8 +339,7 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
     int level = 0, s;
     for (s = 1; s < size; s <<= 1, level++) {
         if (rank & s) {
-            DAHL_CHECK_STARPU(starpu_mpi_isend_detached(grad, base + rank - s, tag_of(step, index, 0, level), MPI_COMM_WORLD,
-                                                        NULL, NULL));
+            DAHL_CHECK_STARPU(isend(grad, base + rank - s, tag_of(step, index, 0, level)));
             sent++;
             break;
         }
@@ -328,8 +350,7 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
                     return -ENOMEM;
             }
             starpu_data_handle_t tmp = dahl_tensor_handle(ar->tmp[index][level]);
-            DAHL_CHECK_STARPU(starpu_mpi_irecv_detached(tmp, base + rank + s, tag_of(step, index, 0, level), MPI_COMM_WORLD,
-                                                        NULL, NULL));
+            DAHL_CHECK_STARPU(irecv(tmp, base + rank + s, tag_of(step, index, 0, level)));
             received++;
             DAHL_CHECK_STARPU(dahl_insert_accumulate(grad, tmp));
             tasks++;
@@ -343,12 +364,10 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
     for (int t = top >> 1; t >= 1; t >>= 1) {
         level = __builtin_ctz((unsigned)t);
         if ((rank & (2 * t - 1)) == t) {
-            DAHL_CHECK_STARPU(starpu_mpi_irecv_detached(grad, base + rank - t, tag_of(step, index, 1, level), MPI_COMM_WORLD,
-                                                        NULL, NULL));
+            DAHL_CHECK_STARPU(irecv(grad, base + rank - t, tag_of(step, index, 1, level)));
             received++;
         } else if ((rank & (2 * t - 1)) == 0 && rank + t < size) {
-            DAHL_CHECK_STARPU(starpu_mpi_isend_detached(grad, base + rank + t, tag_of(step, index, 1, level), MPI_COMM_WORLD,
-                                                        NULL, NULL));
+            DAHL_CHECK_STARPU(isend(grad, base + rank + t, tag_of(step, index, 1, level)));
             sent++;
         }
     }

@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char usage[] = "usage: dahlsim validate --machine NAME [--runs K] [--noisy X] [--reruns N] [--force]\n"
-                            "                        [--setups FILE] [--out DIR] [--quiet]\n";
+                            "                        [--setups FILE] [--nodes N] [--out DIR] [--quiet]\n";
 
 static void validate_print_help(void)
 {
@@ -36,17 +36,21 @@ static void validate_print_help(void)
            "  --setups FILE    your own setups instead: {\"setups\": [{\"dataset\", \"samples\", \"batch\",\n"
            "                   \"cpus\", \"scheduler\"[, \"pipeline_depth\"][, \"grain\"][, \"gpus\"][, \"name\"]}, ...]}\n"
            "                   (scenario values; gpus 0 to 8, the rest 1 to 64)\n"
+           "  --nodes N        multi-node fidelity: every setup (%zu by default, 1 CPU worker each) trained by N\n"
+           "                   StarPU-MPI ranks on this machine (mpirun -np N build/dahlsim-mpi; cpus x N of its\n"
+           "                   cores), against N simulated nodes whose MPI progression threads share the\n"
+           "                   workers' cores (\"mpi_progress_core\": \"shared\", docs/multinode.md)\n"
            "  --out DIR        where the report goes\n"
            "  --quiet          no progress lines\n",
-           dahlsim_validate_nsetups());
+           dahlsim_validate_nsetups(), dahlsim_validate_node_nsetups());
 }
 
-enum { O_MACHINE = 256, O_REPEATS, O_RUNS, O_NOISY, O_RERUNS, O_FORCE, O_SETUPS, O_OUT, O_QUIET, O_HELP };
+enum { O_MACHINE = 256, O_REPEATS, O_RUNS, O_NOISY, O_RERUNS, O_FORCE, O_SETUPS, O_NODES, O_OUT, O_QUIET, O_HELP };
 static const struct option options[] = {
     {"machine", required_argument, NULL, O_MACHINE}, {"repeats", required_argument, NULL, O_REPEATS},
     {"runs", required_argument, NULL, O_RUNS},       {"noisy", required_argument, NULL, O_NOISY},
     {"reruns", required_argument, NULL, O_RERUNS},   {"force", no_argument, NULL, O_FORCE},
-    {"setups", required_argument, NULL, O_SETUPS},
+    {"setups", required_argument, NULL, O_SETUPS},   {"nodes", required_argument, NULL, O_NODES},
     {"out", required_argument, NULL, O_OUT},         {"quiet", no_argument, NULL, O_QUIET},
     {"help", no_argument, NULL, O_HELP},             {NULL, 0, NULL, 0},
 };
@@ -72,6 +76,8 @@ static bool validate_set_option(int opt, const char *arg, void *ctx)
     case O_SETUPS:
         o->setups = arg;
         return true;
+    case O_NODES:
+        return dahlsim_parse_int("--nodes", arg, 2, 64, &o->nodes);
     case O_OUT:
         o->out = arg;
         return true;

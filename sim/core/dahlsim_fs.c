@@ -318,3 +318,18 @@ bool dahlsim_fs_full(const char *path)
     struct statvfs fs;
     return statvfs(path, &fs) == 0 && (geteuid() == 0 ? fs.f_bfree : fs.f_bavail) == 0;
 }
+
+bool dahlsim_find_on_path(const char *name, char *buf, size_t size)
+{
+    const char *path = getenv("PATH");
+    if (path == NULL)
+        path = "/usr/bin:/bin";
+    while (*path != '\0') {
+        const char *colon = strchr(path, ':');
+        size_t len = colon != NULL ? (size_t)(colon - path) : strlen(path);
+        if (len > 0 && (size_t)snprintf(buf, size, "%.*s/%s", (int)len, path, name) < size && access(buf, X_OK) == 0)
+            return true;
+        path += len + (colon != NULL);
+    }
+    return false;
+}

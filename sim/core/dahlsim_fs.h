@@ -10,6 +10,9 @@
 int dahlsim_make_dirs(const char *path);
 /* rm -rf path; a missing path is fine. Returns 0 or -errno. */
 int dahlsim_remove_tree(const char *path);
+/* The executable `name` on PATH (its first directory that has it), its path into buf. False: none. */
+bool dahlsim_find_on_path(const char *name, char *buf, size_t size);
+
 /* cp -r from to, regular files and directories only; to must not exist. Returns 0 or -errno. */
 int dahlsim_copy_tree(const char *from, const char *to);
 bool dahlsim_is_dir(const char *path);

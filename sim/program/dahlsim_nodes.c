@@ -2,6 +2,8 @@
  * (counts stay exact below 2^53) through dahl_mpi_gather. */
 #include "dahlsim_nodes.h"
 
+#include "dahl_progress.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -139,7 +141,7 @@ int dahlsim_nodes_merge_sum(const struct dahlsim_nodes *n, double *values, size_
     return merge(n, values, count, false);
 }
 
-#define NODE_FIELDS 9
+#define NODE_FIELDS 15
 
 /* One worker as it travels to rank 0: raw bytes of the same binary on every rank, no pointers. */
 struct worker_record {
@@ -249,9 +251,13 @@ int dahlsim_nodes_finish(struct dahlsim_nodes *n, const struct dahl_worker_stats
     } else {
         free(per_step);
     }
+    struct dahl_progress_stats progress;
+    dahl_progress_stats(&progress);
     double mine[NODE_FIELDS] = {stats.bytes_sent,       stats.bytes_received, (double)stats.messages_sent,
                                 (double)stats.messages_received, stats.comm_s, (double)stats.tasks,
-                                (double)tasks,          busy_s,               (double)nworkers};
+                                (double)tasks,          busy_s,               (double)nworkers,
+                                progress.charged,       progress.share,       (double)progress.requests,
+                                progress.pending_s,     progress.cpu_s,           progress.turn_wait_s};
     double *all = NULL;
     if (n->size > 1) {
         ret = gather(n, mine, NODE_FIELDS, &all);
@@ -285,6 +291,8 @@ int dahlsim_nodes_finish(struct dahlsim_nodes *n, const struct dahl_worker_stats
                 .allreduce_tasks = (long)v[5],
                 .tasks = (long)v[6],
                 .busy_s = v[7],
+                .progress = {.charged = v[9] != 0, .share = v[10], .requests = (long)v[11], .pending_s = v[12],
+                             .cpu_s = v[13], .turn_wait_s = v[14]},
             };
             counts[r] = v[8];
         }

@@ -74,12 +74,21 @@
  *                     activations and gradients, not an allreduce's; or {"kind": "hybrid", "replicas": R,
  *                     "cuts"}: R nodes a stage (ranks stage by stage) splitting its samples, their stage's
  *                     gradients all-reduced among them (both kinds of traffic counted)
+ *   mpi_progress_core (multi-node) "auto", "shared" or "dedicated": where each rank's StarPU-MPI progression
+ *                     thread runs (runtime/dahl_progress.h); nodes_detail's mpi_progress says what it cost
  *   nodes_detail      [{"rank", "machine", "share", "bytes_sent", "bytes_received", "messages_sent",
- *                     "messages_received", "comm_s", "allreduce_tasks", "tasks", "busy_s", "workers_detail"}], in
- *                     rank order: per node, its machine (null natively) and the samples of every step it
- *                     trains (its share of the batch), the gradient allreduce's traffic (bytes counted at submission), comm_s its summed time
- *                     (below), the accumulate tasks it added, the tasks and busy time of the node's workers,
- *                     and those workers as workers_detail lists them (ids and names are the node's own)
+ *                     "messages_received", "comm_s", "allreduce_tasks", "tasks", "busy_s", "mpi_progress",
+ *                     "workers_detail"}], in rank order: per node, its machine (null natively) and the samples
+ *                     of every step it trains (its share of the batch), the gradient allreduce's traffic
+ *                     (bytes counted at submission), comm_s its summed time (below), the accumulate tasks it
+ *                     added, the tasks and busy time of the node's workers, its progression thread
+ *                     {"charged", "share", "requests", "pending_s", "cpu_s", "turn_wait_s"} (the point-to-point
+ *                     requests the node submitted, the time with one pending, and the thread's CPU time:
+ *                     natively read from /proc for the whole run, null where the thread was not found;
+ *                     simulated the time charged, charged true, at share of each worker core while a
+ *                     request was pending, and turn_wait_s its waits for a turn on the core before
+ *                     handling its requests; 0 natively), and
+ *                     those workers as workers_detail lists them (ids and names are the node's own)
  *   network           {"allreduce": "tree", "description": the scenario's network or null, "bytes_sent" (all
  *                     nodes), "comm_s_mean" (mean of the nodes' comm_s), "allreduce_s_mean",
  *                     "allreduce_s_per_iteration"}: a step's allreduce time on a node runs from its first
@@ -293,6 +302,7 @@ nomem:
 static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
 {
     CHK(cJSON_AddNumberToObject(root, "nodes", r->nodes));
+    CHK(cJSON_AddStringToObject(root, "mpi_progress_core", dahl_progress_core_name(r->mpi_progress_core)));
     cJSON *part, *cuts;
     CHK(part = cJSON_AddObjectToObject(root, "partition"));
     CHK(cJSON_AddStringToObject(part, "kind", r->partition != NULL ? r->partition : "data"));
@@ -321,6 +331,15 @@ static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
         CHK(cJSON_AddNumberToObject(o, "allreduce_tasks", (double)n->allreduce_tasks));
         CHK(cJSON_AddNumberToObject(o, "tasks", (double)n->tasks));
         CHK(cJSON_AddNumberToObject(o, "busy_s", n->busy_s));
+        cJSON *mp;
+        CHK(mp = cJSON_AddObjectToObject(o, "mpi_progress"));
+        CHK(cJSON_AddBoolToObject(mp, "charged", n->progress.charged));
+        CHK(cJSON_AddNumberToObject(mp, "share", n->progress.share));
+        CHK(cJSON_AddNumberToObject(mp, "requests", (double)n->progress.requests));
+        CHK(cJSON_AddNumberToObject(mp, "pending_s", n->progress.pending_s));
+        CHK(n->progress.cpu_s >= 0 ? cJSON_AddNumberToObject(mp, "cpu_s", n->progress.cpu_s)
+                                   : cJSON_AddNullToObject(mp, "cpu_s"));
+        CHK(cJSON_AddNumberToObject(mp, "turn_wait_s", n->progress.turn_wait_s));
         CHK(workers_json(o, "workers_detail", n->workers, n->nworkers));
         bytes += n->bytes_sent;
         comm += n->comm_s;

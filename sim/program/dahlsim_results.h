@@ -20,6 +20,7 @@ struct dahlsim_results_node {
     long messages_sent, messages_received;
     double comm_s;           /* summed allreduce time (dahl_mpi.h) */
     long allreduce_tasks;    /* accumulate tasks the allreduce added */
+    struct dahl_progress_stats progress; /* its StarPU-MPI progression thread (runtime/dahl_progress.h) */
     long tasks;              /* tasks this node's workers executed */
     double busy_s;           /* summed busy time of this node's workers */
     const struct dahl_worker_stats *workers; /* this node's workers (into dahlsim_nodes.workers) */
@@ -146,6 +147,7 @@ struct dahlsim_results {
     int nodes;
     const char *allreduce;                          /* "tree" */
     const char *network;                            /* the scenario's network, or NULL (native) */
+    enum dahl_progress_core mpi_progress_core;      /* where the progression threads ran (dahl_progress.h) */
     const char *partition;                          /* "data" or "pipeline" (several nodes) */
     const long *stage_cuts;                         /* a pipeline: where stages 1.. start (nstages - 1) */
     long nstages;

@@ -18,6 +18,7 @@ static const char usage_line[] =
     "                     [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
     "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
     "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...] [--stages L,L,... [--replicas R]]\n"
+    "                     [--mpi-progress-core auto|shared|dedicated]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
@@ -52,6 +53,10 @@ static void help(void)
            "                     gradients sent between them; --grain N groups are the micro-batches\n"
            "  --replicas R       with --stages: R ranks per stage (ranks stage by stage), splitting each step's\n"
            "                     samples and all-reducing their stage's gradients (a hybrid partition)\n"
+           "  --mpi-progress-core C  under mpirun: where StarPU-MPI's progression thread runs, recorded with\n"
+           "                     its CPU time in results.json: auto (default), shared (the rank has no core\n"
+           "                     beyond its workers'), dedicated (a core of its own); a simulation charges\n"
+           "                     its polling on the workers' cores when shared (docs/multinode.md)\n"
            "  --lr X             learning rate (default 0.01); the gradient is the batch mean\n"
            "  --momentum X       SGD momentum in [0, 1) (default 0.9)\n"
            "  --sched POLICY     StarPU scheduling policy (default lws)\n"
@@ -140,7 +145,7 @@ static bool parse_positive_double(const char *option, const char *text, double m
 enum {
     O_DATASET = 256, O_EPOCHS, O_SAMPLES, O_TEST_SAMPLES, O_BATCH, O_LR, O_MOMENTUM, O_SCHED, O_PRIORITIES,
     O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW, O_GRAIN,
-    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE, O_SHARES, O_STAGES, O_REPLICAS,
+    O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE, O_SHARES, O_STAGES, O_REPLICAS, O_MPI_PROGRESS_CORE,
     /* options that do not describe the experiment, and so go with --point: */
     O_OUT, O_QUIET, O_HELP, O_POINT, O_GRAIN_CHOICE
 };
@@ -165,6 +170,7 @@ static const struct option options[] = {
     {"shares", required_argument, NULL, O_SHARES},
     {"stages", required_argument, NULL, O_STAGES},
     {"replicas", required_argument, NULL, O_REPLICAS},
+    {"mpi-progress-core", required_argument, NULL, O_MPI_PROGRESS_CORE},
     {NULL, 0, NULL, 0},
 };
 
@@ -228,6 +234,14 @@ static bool parse_pipeline_schedule(const char *value, struct train_opts *o)
         return true;
     }
     dahlsim_error("--pipeline-schedule: expected fill or 1f1b, got \"%s\"", value);
+    return false;
+}
+
+static bool parse_progress_core(const char *value, struct train_opts *o)
+{
+    if (dahl_progress_core_parse(value, &o->mpi_progress))
+        return true;
+    dahlsim_error("--mpi-progress-core: expected auto, shared or dedicated, got \"%s\"", value);
     return false;
 }
 
@@ -317,6 +331,8 @@ static bool set_option(int opt, const char *arg, struct train_opts *o)
         return parse_stages(arg, o);
     case O_REPLICAS:
         return dahlsim_parse_int("--replicas", arg, 1, DAHLSIM_NODES_MAX, &o->replicas);
+    case O_MPI_PROGRESS_CORE:
+        return parse_progress_core(arg, o);
     case O_LR:
         return parse_positive_double("--lr", arg, 100, &o->lr);
     case O_MOMENTUM:
@@ -399,6 +415,8 @@ static bool set_point(const char *path, struct train_opts *o)
     o->sched_push_us = x->sched_push_us;
     o->worker_us = x->worker_us;
     o->sched_gamma = x->sched_gamma;
+    if (x->mpi_progress_core[0] != '\0' && !parse_progress_core(x->mpi_progress_core, o))
+        return false;
     o->steady_warmup = x->steady_warmup;
     o->steady_tolerance = x->steady_tolerance;
     /* Node groups: every rank its share, and its own machine's workers (all of them) and costs. */

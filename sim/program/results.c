@@ -148,6 +148,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .nodes = st->nodes.mpi ? st->nodes.size : 0,
         .allreduce = dahl_allreduce_algo_name(DAHL_ALLREDUCE_TREE),
         .network = st->nodes.network,
+        .mpi_progress_core = o->mpi_progress,
         .partition = !st->nodes.pipeline ? "data" : st->nodes.replicas > 1 ? "hybrid" : "pipeline",
         .replicas = st->nodes.replicas,
         .stage_cuts = st->o->stages,

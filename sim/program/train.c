@@ -324,6 +324,7 @@ int train_engine_start(const struct train_opts *o)
     conf.sched_push_us = o->sched_push_us;
     conf.worker_us_per_task = o->worker_us;
     conf.sched_gamma = o->sched_gamma;
+    conf.mpi_progress = o->mpi_progress;
     conf.ranks = o->nranks > 0 ? o->ranks : NULL;
     conf.nranks = (int)o->nranks;
     ret = dahl_engine_start(&conf);

@@ -49,6 +49,11 @@
  *                                                                 gpus: nodes of several machines, each group's
  *                                                                 nodes training share samples of a step
  *                                                                 (dahlsim_scenario_nodes.c)
+ *   mpi_progress_core "auto"|"shared"|"dedicated"  "auto"       with nodes: where each rank's StarPU-MPI progression
+ *                                                                 thread runs; "shared" (or "auto" when the
+ *                                                                 workers hold every core) charges its polling
+ *                                                                 on the workers' cores while a request is
+ *                                                                 pending (runtime/dahl_progress.h)
  *   network         "10gbe"|"ib-100g"|{...}  "10gbe" (with nodes)     the network between nodes: a preset or
  *                                                                 {"bandwidth": "25Gbps", "latency": "2us",
  *                                                                 "topology": "flat|fat-tree|torus"}
@@ -107,7 +112,7 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "prefetch", "perfmodel", "reduction", "runtime_costs", "seed", "lr", "momentum",
                                    "trace",   "trace_window", "nodes", "batch_per_node", "node_groups", "partition", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
-                                   "pipeline_depth", "pipeline_schedule", "sched_gamma", "steady_state",
+                                   "pipeline_depth", "pipeline_schedule", "sched_gamma", "steady_state", "mpi_progress_core",
                                    "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

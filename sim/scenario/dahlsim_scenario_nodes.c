@@ -7,6 +7,7 @@
 #include "dahlsim_util.h"
 
 #include "dahl_netdesc.h"
+#include "dahl_progress_core.h"
 #include "dahlsim_grain.h"
 
 #include <math.h>
@@ -427,6 +428,26 @@ static bool stages_from(const struct dahlsim_where *w, const cJSON *o, struct da
     return true;
 }
 
+/* "mpi_progress_core": where each rank's StarPU-MPI progression thread runs (runtime/dahl_progress.h). */
+static bool progress_core_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "mpi_progress_core");
+    const char *expected = "\"auto\", \"shared\" or \"dedicated\" (where each rank's MPI progression thread runs)";
+    if (item != NULL && x->nodes == 0) {
+        dahlsim_field_error(w, "mpi_progress_core", item, "no mpi_progress_core without \"nodes\" or \"node_groups\"");
+        return false;
+    }
+    if (!dahlsim_field_string(w, o, "mpi_progress_core", "auto", x->mpi_progress_core, sizeof(x->mpi_progress_core),
+                              expected))
+        return false;
+    enum dahl_progress_core c;
+    if (!dahl_progress_core_parse(x->mpi_progress_core, &c)) {
+        dahlsim_field_error(w, "mpi_progress_core", item, expected);
+        return false;
+    }
+    return true;
+}
+
 bool dahlsim_scenario_nodes_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
     x->ngroups = 0;
@@ -444,6 +465,8 @@ bool dahlsim_scenario_nodes_from(const struct dahlsim_where *w, const cJSON *o, 
     }
     if (x->nodes == 0)
         x->partition[0] = '\0';
+    if (!progress_core_from(w, o, x))
+        return false;
     return x->nodes == 0 || (network_from(w, o, x) && (!pipeline || stages_from(w, o, x)));
 }
 

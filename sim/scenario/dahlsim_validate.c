@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One validation setup: what it varies is in its name. */
 struct setup {
@@ -31,6 +32,7 @@ struct setup {
     long depth;     /* pipeline depth (0 or 1: synchronous) */
     long grain;     /* samples per layer task (0 or 1: one); needs a calibration covering it; GRAIN_AUTO:
                      * "auto", resolved by load_experiments to the grain a scenario's auto picks */
+    long nodes;     /* validate --nodes N: N StarPU-MPI ranks on this machine, ncpu workers each; 0: one process */
 };
 #define GRAIN_AUTO (-2L)
 
@@ -40,36 +42,54 @@ struct setup {
  * native run lasts 1 to 3 s on a 2-core machine: runs of a few tenths of a second spread by up to 45 %
  * between repeats (measured), which is noise the comparison cannot tell from error. */
 static const struct setup defaults[] = {
-    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 8192, 32, 2, 0, "lws", 1, 1},
-    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 1},
-    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 4096, 4, 2, 0, "lws", 1, 1},
-    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "dmda", 1, 1},
-    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 4096, 32, 1, 0, "eager", 1, 1},
-    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "lws", 1, 1},
-    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "dmda", 1, 1},
-    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 256, 4, 1, 0, "eager", 1, 1},
-    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "eager", 1, 1},
-    {"28x28x1 b64 prio 2cpu", "synthetic:28x28x1", 8192, 64, 2, 0, "prio", 1, 1},
-    {"28x28x3 b16 ws 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "ws", 1, 1},
-    {"28x28x3 b8 dm 1cpu", "synthetic:28x28x3", 4096, 8, 1, 0, "dm", 1, 1},
-    {"28x28x3 b64 dmdas 2cpu", "synthetic:28x28x3", 8192, 64, 2, 0, "dmdas", 1, 1},
-    {"28x28x3 b16 heteroprio 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "heteroprio:auto-prws", 1, 1},
-    {"28x28x1 b4 dmdar 1cpu", "synthetic:28x28x1", 2048, 4, 1, 0, "dmdar", 1, 1},
-    {"128x128x3 b8 prio 1cpu", "synthetic:128x128x3", 256, 8, 1, 0, "prio", 1, 1},
-    {"128x128x3 b32 ws 2cpu", "synthetic:128x128x3", 512, 32, 2, 0, "ws", 1, 1},
-    {"128x128x3 b16 heteroprio 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "heteroprio:auto-prws", 1, 1},
+    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 8192, 32, 2, 0, "lws", 1, 1, 0},
+    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 1, 0},
+    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 4096, 4, 2, 0, "lws", 1, 1, 0},
+    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "dmda", 1, 1, 0},
+    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 4096, 32, 1, 0, "eager", 1, 1, 0},
+    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "lws", 1, 1, 0},
+    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "dmda", 1, 1, 0},
+    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 256, 4, 1, 0, "eager", 1, 1, 0},
+    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "eager", 1, 1, 0},
+    {"28x28x1 b64 prio 2cpu", "synthetic:28x28x1", 8192, 64, 2, 0, "prio", 1, 1, 0},
+    {"28x28x3 b16 ws 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "ws", 1, 1, 0},
+    {"28x28x3 b8 dm 1cpu", "synthetic:28x28x3", 4096, 8, 1, 0, "dm", 1, 1, 0},
+    {"28x28x3 b64 dmdas 2cpu", "synthetic:28x28x3", 8192, 64, 2, 0, "dmdas", 1, 1, 0},
+    {"28x28x3 b16 heteroprio 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "heteroprio:auto-prws", 1, 1, 0},
+    {"28x28x1 b4 dmdar 1cpu", "synthetic:28x28x1", 2048, 4, 1, 0, "dmdar", 1, 1, 0},
+    {"128x128x3 b8 prio 1cpu", "synthetic:128x128x3", 256, 8, 1, 0, "prio", 1, 1, 0},
+    {"128x128x3 b32 ws 2cpu", "synthetic:128x128x3", 512, 32, 2, 0, "ws", 1, 1, 0},
+    {"128x128x3 b16 heteroprio 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "heteroprio:auto-prws", 1, 1, 0},
     /* pipelined steps (issue 21) */
-    {"28x28x3 b32 lws 2cpu depth2", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 2, 1},
-    {"28x28x1 b16 dmda 2cpu depth2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 2, 1},
+    {"28x28x3 b32 lws 2cpu depth2", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 2, 1, 0},
+    {"28x28x1 b16 dmda 2cpu depth2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 2, 1, 0},
     /* tasks over several samples (issue 21): run where the calibration covers them (calibrate --cover
      * synthetic:28x28x3,grain=4 --cover synthetic:28x28x1,grain=2), left out with a line otherwise */
-    {"28x28x3 b32 lws 2cpu grain4", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 4},
-    {"28x28x1 b16 dmda 2cpu grain2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 1, 2},
+    {"28x28x3 b32 lws 2cpu grain4", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 4, 0},
+    {"28x28x1 b16 dmda 2cpu grain2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 1, 2, 0},
     /* "grain": "auto": the grain the calibration's models predict fastest, among those it covers */
-    {"28x28x3 b32 lws 2cpu grain auto", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, GRAIN_AUTO},
-    {"28x28x1 b32 dmda 2cpu grain auto", "synthetic:28x28x1", 8192, 32, 2, 0, "dmda", 1, GRAIN_AUTO},
+    {"28x28x3 b32 lws 2cpu grain auto", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, GRAIN_AUTO, 0},
+    {"28x28x1 b32 dmda 2cpu grain auto", "synthetic:28x28x1", 8192, 32, 2, 0, "dmda", 1, GRAIN_AUTO, 0},
 };
 #define NDEFAULTS (sizeof(defaults) / sizeof(defaults[0]))
+
+/* validate --nodes N's set: data-parallel training over N ranks on this machine, one CPU worker each (so N
+ * cores). Natively `mpirun -np N dahlsim-mpi train`; simulated, N nodes whose progression threads share the
+ * workers' cores ("mpi_progress_core": "shared": every core of this machine holds a worker), on a network
+ * standing for shared memory (NODES_NETWORK). Small steps (28x28) are bound by the allreduce's messages,
+ * large ones (128x128x3) by the workers. */
+static const struct setup node_defaults[] = {
+    {"28x28x3 b32 lws", "synthetic:28x28x3", 8192, 32, 1, 0, "lws", 1, 1, 0},
+    {"28x28x1 b64 lws", "synthetic:28x28x1", 8192, 64, 1, 0, "lws", 1, 1, 0},
+    {"28x28x3 b32 dmda", "synthetic:28x28x3", 8192, 32, 1, 0, "dmda", 1, 1, 0},
+    {"28x28x3 b16 eager", "synthetic:28x28x3", 4096, 16, 1, 0, "eager", 1, 1, 0},
+    {"128x128x3 b32 lws", "synthetic:128x128x3", 1024, 32, 1, 0, "lws", 1, 1, 0},
+};
+#define NNODE_DEFAULTS (sizeof(node_defaults) / sizeof(node_defaults[0]))
+/* Ranks on one machine talk through shared memory (Open MPI's vader): not measured; a fast link, so that
+ * the simulated messages cost what the progression threads' turns make them cost. */
+#define NODES_BANDWIDTH "40Gbps"
+#define NODES_LATENCY "1us"
 
 /* The setups this validation runs: the defaults, or --setups FILE's. */
 static struct setup setups[DAHLSIM_VALIDATE_MAX_SETUPS];
@@ -78,6 +98,11 @@ static size_t nsetups;
 size_t dahlsim_validate_nsetups(void)
 {
     return NDEFAULTS;
+}
+
+size_t dahlsim_validate_node_nsetups(void)
+{
+    return NNODE_DEFAULTS;
 }
 
 /* One-line error about --setups FILE's field. */
@@ -103,8 +128,13 @@ static int load_setups(const struct dahlsim_validate_opts *o)
 {
     nsetups = 0;
     if (o->setups == NULL) {
-        memcpy(setups, defaults, sizeof(defaults));
-        nsetups = NDEFAULTS;
+        if (o->nodes > 0)
+            memcpy(setups, node_defaults, sizeof(node_defaults));
+        else
+            memcpy(setups, defaults, sizeof(defaults));
+        nsetups = o->nodes > 0 ? NNODE_DEFAULTS : NDEFAULTS;
+        for (size_t i = 0; i < nsetups; i++)
+            setups[i].nodes = o->nodes;
         return 0;
     }
     cJSON *doc = NULL;
@@ -133,6 +163,7 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         s->depth = 1;
         s->grain = 1;
         s->ngpu = 0;
+        s->nodes = o->nodes;
         for (int k = 0; ret == 0 && k < 2; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, skeys[k]);
             snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, skeys[k]);
@@ -242,10 +273,14 @@ static struct figures read_figures(const char *dir)
 
 static int native_run(const struct setup *s, const char *dir, int repeat, const char *models, const char *machine)
 {
-    char self[PATH_MAX];
-    if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
+    char self[PATH_MAX], mpirun[PATH_MAX];
+    if (dahlsim_sibling_path(s->nodes > 0 ? "dahlsim-mpi" : "dahlsim", self, sizeof(self)) != 0)
         return -1;
-    char samples[32], batch[32], ncpu[32], ngpu[32], seed[32], depth[32], grain[32];
+    if (s->nodes > 0 && !dahlsim_find_on_path("mpirun", mpirun, sizeof(mpirun))) {
+        dahlsim_error("validate: --nodes: no mpirun on PATH (Debian's openmpi-bin)");
+        return -1;
+    }
+    char samples[32], batch[32], ncpu[32], ngpu[32], seed[32], depth[32], grain[32], nodes[32];
     snprintf(depth, sizeof(depth), "%ld", s->depth > 1 ? s->depth : 1);
     snprintf(grain, sizeof(grain), "%ld", s->grain > 1 ? s->grain : 1);
     snprintf(samples, sizeof(samples), "%ld", s->samples);
@@ -253,6 +288,7 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
     snprintf(ncpu, sizeof(ncpu), "%ld", s->ncpu);
     snprintf(ngpu, sizeof(ngpu), "%ld", s->ngpu);
     snprintf(seed, sizeof(seed), "%d", repeat + 1);
+    snprintf(nodes, sizeof(nodes), "%ld", s->nodes);
     /* a scenario's heteroprio:auto-HEURISTIC is train's --sched heteroprio --priorities auto:HEURISTIC */
     char sched[64], priorities[80] = "";
     snprintf(sched, sizeof(sched), "%s", s->sched);
@@ -260,9 +296,27 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
         snprintf(sched, sizeof(sched), "heteroprio");
         snprintf(priorities, sizeof(priorities), "auto:%s", s->sched + 16);
     }
-    char *argv[] = {self, "train", "--dataset", (char *)s->dataset, "--samples", samples, "--test-samples", batch,
-                    "--batch", batch, "--ncpu", ncpu, "--ngpu", ngpu, "--sched", sched, "--seed", seed, "--pipeline-depth", depth,
-                    "--grain", grain, "--quiet", "--out", (char *)dir, priorities[0] ? "--priorities" : NULL, priorities, NULL};
+    /* --nodes: mpirun -np N (binding each rank to cores of its own, Open MPI's default for so few), the
+     * progression threads recorded as sharing the workers' cores */
+    char *launch[] = {mpirun, "-np", nodes, geteuid() == 0 ? "--allow-run-as-root" : NULL, NULL};
+    char *args[] = {self, "train", "--dataset", (char *)s->dataset, "--samples", samples, "--test-samples", batch,
+                    "--batch", batch, "--ncpu", ncpu, "--ngpu", ngpu, "--sched", sched, "--seed", seed,
+                    "--pipeline-depth", depth, "--grain", grain, "--quiet", "--out", (char *)dir, NULL};
+    char *argv[64];
+    size_t n = 0;
+    for (size_t k = 0; s->nodes > 0 && launch[k] != NULL; k++)
+        argv[n++] = launch[k];
+    for (size_t k = 0; args[k] != NULL; k++)
+        argv[n++] = args[k];
+    if (s->nodes > 0) {
+        argv[n++] = "--mpi-progress-core";
+        argv[n++] = "shared";
+    }
+    if (priorities[0] != '\0') {
+        argv[n++] = "--priorities";
+        argv[n++] = priorities;
+    }
+    argv[n] = NULL;
     /* The native runs schedule with the same perf models the simulation replays (dmda uses them), read
      * from a copy so that nothing can change the calibration itself. */
     const struct dahlsim_env_var env[] = {{"STARPU_PERF_MODEL_DIR", models},
@@ -315,6 +369,13 @@ static struct dahlsim_scenario *setup_scenario(const struct dahlsim_validate_opt
               (s->grain == GRAIN_AUTO ? cJSON_AddStringToObject(root, "grain", "auto")
                                       : cJSON_AddNumberToObject(root, "grain", (double)(s->grain > 1 ? s->grain : 1))) !=
                   NULL;
+    cJSON *network = NULL;
+    if (ok && s->nodes > 0)
+        ok = cJSON_AddNumberToObject(root, "nodes", (double)s->nodes) != NULL &&
+             cJSON_AddStringToObject(root, "mpi_progress_core", "shared") != NULL &&
+             (network = cJSON_AddObjectToObject(root, "network")) != NULL &&
+             cJSON_AddStringToObject(network, "bandwidth", NODES_BANDWIDTH) != NULL &&
+             cJSON_AddStringToObject(network, "latency", NODES_LATENCY) != NULL;
     if (!ok) {
         dahlsim_error("validate: out of memory");
         cJSON_Delete(root);
@@ -389,12 +450,13 @@ static int native_repeat(const struct dahlsim_validate_opts *o, const char *mode
     char dir[PATH_MAX + 64];
     snprintf(dir, sizeof(dir), "%s/native/%02zu-%ld", o->out, i, r);
     n->probe[i][r][0] = n->probe[i][r][1] = 0;
-    int pr = dahlsim_probe_around((int)s->ncpu, n->probe[i][r], NULL);
+    int cores = (int)(s->ncpu * (s->nodes > 0 ? s->nodes : 1));
+    int pr = dahlsim_probe_around(cores, n->probe[i][r], NULL);
     int st = pr == 0 ? native_run(s, dir, (int)r, models, o->machine) : -1;
     if (pr == 0)
-        pr = dahlsim_probe_around((int)s->ncpu, n->probe[i][r], NULL);
+        pr = dahlsim_probe_around(cores, n->probe[i][r], NULL);
     if (pr != 0) {
-        dahlsim_error("validate: the machine probe failed on %ld core(s): %s", s->ncpu, strerror(-pr));
+        dahlsim_error("validate: the machine probe failed on %d core(s): %s", cores, strerror(-pr));
         return -EIO;
     }
     struct figures f = st == 0 ? read_figures(dir) : (struct figures){NAN, 0, 0, 0};
@@ -506,6 +568,7 @@ static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_op
     fy->root = cJSON_CreateObject();
     cJSON_AddStringToObject(fy->root, "machine", o->machine);
     cJSON_AddNumberToObject(fy->root, "repeats", (double)o->repeats);
+    cJSON_AddNumberToObject(fy->root, "nodes", (double)o->nodes);
     fy->rows = cJSON_AddArrayToObject(fy->root, "setups");
     fy->nerr = 0;
     fy->used = (size_t)snprintf(fy->md, sizeof(fy->md),
@@ -548,6 +611,7 @@ static void fidelity_add(struct fidelity *fy, const struct setup *s, const doubl
     cJSON_AddStringToObject(row, "scheduler", s->sched);
     cJSON_AddNumberToObject(row, "pipeline_depth", (double)(s->depth > 1 ? s->depth : 1));
     cJSON_AddNumberToObject(row, "grain", (double)(s->grain > 1 ? s->grain : 1));
+    cJSON_AddNumberToObject(row, "nodes", (double)s->nodes);
     cJSON_AddItemToObject(row, "native_makespans_s", cJSON_CreateDoubleArray(t, (int)repeats));
     cJSON_AddNumberToObject(row, "native_median_s", c->med);
     cJSON_AddNumberToObject(row, "simulated_s", c->sim);
@@ -709,12 +773,34 @@ static int same_machine(const struct dahlsim_validate_opts *o, const char *machi
     return -EINVAL;
 }
 
+/* --nodes N: every setup's ranks fit this machine's cores (a rank's workers each on a core of their own, as
+ * mpirun binds them), without GPUs, and build/dahlsim-mpi is there. Returns 0, or -EINVAL after the error
+ * line. */
+static int check_nodes(const struct dahlsim_validate_opts *o)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    char mpi[PATH_MAX];
+    for (size_t i = 0; o->nodes > 0 && i < nsetups; i++) {
+        const struct setup *s = &setups[i];
+        if (s->ngpu > 0 || s->ncpu * o->nodes > cores) {
+            dahlsim_error("validate: --nodes %ld: setup \"%s\": expected %s, got %ld CPU(s) x %ld ranks%s on %ld cores",
+                          o->nodes, s->name, "CPU workers only, cpus x nodes within this machine's cores", s->ncpu,
+                          o->nodes, s->ngpu > 0 ? " with GPUs" : "", cores);
+            fprintf(stderr, "hint: fewer ranks (--nodes), or setups with fewer \"cpus\" (--setups FILE)\n");
+            return -EINVAL;
+        }
+    }
+    return o->nodes > 0 && dahlsim_sibling_path("dahlsim-mpi", mpi, sizeof(mpi)) != 0 ? -EINVAL : 0;
+}
+
 int dahlsim_validate_run(const struct dahlsim_validate_opts *o)
 {
     static struct dahlsim_experiment x[DAHLSIM_VALIDATE_MAX_SETUPS];
     char machine_dir[PATH_MAX];
     snprintf(machine_dir, sizeof(machine_dir), "%s/%s", dahlsim_calibration_root(), o->machine);
     int code = load_setups(o);
+    if (code == 0)
+        code = check_nodes(o);
     if (code == 0)
         code = same_machine(o, machine_dir);
     if (code == 0)

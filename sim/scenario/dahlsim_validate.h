@@ -19,14 +19,16 @@ struct dahlsim_validate_opts {
     long reruns;         /* a noisy run is run again up to this many times (2) */
     bool force;          /* validate even on another machine than the calibrated one */
     bool quiet;          /* no progress lines */
+    long nodes;          /* --nodes N: N StarPU-MPI ranks on this machine, each setup's workers each (0: none) */
 };
 
 /* Reads a --setups FILE as validate does (for the fuzz target): the number of setups, or -EINVAL after the
  * one-line error naming the file and the field. */
 long dahlsim_validate_setups_load(const char *path);
 
-/* How many setups the default set has. */
+/* How many setups the default set has, and --nodes N's. */
 size_t dahlsim_validate_nsetups(void);
+size_t dahlsim_validate_node_nsetups(void);
 
 /* Validates calibration o->machine into o->out (which exists): native runs under o->out/native/, simulations
  * under o->out/simulated/, the perf models they use copied to o->out/models/. Returns 0, or a negative errno

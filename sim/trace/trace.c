@@ -5,6 +5,7 @@
  * renders the Gantt chart with gnuplot. */
 #include "dahlsim_trace_internal.h"
 
+#include "dahlsim_fs.h"
 #include "dahlsim_spawn.h"
 #include "dahlsim_util.h"
 
@@ -101,26 +102,10 @@ int dahlsim_trace_write(struct dahlsim_trace_run *run, const char *dir, char *er
     return ret;
 }
 
-/* The gnuplot on PATH, into buf. */
-static bool find_gnuplot(char *buf, size_t size)
-{
-    const char *path = getenv("PATH");
-    if (path == NULL)
-        path = "/usr/bin:/bin";
-    while (*path != '\0') {
-        const char *colon = strchr(path, ':');
-        size_t len = colon != NULL ? (size_t)(colon - path) : strlen(path);
-        if (len > 0 && (size_t)snprintf(buf, size, "%.*s/gnuplot", (int)len, path) < size && access(buf, X_OK) == 0)
-            return true;
-        path += len + (colon != NULL);
-    }
-    return false;
-}
-
 int dahlsim_trace_render(const char *dir, char *err, size_t err_size)
 {
     char gnuplot[PATH_MAX];
-    if (!find_gnuplot(gnuplot, sizeof(gnuplot))) {
+    if (!dahlsim_find_on_path("gnuplot", gnuplot, sizeof(gnuplot))) {
         snprintf(err, err_size, "gnuplot not found on PATH: no Gantt chart images in %s", dir);
         return -1;
     }

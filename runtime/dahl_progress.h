@@ -1,0 +1,46 @@
+/* The StarPU-MPI progression thread's CPU time (docs/multinode.md, "The progression thread").
+ *
+ * StarPU-MPI 1.3.10's progression thread ("MPI") polls MPI_Test without pause while any request is pending
+ * (mpi/src/mpi/starpu_mpi_mpi.c, its progress loop), and dahl's receives are pending from their submission,
+ * early in each step. Natively that thread takes a core's time; where the rank's workers hold every core, it
+ * takes it from them (the kernel's scheduler gives each runnable thread an equal turn). StarPU-SimGrid gives
+ * it none. This module counts dahl's requests, times how long any is pending, and in simulation charges the
+ * polling as CPU work on the worker cores while one is: an execution on each worker core's host, capped at
+ * 1 / (cores + 1) of its speed, so that, as under the kernel's fair share, each worker keeps cores / (cores
+ * + 1) of its core and the thread gets cores / (cores + 1) of one core in all. And since the kernel
+ * runs threads that never sleep by turns of a time slice, the thread handles what arrives only in its turns:
+ * in simulation, each time StarPU-MPI's thread wakes to handle requests it first waits for its next turn
+ * (scripts/patches/starpu-simgrid-progress-gate.patch). Natively it reads the thread's CPU time from /proc. */
+#ifndef DAHL_PROGRESS_H
+#define DAHL_PROGRESS_H
+
+#include "dahl_progress_core.h" /* enum dahl_progress_core */
+
+#include <stdbool.h>
+
+struct dahl_progress_stats {
+    bool charged;     /* simulation: the polling is charged on the worker cores (shared) */
+    double share;     /* ... the share of each worker core it takes while a request is pending */
+    long requests;    /* point-to-point requests dahl submitted */
+    double pending_s; /* time with at least one of them pending, on StarPU's clock */
+    double cpu_s;     /* natively: the "MPI" thread's CPU time (-1: not found); simulated: the CPU time charged */
+    double turn_wait_s; /* simulation: the thread's waits for its turn on a core before handling its requests */
+    long turn_waits;
+};
+
+/* The engine, after StarPU-MPI started (DAHL_MPI builds): the mode, whether this rank's workers hold every
+ * core of its node, and (simulation) its worker cores' hosts: StarPU's names CPU0 .. CPU<ncores-1> after
+ * host_prefix. Starts the counts from zero. */
+void dahl_progress_start(enum dahl_progress_core mode, bool cores_full, const char *host_prefix, int ncores);
+/* The engine, before StarPU-MPI stops: ends a charge still running. */
+void dahl_progress_stop(void);
+
+/* dahl_mpi.c: a request is submitted (before starpu_mpi_i*_detached), and its completion callback (arg
+ * unused; also called when the submission failed). */
+void dahl_progress_request_begin(void);
+void dahl_progress_request_done(void *arg);
+
+/* The figures so far (since dahl_progress_start; still readable after the engine stopped). */
+void dahl_progress_stats(struct dahl_progress_stats *out);
+
+#endif /* DAHL_PROGRESS_H */
