@@ -119,8 +119,10 @@ void dahl_progress_start(enum dahl_progress_core mode, bool cores_full, const ch
     progress.ncores = ncores;
     progress.charged = shared && ncores > 0;
     progress.share = progress.charged ? 1.0 / (ncores + 1) : 0.0;
-    /* The ranks' turns out of step, as on separate cores: offsets spread by the golden ratio, the same
-     * every run. */
+    /* The ranks' turns out of step, by offsets spread by the golden ratio (the same every run). Measured with
+     * validate --nodes 2: offsets of 0, 1/4 and 3/4 of the turns' period gave the same makespans within 0.4 %;
+     * exactly 1/2 made every message wait a whole slice at each end (+22 to +65 %), a resonance that drifting
+     * native threads do not keep. */
     int rank = 0;
     sscanf(host_prefix, "StarPU-MPI%d-", &rank);
     double golden = 0.6180339887498949 * rank;
