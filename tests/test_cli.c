@@ -62,7 +62,9 @@ Test(cli, validate_refuses_bad_options_and_another_machine)
     const char *bad[][3] = {{"--runs", "0", "--runs: expected an integer"},
                             {"--noisy", "0", "--noisy: expected a number"},
                             {"--noisy", "-0.1", "--noisy: expected a number"},
-                            {"--reruns", "11", "--reruns: expected an integer"}};
+                            {"--reruns", "11", "--reruns: expected an integer"},
+                            {"--nodes", "1", "--nodes: expected an integer in [2, 64]"},
+                            {"--nodes", "two", "--nodes: expected an integer in [2, 64]"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
         char *argv[] = {DAHLSIM_BIN, "validate", "--machine", "tiny-2cpu", (char *)bad[k][0], (char *)bad[k][1], NULL};
         dahl_test_run(&run, argv, NULL);
@@ -102,6 +104,15 @@ Test(cli, validate_refuses_bad_options_and_another_machine)
     dahl_test_write_file(setups, "{\"setups\": []}");
     dahl_test_run(&run, with_setups, env);
     dahl_test_assert_input_error(&run, "--setups empty", "\"setups\": expected a list of 1 to 64 setup objects", NULL);
+    /* --nodes: the ranks' workers must fit this machine's cores (64 x 64 fit none) */
+    dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "
+                                 "\"cpus\": 64, \"scheduler\": \"lws\"}]}");
+    char *ranks[] = {DAHLSIM_BIN, "validate", "--machine", "tiny-2cpu", "--out", out, "--setups", setups, "--nodes", "64",
+                     NULL};
+    dahl_test_run(&run, ranks, env);
+    dahl_test_assert_input_error(&run, "--nodes 64 x 64 cpus", "--nodes 64: setup \"synthetic:12x12x1 b8 lws 64cpu\": "
+                                                               "expected CPU workers only, cpus x nodes within",
+                                 "got 64 CPU(s) x 64 ranks");
     /* a setup over several samples per task that the calibration does not cover is left out, with the
      * calibrate command that would add it; none left: an error */
     dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "

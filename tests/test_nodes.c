@@ -264,6 +264,11 @@ Test(nodes, scenario_keys_are_strict)
         {"{\"machine\": \"tiny-2cpu\", \"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"nodes\": 32, "
          "\"batch_per_node\": 4}",
          "\"batch_per_node\": expected a global batch (4 x 32 nodes) and samples (64) the dataset allows", NULL},
+        {"{" TINY ", \"nodes\": 2, \"mpi_progress_core\": \"sharde\"}",
+         "\"mpi_progress_core\": expected \"auto\", \"shared\" or \"dedicated\"", "got \"sharde\""},
+        {"{" TINY ", \"nodes\": 2, \"mpi_progress_core\": 1}", "\"mpi_progress_core\": expected \"auto\"", NULL},
+        {"{" TINY ", \"mpi_progress_core\": \"shared\"}",
+         "\"mpi_progress_core\": expected no mpi_progress_core without \"nodes\"", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         scenario(cases[i].json);
@@ -454,6 +459,47 @@ Test(nodes, two_ranks_split_the_work_and_are_deterministic, .timeout = 600)
     cJSON_Delete(one);
     cJSON_Delete(a);
     cJSON_Delete(b);
+}
+
+/* StarPU-MPI's progression thread (runtime/dahl_progress.h): on a core of its own nothing is charged; where
+ * the workers hold every core ("auto" on tiny-2cpu's 2 cores with 2 workers, or "shared") it takes turns with
+ * them, the steps take longer, and results.json says what was charged. */
+Test(nodes, progression_thread_takes_turns_where_cores_are_full, .timeout = 600)
+{
+    cJSON *own = simulate("{" TINY ", \"nodes\": 2, \"mpi_progress_core\": \"dedicated\"}", "/tmp/dahl-test-nodes-pd");
+    cJSON *full = simulate("{" TINY ", \"nodes\": 2}", "/tmp/dahl-test-nodes-pa");
+    cJSON *one = simulate("{" TINY ", \"nodes\": 2, \"cpus\": 1, \"mpi_progress_core\": \"shared\"}",
+                          "/tmp/dahl-test-nodes-ps");
+    cr_assert_str_eq(cJSON_GetStringValue(item(own, "mpi_progress_core")), "dedicated");
+    cr_assert_str_eq(cJSON_GetStringValue(item(full, "mpi_progress_core")), "auto");
+    const double requests = 2.0 * TINY_STEPS * TINY_TENSORS; /* each rank: a send and a receive per tensor */
+    for (int k = 0; k < 2; k++) {
+        const cJSON *d = item(cJSON_GetArrayItem(item(own, "nodes_detail"), k), "mpi_progress");
+        cr_assert(!cJSON_IsTrue(item(d, "charged")), "rank %d: a core of its own", k);
+        cr_assert_eq(dahl_test_number(d, "cpu_s"), 0);
+        cr_assert_eq(dahl_test_number(d, "turn_wait_s"), 0);
+        cr_assert_eq(dahl_test_number(d, "requests"), requests, "rank %d", k);
+        cr_assert_gt(dahl_test_number(d, "pending_s"), 0);
+        cr_assert(dahl_test_number(d, "pending_s") <= dahl_test_number(own, "makespan_s"));
+        for (int c = 0; c < 2; c++) {
+            cJSON *r = c == 0 ? full : one;
+            const cJSON *p = item(cJSON_GetArrayItem(item(r, "nodes_detail"), k), "mpi_progress");
+            double cores = c == 0 ? 2 : 1;
+            cr_assert(cJSON_IsTrue(item(p, "charged")), "rank %d, %g core(s): the workers hold every core", k, cores);
+            cr_assert_eq(dahl_test_number(p, "share"), 1 / (cores + 1));
+            cr_assert_eq(dahl_test_number(p, "requests"), requests);
+            /* it holds a core in `cores` slices of every cores + 1 while a request is pending */
+            double pending = dahl_test_number(p, "pending_s"), cpu = dahl_test_number(p, "cpu_s");
+            cr_assert_gt(cpu, 0, "rank %d", k);
+            cr_assert(cpu <= pending * cores / (cores + 1) + 0.004 * cores, "rank %d: %g s of CPU in %g s pending", k,
+                      cpu, pending);
+        }
+    }
+    cr_assert_gt(dahl_test_number(full, "makespan_s"), dahl_test_number(own, "makespan_s"),
+                 "the turns slow the steps down");
+    cJSON_Delete(own);
+    cJSON_Delete(full);
+    cJSON_Delete(one);
 }
 
 Test(nodes, four_ranks_reduce_along_a_binomial_tree, .timeout = 600)
