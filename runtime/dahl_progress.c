@@ -142,13 +142,15 @@ void dahl_progress_start(enum dahl_progress_core mode, bool cores_full, const ch
 #endif
 }
 
-void dahl_progress_request_begin(void)
+bool dahl_progress_request_begin(void)
 {
     pthread_mutex_lock(&progress_lock);
     progress.requests++;
-    if (progress.pending++ == 0)
+    bool timed = !DAHL_SIMULATED || progress.charged;
+    if (timed && progress.pending++ == 0)
         progress.since_us = starpu_timing_now();
     pthread_mutex_unlock(&progress_lock);
+    return timed;
 }
 
 void dahl_progress_request_done(void *arg)
@@ -212,7 +214,9 @@ void dahl_progress_stats(struct dahl_progress_stats *out)
         .charged = progress.charged,
         .share = progress.share,
         .requests = progress.requests,
-        .pending_s = (progress.pending_us + (progress.pending > 0 ? now - progress.since_us : 0)) / 1e6,
+        .pending_s = DAHL_SIMULATED && !progress.charged
+                         ? -1
+                         : (progress.pending_us + (progress.pending > 0 ? now - progress.since_us : 0)) / 1e6,
         .cpu_s = progress.cpu_s,
         .turn_wait_s = progress.wait_us / 1e6,
         .turn_waits = progress.waits,

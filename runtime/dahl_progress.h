@@ -22,7 +22,8 @@ struct dahl_progress_stats {
     bool charged;     /* simulation: the polling is charged on the worker cores (shared) */
     double share;     /* ... the share of each worker core it takes while a request is pending */
     long requests;    /* point-to-point requests dahl submitted */
-    double pending_s; /* time with at least one of them pending, on StarPU's clock */
+    double pending_s; /* time with at least one of them pending, on StarPU's clock; -1: not timed (simulated
+                         ranks whose thread is not charged) */
     double cpu_s;     /* natively: the "MPI" thread's CPU time (-1: not found); simulated: the CPU time charged */
     double turn_wait_s; /* simulation: the thread's waits for its turn on a core before handling its requests */
     long turn_waits;
@@ -35,9 +36,9 @@ void dahl_progress_start(enum dahl_progress_core mode, bool cores_full, const ch
 /* The engine, before StarPU-MPI stops: ends a charge still running. */
 void dahl_progress_stop(void);
 
-/* dahl_mpi.c: a request is submitted (before starpu_mpi_i*_detached), and its completion callback (arg
- * unused; also called when the submission failed). */
-void dahl_progress_request_begin(void);
+/* dahl_mpi.c: a request is submitted (before starpu_mpi_i*_detached). True: it is timed, and its completion
+ * must call dahl_progress_request_done (its callback; arg unused; also when the submission failed). */
+bool dahl_progress_request_begin(void);
 void dahl_progress_request_done(void *arg);
 
 /* The figures so far (since dahl_progress_start; still readable after the engine stopped). */

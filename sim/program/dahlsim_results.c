@@ -83,7 +83,8 @@
  *                     (bytes counted at submission), comm_s its summed time (below), the accumulate tasks it
  *                     added, the tasks and busy time of the node's workers, its progression thread
  *                     {"charged", "share", "requests", "pending_s", "cpu_s", "turn_wait_s"} (the point-to-point
- *                     requests the node submitted, the time with one pending, and the thread's CPU time:
+ *                     requests the node submitted, the time with one pending (null where not timed: a simulated
+ *                     node not charged), and the thread's CPU time:
  *                     natively read from /proc for the whole run, null where the thread was not found;
  *                     simulated the time charged, charged true, at share of each worker core while a
  *                     request was pending, and turn_wait_s its waits for a turn on the core before
@@ -336,7 +337,8 @@ static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
         CHK(cJSON_AddBoolToObject(mp, "charged", n->progress.charged));
         CHK(cJSON_AddNumberToObject(mp, "share", n->progress.share));
         CHK(cJSON_AddNumberToObject(mp, "requests", (double)n->progress.requests));
-        CHK(cJSON_AddNumberToObject(mp, "pending_s", n->progress.pending_s));
+        CHK(n->progress.pending_s >= 0 ? cJSON_AddNumberToObject(mp, "pending_s", n->progress.pending_s)
+                                       : cJSON_AddNullToObject(mp, "pending_s"));
         CHK(n->progress.cpu_s >= 0 ? cJSON_AddNumberToObject(mp, "cpu_s", n->progress.cpu_s)
                                    : cJSON_AddNullToObject(mp, "cpu_s"));
         CHK(cJSON_AddNumberToObject(mp, "turn_wait_s", n->progress.turn_wait_s));
