@@ -1,5 +1,5 @@
-/* The StarPU-MPI progression thread's CPU time: dahl's requests counted, their pending time, and in simulation
- * the thread's polling charged on the worker cores. See dahl_progress.h. */
+/* The StarPU-MPI progression thread: dahl's requests counted, their pending time, natively the thread's CPU
+ * time, and in simulation its turns on the workers' cores. See dahl_progress.h. */
 #include "dahl_progress.h"
 
 #include "dahl_starpu.h"

@@ -1,15 +1,13 @@
-/* The StarPU-MPI progression thread's CPU time (docs/multinode.md, "The progression thread").
+/* The StarPU-MPI progression thread's turns on the cores (docs/multinode.md, "The progression thread").
  *
  * StarPU-MPI 1.3.10's progression thread ("MPI") polls MPI_Test without pause while any request is pending
  * (mpi/src/mpi/starpu_mpi_mpi.c, its progress loop), and dahl's receives are pending from their submission,
- * early in each step. Natively that thread takes a core's time; where the rank's workers hold every core, it
- * takes it from them (the kernel's scheduler gives each runnable thread an equal turn). StarPU-SimGrid gives
- * it none. This module counts dahl's requests, times how long any is pending, and in simulation charges the
- * polling as CPU work on the worker cores while one is: an execution on each worker core's host, capped at
- * 1 / (cores + 1) of its speed, so that, as under the kernel's fair share, each worker keeps cores / (cores
- * + 1) of its core and the thread gets cores / (cores + 1) of one core in all. And since the kernel
- * runs threads that never sleep by turns of a time slice, the thread handles what arrives only in its turns:
- * in simulation, each time StarPU-MPI's thread wakes to handle requests it first waits for its next turn
+ * early in each step; a rank's last awake worker polls for tasks instead of sleeping. Where the rank's
+ * workers hold every core, the kernel runs these threads by turns of its time slice, and the thread handles
+ * what arrives only in its turns. StarPU-SimGrid gives it no time and no turns. This module counts dahl's
+ * requests and times how long any is pending. In simulation, on a rank whose thread shares the workers'
+ * cores, it time-slices them while a request is pending: the thread holds one core a slice at a time in
+ * turn with the workers, and waits for its turn before handling requests
  * (scripts/patches/starpu-simgrid-progress-gate.patch). Natively it reads the thread's CPU time from /proc. */
 #ifndef DAHL_PROGRESS_H
 #define DAHL_PROGRESS_H
