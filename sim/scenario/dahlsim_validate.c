@@ -76,7 +76,7 @@ static const struct setup defaults[] = {
 /* validate --nodes N's set: data-parallel training over N ranks on this machine, one CPU worker each (so N
  * cores). Natively `mpirun -np N dahlsim-mpi train`; simulated, N nodes whose progression threads share the
  * workers' cores ("mpi_progress_core": "shared": every core of this machine holds a worker), on a network
- * standing for shared memory (NODES_NETWORK). Small steps (28x28) are bound by the allreduce's messages,
+ * standing for shared memory (NODES_BANDWIDTH, NODES_LATENCY). Small steps (28x28) are bound by the allreduce's messages,
  * large ones (128x128x3) by the workers. */
 static const struct setup node_defaults[] = {
     {"28x28x3 b32 lws", "synthetic:28x28x3", 8192, 32, 1, 0, "lws", 1, 1, 0},
