@@ -48,6 +48,38 @@ static struct dahlsim_results_scheduling scheduling_figures(const struct run_sta
                                                .other_push_us = c.other_push_us,
                                                .charged_us = c.charged_us};
 }
+/* Several nodes: one line on what their StarPU-MPI progression threads cost (runtime/dahl_progress.h), the
+ * nodes' mean: natively their CPU time; simulated, where they took turns with the workers, the turns and the
+ * waits for them. */
+static void progress_line(const struct run_state *st)
+{
+    if (st->nodes.detail == NULL || st->nodes.size < 2)
+        return;
+    double cpu = 0, wait = 0, pending = 0;
+    int charged = 0, timed = 0;
+    for (int r = 0; r < st->nodes.size; r++) {
+        const struct dahl_progress_stats *p = &st->nodes.detail[r].progress;
+        charged += p->charged;
+        cpu += p->cpu_s > 0 ? p->cpu_s : 0;
+        wait += p->turn_wait_s;
+        if (p->pending_s >= 0) {
+            pending += p->pending_s;
+            timed++;
+        }
+    }
+    double n = st->nodes.size;
+    const char *core = dahl_progress_core_name(st->o->mpi_progress);
+    if (!dahl_engine_is_simulated())
+        printf("MPI progression threads (%s): %.2f s of CPU per node, a request pending %.2f s\n", core, cpu / n,
+               timed > 0 ? pending / timed : 0.0);
+    else if (charged > 0)
+        printf("MPI progression threads (%s): turns with the workers on %d of %d nodes, %.3f s of CPU and %.3f s "
+               "of waiting for a turn per node\n",
+               core, charged, st->nodes.size, cpu / n, wait / n);
+    else
+        printf("MPI progression threads (%s): on cores of their own, nothing charged\n", core);
+}
+
 
 int train_results_write(struct run_state *st, double wall_start_s)
 {
@@ -69,6 +101,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
     }
     if (st->nodes.rank != 0)
         return 0;
+    progress_line(st);
     /* Every node's machine (a point's node groups, else the point's machine; natively: this one) and share. */
     for (long r = 0, g = 0, k = 0; st->nodes.detail != NULL && r < st->nodes.size; r++) {
         struct dahlsim_results_node *n = &st->nodes.detail[r];
