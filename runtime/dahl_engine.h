@@ -48,8 +48,8 @@ struct dahl_engine_conf {
      * in microseconds to the dm* policies. 0: off (StarPU's default gamma, every task 0 J). */
     double sched_gamma;
     /* StarPU-MPI builds: where the progression thread runs (dahl_progress.h). In simulation, "shared" (or
-     * "auto" with every core holding a worker) charges its polling and the submitting thread on the workers'
-     * cores; natively it is only recorded. */
+     * "auto" with every core holding a worker) has it take turns with the workers on their cores, and charges
+     * the submitting thread there too; natively it is only recorded. */
     enum dahl_progress_core mpi_progress;
 };
 

@@ -83,13 +83,13 @@
  *                     (bytes counted at submission), comm_s its summed time (below), the accumulate tasks it
  *                     added, the tasks and busy time of the node's workers, its progression thread
  *                     {"charged", "share", "requests", "pending_s", "cpu_s", "turn_wait_s"} (the point-to-point
- *                     requests the node submitted, the time with one pending (null where not timed: a simulated
- *                     node not charged), and the thread's CPU time:
- *                     natively read from /proc for the whole run, null where the thread was not found;
- *                     simulated the time charged, charged true, at share of each worker core while a
- *                     request was pending, and turn_wait_s its waits for a turn on the core before
- *                     handling its requests; 0 natively), and
- *                     those workers as workers_detail lists them (ids and names are the node's own)
+ *                     requests the node submitted; the time with one pending, null where not timed (a
+ *                     simulated node not charged); the thread's CPU time, natively read from /proc for the
+ *                     whole run, null where the thread was not found, simulated its turns on the workers'
+ *                     cores while a request was pending (charged true; share: its part of each worker core,
+ *                     1 / (cores + 1)); and turn_wait_s, its waits for a turn before handling requests, 0
+ *                     natively), and those workers as workers_detail lists them (ids and names are the
+ *                     node's own)
  *   network           {"allreduce": "tree", "description": the scenario's network or null, "bytes_sent" (all
  *                     nodes), "comm_s_mean" (mean of the nodes' comm_s), "allreduce_s_mean",
  *                     "allreduce_s_per_iteration"}: a step's allreduce time on a node runs from its first

@@ -48,6 +48,7 @@ static struct dahlsim_results_scheduling scheduling_figures(const struct run_sta
                                                .other_push_us = c.other_push_us,
                                                .charged_us = c.charged_us};
 }
+
 /* Several nodes: one line on what their StarPU-MPI progression threads cost (runtime/dahl_progress.h), the
  * nodes' mean: natively their CPU time; simulated, where they took turns with the workers, the turns and the
  * waits for them. */
@@ -79,7 +80,6 @@ static void progress_line(const struct run_state *st)
     else
         printf("MPI progression threads (%s): on cores of their own, nothing charged\n", core);
 }
-
 
 int train_results_write(struct run_state *st, double wall_start_s)
 {

@@ -51,9 +51,9 @@
  *                                                                 (dahlsim_scenario_nodes.c)
  *   mpi_progress_core "auto"|"shared"|"dedicated"  "auto"       with nodes: where each rank's StarPU-MPI progression
  *                                                                 thread runs; "shared" (or "auto" when the
- *                                                                 workers hold every core) charges its polling
- *                                                                 on the workers' cores while a request is
- *                                                                 pending (runtime/dahl_progress.h)
+ *                                                                 workers hold every core) has it take turns
+ *                                                                 with the workers on their cores while a
+ *                                                                 request is pending (runtime/dahl_progress.h)
  *   network         "10gbe"|"ib-100g"|{...}  "10gbe" (with nodes)     the network between nodes: a preset or
  *                                                                 {"bandwidth": "25Gbps", "latency": "2us",
  *                                                                 "topology": "flat|fat-tree|torus"}

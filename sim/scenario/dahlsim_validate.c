@@ -32,7 +32,6 @@ struct setup {
     long depth;     /* pipeline depth (0 or 1: synchronous) */
     long grain;     /* samples per layer task (0 or 1: one); needs a calibration covering it; GRAIN_AUTO:
                      * "auto", resolved by load_experiments to the grain a scenario's auto picks */
-    long nodes;     /* validate --nodes N: N StarPU-MPI ranks on this machine, ncpu workers each; 0: one process */
 };
 #define GRAIN_AUTO (-2L)
 
@@ -42,34 +41,34 @@ struct setup {
  * native run lasts 1 to 3 s on a 2-core machine: runs of a few tenths of a second spread by up to 45 %
  * between repeats (measured), which is noise the comparison cannot tell from error. */
 static const struct setup defaults[] = {
-    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 8192, 32, 2, 0, "lws", 1, 1, 0},
-    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 1, 0},
-    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 4096, 4, 2, 0, "lws", 1, 1, 0},
-    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "dmda", 1, 1, 0},
-    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 4096, 32, 1, 0, "eager", 1, 1, 0},
-    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "lws", 1, 1, 0},
-    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "dmda", 1, 1, 0},
-    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 256, 4, 1, 0, "eager", 1, 1, 0},
-    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "eager", 1, 1, 0},
-    {"28x28x1 b64 prio 2cpu", "synthetic:28x28x1", 8192, 64, 2, 0, "prio", 1, 1, 0},
-    {"28x28x3 b16 ws 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "ws", 1, 1, 0},
-    {"28x28x3 b8 dm 1cpu", "synthetic:28x28x3", 4096, 8, 1, 0, "dm", 1, 1, 0},
-    {"28x28x3 b64 dmdas 2cpu", "synthetic:28x28x3", 8192, 64, 2, 0, "dmdas", 1, 1, 0},
-    {"28x28x3 b16 heteroprio 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "heteroprio:auto-prws", 1, 1, 0},
-    {"28x28x1 b4 dmdar 1cpu", "synthetic:28x28x1", 2048, 4, 1, 0, "dmdar", 1, 1, 0},
-    {"128x128x3 b8 prio 1cpu", "synthetic:128x128x3", 256, 8, 1, 0, "prio", 1, 1, 0},
-    {"128x128x3 b32 ws 2cpu", "synthetic:128x128x3", 512, 32, 2, 0, "ws", 1, 1, 0},
-    {"128x128x3 b16 heteroprio 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "heteroprio:auto-prws", 1, 1, 0},
+    {"fmnist-shape b32 lws 2cpu", "synthetic:28x28x1", 8192, 32, 2, 0, "lws", 1, 1},
+    {"28x28x3 b32 lws 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 1},
+    {"28x28x3 b4 lws 2cpu", "synthetic:28x28x3", 4096, 4, 2, 0, "lws", 1, 1},
+    {"28x28x3 b32 dmda 2cpu", "synthetic:28x28x3", 8192, 32, 2, 0, "dmda", 1, 1},
+    {"28x28x3 b32 eager 1cpu", "synthetic:28x28x3", 4096, 32, 1, 0, "eager", 1, 1},
+    {"128x128x3 b16 lws 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "lws", 1, 1},
+    {"128x128x3 b16 dmda 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "dmda", 1, 1},
+    {"128x128x3 b4 eager 1cpu", "synthetic:128x128x3", 256, 4, 1, 0, "eager", 1, 1},
+    {"128x128x3 b16 eager 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "eager", 1, 1},
+    {"28x28x1 b64 prio 2cpu", "synthetic:28x28x1", 8192, 64, 2, 0, "prio", 1, 1},
+    {"28x28x3 b16 ws 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "ws", 1, 1},
+    {"28x28x3 b8 dm 1cpu", "synthetic:28x28x3", 4096, 8, 1, 0, "dm", 1, 1},
+    {"28x28x3 b64 dmdas 2cpu", "synthetic:28x28x3", 8192, 64, 2, 0, "dmdas", 1, 1},
+    {"28x28x3 b16 heteroprio 2cpu", "synthetic:28x28x3", 8192, 16, 2, 0, "heteroprio:auto-prws", 1, 1},
+    {"28x28x1 b4 dmdar 1cpu", "synthetic:28x28x1", 2048, 4, 1, 0, "dmdar", 1, 1},
+    {"128x128x3 b8 prio 1cpu", "synthetic:128x128x3", 256, 8, 1, 0, "prio", 1, 1},
+    {"128x128x3 b32 ws 2cpu", "synthetic:128x128x3", 512, 32, 2, 0, "ws", 1, 1},
+    {"128x128x3 b16 heteroprio 2cpu", "synthetic:128x128x3", 512, 16, 2, 0, "heteroprio:auto-prws", 1, 1},
     /* pipelined steps (issue 21) */
-    {"28x28x3 b32 lws 2cpu depth2", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 2, 1, 0},
-    {"28x28x1 b16 dmda 2cpu depth2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 2, 1, 0},
+    {"28x28x3 b32 lws 2cpu depth2", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 2, 1},
+    {"28x28x1 b16 dmda 2cpu depth2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 2, 1},
     /* tasks over several samples (issue 21): run where the calibration covers them (calibrate --cover
      * synthetic:28x28x3,grain=4 --cover synthetic:28x28x1,grain=2), left out with a line otherwise */
-    {"28x28x3 b32 lws 2cpu grain4", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 4, 0},
-    {"28x28x1 b16 dmda 2cpu grain2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 1, 2, 0},
+    {"28x28x3 b32 lws 2cpu grain4", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, 4},
+    {"28x28x1 b16 dmda 2cpu grain2", "synthetic:28x28x1", 8192, 16, 2, 0, "dmda", 1, 2},
     /* "grain": "auto": the grain the calibration's models predict fastest, among those it covers */
-    {"28x28x3 b32 lws 2cpu grain auto", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, GRAIN_AUTO, 0},
-    {"28x28x1 b32 dmda 2cpu grain auto", "synthetic:28x28x1", 8192, 32, 2, 0, "dmda", 1, GRAIN_AUTO, 0},
+    {"28x28x3 b32 lws 2cpu grain auto", "synthetic:28x28x3", 8192, 32, 2, 0, "lws", 1, GRAIN_AUTO},
+    {"28x28x1 b32 dmda 2cpu grain auto", "synthetic:28x28x1", 8192, 32, 2, 0, "dmda", 1, GRAIN_AUTO},
 };
 #define NDEFAULTS (sizeof(defaults) / sizeof(defaults[0]))
 
@@ -79,11 +78,11 @@ static const struct setup defaults[] = {
  * standing for shared memory (NODES_BANDWIDTH, NODES_LATENCY). Small steps (28x28) are bound by the allreduce's messages,
  * large ones (128x128x3) by the workers. */
 static const struct setup node_defaults[] = {
-    {"28x28x3 b32 lws", "synthetic:28x28x3", 8192, 32, 1, 0, "lws", 1, 1, 0},
-    {"28x28x1 b64 lws", "synthetic:28x28x1", 8192, 64, 1, 0, "lws", 1, 1, 0},
-    {"28x28x3 b32 dmda", "synthetic:28x28x3", 8192, 32, 1, 0, "dmda", 1, 1, 0},
-    {"28x28x3 b16 eager", "synthetic:28x28x3", 4096, 16, 1, 0, "eager", 1, 1, 0},
-    {"128x128x3 b32 lws", "synthetic:128x128x3", 1024, 32, 1, 0, "lws", 1, 1, 0},
+    {"28x28x3 b32 lws", "synthetic:28x28x3", 8192, 32, 1, 0, "lws", 1, 1},
+    {"28x28x1 b64 lws", "synthetic:28x28x1", 8192, 64, 1, 0, "lws", 1, 1},
+    {"28x28x3 b32 dmda", "synthetic:28x28x3", 8192, 32, 1, 0, "dmda", 1, 1},
+    {"28x28x3 b16 eager", "synthetic:28x28x3", 4096, 16, 1, 0, "eager", 1, 1},
+    {"128x128x3 b32 lws", "synthetic:128x128x3", 1024, 32, 1, 0, "lws", 1, 1},
 };
 #define NNODE_DEFAULTS (sizeof(node_defaults) / sizeof(node_defaults[0]))
 /* Ranks on one machine talk through shared memory (Open MPI's vader): not measured; a fast link, so that
@@ -133,8 +132,6 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         else
             memcpy(setups, defaults, sizeof(defaults));
         nsetups = o->nodes > 0 ? NNODE_DEFAULTS : NDEFAULTS;
-        for (size_t i = 0; i < nsetups; i++)
-            setups[i].nodes = o->nodes;
         return 0;
     }
     cJSON *doc = NULL;
@@ -163,7 +160,6 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         s->depth = 1;
         s->grain = 1;
         s->ngpu = 0;
-        s->nodes = o->nodes;
         for (int k = 0; ret == 0 && k < 2; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, skeys[k]);
             snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, skeys[k]);
@@ -271,12 +267,13 @@ static struct figures read_figures(const char *dir)
     return f;
 }
 
-static int native_run(const struct setup *s, const char *dir, int repeat, const char *models, const char *machine)
+static int native_run(const struct dahlsim_validate_opts *o, const struct setup *s, const char *dir, int repeat,
+                      const char *models)
 {
     char self[PATH_MAX], mpirun[PATH_MAX];
-    if (dahlsim_sibling_path(s->nodes > 0 ? "dahlsim-mpi" : "dahlsim", self, sizeof(self)) != 0)
+    if (dahlsim_sibling_path(o->nodes > 0 ? "dahlsim-mpi" : "dahlsim", self, sizeof(self)) != 0)
         return -1;
-    if (s->nodes > 0 && !dahlsim_find_on_path("mpirun", mpirun, sizeof(mpirun))) {
+    if (o->nodes > 0 && !dahlsim_find_on_path("mpirun", mpirun, sizeof(mpirun))) {
         dahlsim_error("validate: --nodes: no mpirun on PATH (Debian's openmpi-bin)");
         return -1;
     }
@@ -288,7 +285,7 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
     snprintf(ncpu, sizeof(ncpu), "%ld", s->ncpu);
     snprintf(ngpu, sizeof(ngpu), "%ld", s->ngpu);
     snprintf(seed, sizeof(seed), "%d", repeat + 1);
-    snprintf(nodes, sizeof(nodes), "%ld", s->nodes);
+    snprintf(nodes, sizeof(nodes), "%ld", o->nodes);
     /* a scenario's heteroprio:auto-HEURISTIC is train's --sched heteroprio --priorities auto:HEURISTIC */
     char sched[64], priorities[80] = "";
     snprintf(sched, sizeof(sched), "%s", s->sched);
@@ -308,11 +305,11 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
                     "--pipeline-depth", depth, "--grain", grain, "--quiet", "--out", (char *)dir, NULL};
     char *argv[64];
     size_t n = 0;
-    for (size_t k = 0; s->nodes > 0 && launch[k] != NULL; k++)
+    for (size_t k = 0; o->nodes > 0 && launch[k] != NULL; k++)
         argv[n++] = launch[k];
     for (size_t k = 0; args[k] != NULL; k++)
         argv[n++] = args[k];
-    if (s->nodes > 0) {
+    if (o->nodes > 0) {
         argv[n++] = "--mpi-progress-core";
         argv[n++] = "shared";
     }
@@ -324,7 +321,7 @@ static int native_run(const struct setup *s, const char *dir, int repeat, const 
     /* The native runs schedule with the same perf models the simulation replays (dmda uses them), read
      * from a copy so that nothing can change the calibration itself. */
     const struct dahlsim_env_var env[] = {{"STARPU_PERF_MODEL_DIR", models},
-                                          {"STARPU_HOSTNAME", machine},
+                                          {"STARPU_HOSTNAME", o->machine},
                                           {"STARPU_CALIBRATE", "0"},
                                           {"STARPU_SILENT", "1"}};
     char out[8192];
@@ -374,8 +371,8 @@ static struct dahlsim_scenario *setup_scenario(const struct dahlsim_validate_opt
                                       : cJSON_AddNumberToObject(root, "grain", (double)(s->grain > 1 ? s->grain : 1))) !=
                   NULL;
     cJSON *network = NULL;
-    if (ok && s->nodes > 0)
-        ok = cJSON_AddNumberToObject(root, "nodes", (double)s->nodes) != NULL &&
+    if (ok && o->nodes > 0)
+        ok = cJSON_AddNumberToObject(root, "nodes", (double)o->nodes) != NULL &&
              cJSON_AddStringToObject(root, "mpi_progress_core", "shared") != NULL &&
              (network = cJSON_AddObjectToObject(root, "network")) != NULL &&
              cJSON_AddStringToObject(network, "bandwidth", NODES_BANDWIDTH) != NULL &&
@@ -429,10 +426,10 @@ struct native_figures {
     int reruns[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS]; /* times the run was made again */
 };
 
-/* The cores setup s's runs use, which its probes measure: its workers', on each of its ranks. */
-static int probed_cores(const struct setup *s)
+/* The cores setup s's runs use, which its probes measure: its workers', on each of the ranks. */
+static int probed_cores(const struct dahlsim_validate_opts *o, const struct setup *s)
 {
-    long cores = s->ncpu * (s->nodes > 0 ? s->nodes : 1);
+    long cores = s->ncpu * (o->nodes > 0 ? o->nodes : 1);
     return cores < DAHLSIM_PROBE_MAX_CORES ? (int)cores : DAHLSIM_PROBE_MAX_CORES;
 }
 
@@ -442,13 +439,14 @@ static void judge(const struct dahlsim_validate_opts *o, struct native_figures *
     memset(n->best, 0, sizeof(n->best));
     n->cores = 1;
     for (size_t i = 0; i < nsetups; i++) {
-        n->cores = probed_cores(&setups[i]) > n->cores ? probed_cores(&setups[i]) : n->cores;
+        int cores = probed_cores(o, &setups[i]);
+        n->cores = cores > n->cores ? cores : n->cores;
         for (long r = 0; r < o->repeats; r++)
-            dahlsim_probe_raise(probed_cores(&setups[i]), n->probe[i][r], n->best);
+            dahlsim_probe_raise(cores, n->probe[i][r], n->best);
     }
     for (size_t i = 0; i < nsetups; i++)
         for (long r = 0; r < o->repeats; r++) {
-            n->slow[i][r] = dahlsim_probe_slowness(probed_cores(&setups[i]), n->probe[i][r], n->best);
+            n->slow[i][r] = dahlsim_probe_slowness(probed_cores(o, &setups[i]), n->probe[i][r], n->best);
             n->noisy[i][r] = n->slow[i][r] > o->noisy;
         }
 }
@@ -464,10 +462,10 @@ static int native_repeat(const struct dahlsim_validate_opts *o, const char *mode
     const struct setup *s = &setups[i];
     char dir[PATH_MAX + 64];
     snprintf(dir, sizeof(dir), "%s/native/%02zu-%ld", o->out, i, r);
-    int cores = probed_cores(s);
+    int cores = probed_cores(o, s);
     memset(n->probe[i][r], 0, sizeof(n->probe[i][r]));
     int pr = dahlsim_probe_around(cores, n->probe[i][r], NULL);
-    int st = pr == 0 ? native_run(s, dir, (int)r, models, o->machine) : -1;
+    int st = pr == 0 ? native_run(o, s, dir, (int)r, models) : -1;
     if (pr == 0)
         pr = dahlsim_probe_around(cores, n->probe[i][r], NULL);
     if (pr != 0) {
@@ -575,6 +573,7 @@ struct fidelity {
     double errs[DAHLSIM_VALIDATE_MAX_SETUPS];
     size_t nerr;
     long dropped, all_noisy; /* noisy runs left out; setups with no quiet run (all of their runs used) */
+    long nodes;              /* --nodes (0: none), on every row */
 };
 
 /* Starts the report: the JSON document, the Markdown table's head, the table's head on stdout. */
@@ -584,6 +583,7 @@ static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_op
     cJSON_AddStringToObject(fy->root, "machine", o->machine);
     cJSON_AddNumberToObject(fy->root, "repeats", (double)o->repeats);
     cJSON_AddNumberToObject(fy->root, "nodes", (double)o->nodes);
+    fy->nodes = o->nodes;
     fy->rows = cJSON_AddArrayToObject(fy->root, "setups");
     fy->nerr = 0;
     fy->used = (size_t)snprintf(fy->md, sizeof(fy->md),
@@ -626,7 +626,7 @@ static void fidelity_add(struct fidelity *fy, const struct setup *s, const doubl
     cJSON_AddStringToObject(row, "scheduler", s->sched);
     cJSON_AddNumberToObject(row, "pipeline_depth", (double)(s->depth > 1 ? s->depth : 1));
     cJSON_AddNumberToObject(row, "grain", (double)(s->grain > 1 ? s->grain : 1));
-    cJSON_AddNumberToObject(row, "nodes", (double)s->nodes);
+    cJSON_AddNumberToObject(row, "nodes", (double)fy->nodes);
     cJSON_AddItemToObject(row, "native_makespans_s", cJSON_CreateDoubleArray(t, (int)repeats));
     cJSON_AddNumberToObject(row, "native_median_s", c->med);
     cJSON_AddNumberToObject(row, "simulated_s", c->sim);
@@ -804,9 +804,9 @@ static int check_nodes(const struct dahlsim_validate_opts *o)
     for (size_t i = 0; o->nodes > 0 && i < nsetups; i++) {
         const struct setup *s = &setups[i];
         if (s->ngpu > 0 || s->ncpu * o->nodes > cores) {
-            dahlsim_error("validate: --nodes %ld: setup \"%s\": expected %s, got %ld CPU(s) x %ld ranks%s on %ld cores",
-                          o->nodes, s->name, "CPU workers only, cpus x nodes within this machine's cores", s->ncpu,
-                          o->nodes, s->ngpu > 0 ? " with GPUs" : "", cores);
+            dahlsim_error("validate: --nodes %ld: setup \"%s\": expected CPU workers only, cpus x nodes within this "
+                          "machine's cores, got %ld CPU(s) x %ld ranks%s on %ld cores",
+                          o->nodes, s->name, s->ncpu, o->nodes, s->ngpu > 0 ? " with GPUs" : "", cores);
             fprintf(stderr, "hint: fewer ranks (--nodes), or setups with fewer \"cpus\" (--setups FILE)\n");
             return -EINVAL;
         }
