@@ -55,6 +55,16 @@ Test(network, bad_descriptions_name_the_layer)
     d.layers[3].kernel = 40;
     cr_assert_eq(dahl_network_desc_check(&d, err, sizeof(err)), -EINVAL);
     cr_assert(strstr(err, "layer 3 (conv") != NULL, "%s", err);
+    /* the fuzzer's pad of 50895 (fuzz/regressions/model/pad-overflow-50895): 6x101814x101814 values, whose
+     * count overflowed an int */
+    cr_assert_eq(dahl_network_desc_lenet(1, 28, 28, 10, &d), 0);
+    d.layers[0].pad = 50895;
+    cr_assert_eq(dahl_network_desc_check(&d, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "layer 0 gives 6x101814x101814 values per sample") != NULL, "%s", err);
+    d.layers[0].pad = 65536;
+    d.layers[0].filters = 65536;
+    cr_assert_eq(dahl_network_desc_check(&d, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "layer 0 gives 65536x") != NULL, "%s", err);
 }
 
 static struct dahl_network *lenet(int batch, enum dahl_reduction reduction)

@@ -7,6 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The most values a layer may give per sample (4 GiB of floats, far beyond any layer that trains): below it,
+ * c * h * w and a following conv's h + 2 * pad (pad at most 65536) stay within int. Checked as c * h first,
+ * so that c * h * w is computed only where it fits in a long long. */
+#define MAX_LAYER_VALUES (1LL << 30)
+
 static struct dahl_layer_desc conv(int filters, int kernel, int stride, int pad)
 {
     return (struct dahl_layer_desc){.kind = DAHL_LAYER_CONV, .filters = filters, .kernel = kernel,
@@ -104,6 +109,11 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
         snprintf(err, err_size, "%d layers: expected 1 to %d", d->nlayers, DAHL_NETWORK_MAX_LAYERS);
         return -EINVAL;
     }
+    if ((long long)d->c * d->h > MAX_LAYER_VALUES || (long long)d->c * d->h * d->w > MAX_LAYER_VALUES) {
+        snprintf(err, err_size, "input shape %dx%dx%d: more than %lld values per sample", d->c, d->h, d->w,
+                 MAX_LAYER_VALUES);
+        return -EINVAL;
+    }
     int c = d->c, h = d->h, w = d->w;
     for (int i = 0; i < d->nlayers; i++) {
         struct dahl_layer_shape *l = &layers[i];
@@ -152,6 +162,11 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
             break;
         default:
             snprintf(err, err_size, "layer %d: unknown kind %d", i, (int)l->desc.kind);
+            return -EINVAL;
+        }
+        if ((long long)c * h > MAX_LAYER_VALUES || (long long)c * h * w > MAX_LAYER_VALUES) {
+            snprintf(err, err_size, "layer %d gives %dx%dx%d values per sample, more than %lld (a smaller pad or "
+                     "fewer filters?)", i, c, h, w, MAX_LAYER_VALUES);
             return -EINVAL;
         }
         l->out_c = c;
