@@ -4,6 +4,7 @@
 #include "dahl_netdesc.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,11 @@
  * c * h * w and a following conv's h + 2 * pad (pad at most 65536) stay within int. Checked as c * h first,
  * so that c * h * w is computed only where it fits in a long long. */
 #define MAX_LAYER_VALUES (1LL << 30)
+
+static bool too_many_values(int c, int h, int w)
+{
+    return (long long)c * h > MAX_LAYER_VALUES || (long long)c * h * w > MAX_LAYER_VALUES;
+}
 
 static struct dahl_layer_desc conv(int filters, int kernel, int stride, int pad)
 {
@@ -109,7 +115,7 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
         snprintf(err, err_size, "%d layers: expected 1 to %d", d->nlayers, DAHL_NETWORK_MAX_LAYERS);
         return -EINVAL;
     }
-    if ((long long)d->c * d->h > MAX_LAYER_VALUES || (long long)d->c * d->h * d->w > MAX_LAYER_VALUES) {
+    if (too_many_values(d->c, d->h, d->w)) {
         snprintf(err, err_size, "input shape %dx%dx%d: more than %lld values per sample", d->c, d->h, d->w,
                  MAX_LAYER_VALUES);
         return -EINVAL;
@@ -164,7 +170,7 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
             snprintf(err, err_size, "layer %d: unknown kind %d", i, (int)l->desc.kind);
             return -EINVAL;
         }
-        if ((long long)c * h > MAX_LAYER_VALUES || (long long)c * h * w > MAX_LAYER_VALUES) {
+        if (too_many_values(c, h, w)) {
             snprintf(err, err_size, "layer %d gives %dx%dx%d values per sample, more than %lld (a smaller pad or "
                      "fewer filters?)", i, c, h, w, MAX_LAYER_VALUES);
             return -EINVAL;

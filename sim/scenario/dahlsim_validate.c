@@ -573,7 +573,6 @@ struct fidelity {
     double errs[DAHLSIM_VALIDATE_MAX_SETUPS];
     size_t nerr;
     long dropped, all_noisy; /* noisy runs left out; setups with no quiet run (all of their runs used) */
-    long nodes;              /* --nodes (0: none), on every row */
 };
 
 /* Starts the report: the JSON document, the Markdown table's head, the table's head on stdout. */
@@ -583,7 +582,6 @@ static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_op
     cJSON_AddStringToObject(fy->root, "machine", o->machine);
     cJSON_AddNumberToObject(fy->root, "repeats", (double)o->repeats);
     cJSON_AddNumberToObject(fy->root, "nodes", (double)o->nodes);
-    fy->nodes = o->nodes;
     fy->rows = cJSON_AddArrayToObject(fy->root, "setups");
     fy->nerr = 0;
     fy->used = (size_t)snprintf(fy->md, sizeof(fy->md),
@@ -599,9 +597,10 @@ static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_op
 
 /* Setup s's line of the table (stdout and Markdown) and its row of the JSON document; t: its native
  * makespans, n and i: the probes and verdicts of its runs. */
-static void fidelity_add(struct fidelity *fy, const struct setup *s, const double *t, long repeats,
-                         const struct comparison *c, const struct native_figures *n, size_t i)
+static void fidelity_add(struct fidelity *fy, const struct dahlsim_validate_opts *o, const struct setup *s,
+                         const double *t, const struct comparison *c, const struct native_figures *n, size_t i)
 {
+    long repeats = o->repeats;
     fy->errs[fy->nerr++] = fabs(c->err);
     fy->dropped += c->quiet > 0 ? repeats - c->quiet : 0;
     fy->all_noisy += c->quiet == 0;
@@ -626,7 +625,7 @@ static void fidelity_add(struct fidelity *fy, const struct setup *s, const doubl
     cJSON_AddStringToObject(row, "scheduler", s->sched);
     cJSON_AddNumberToObject(row, "pipeline_depth", (double)(s->depth > 1 ? s->depth : 1));
     cJSON_AddNumberToObject(row, "grain", (double)(s->grain > 1 ? s->grain : 1));
-    cJSON_AddNumberToObject(row, "nodes", (double)fy->nodes);
+    cJSON_AddNumberToObject(row, "nodes", (double)o->nodes);
     cJSON_AddItemToObject(row, "native_makespans_s", cJSON_CreateDoubleArray(t, (int)repeats));
     cJSON_AddNumberToObject(row, "native_median_s", c->med);
     cJSON_AddNumberToObject(row, "simulated_s", c->sim);
@@ -752,7 +751,7 @@ static int run_simulated(const struct dahlsim_validate_opts *o, const struct dah
             return -EIO;
         }
         struct comparison c = compare(i, o->repeats, n->times[i], n->busies[i], n->stalls[i], n->noisy[i], simf);
-        fidelity_add(fy, s, n->times[i], o->repeats, &c, n, i);
+        fidelity_add(fy, o, s, n->times[i], &c, n, i);
     }
     return 0;
 }
