@@ -446,10 +446,14 @@ void dahl_engine_charge_submission(size_t tasks, size_t copy_bytes)
         /* Executed, not slept: on a worker's host the two share the core's speed, as the threads do. The
          * execution is placed on that host while the thread stays on its own (no migration: a multi-node
          * rank's thread is an SMPI process, and two migrations per task cost the simulator more than the
-         * execution). */
+         * execution). It gets half the core even while that worker is idle: natively an idle worker spins
+         * (StarPU's non-blocking drivers, the default outside SimGrid), and the kernel gives two runnable
+         * threads on a core a half each. A simulated worker waits without taking the host's speed. */
         sg_host_t host = submit.cores[submit.next++ % (unsigned)submit.ncores];
-        sg_exec_t exec = sg_actor_exec_init(s * sg_host_get_speed(host));
+        double speed = sg_host_get_speed(host);
+        sg_exec_t exec = sg_actor_exec_init(s * speed);
         sg_exec_set_host(exec, host);
+        sg_exec_set_bound(exec, DAHL_SUBMIT_SHARED_SHARE * speed);
         sg_exec_start(exec);
         sg_exec_wait(exec);
     } else {

@@ -95,9 +95,11 @@
  *                     "allreduce_s_per_iteration"}: a step's allreduce time on a node runs from its first
  *                     gradient being ready to its last gradient holding the global sum; per iteration the
  *                     slowest node's
- *   submission        the thread that submits the tasks: native {"thread_cpu_s", "tasks", "input_copy_bytes",
- *                     "input_copy_cpu_s", "us_per_task", "input_copy_bytes_per_s"}, its CPU time over the
- *                     training phases, us_per_task not counting the image copies; simulated {"us_per_task",
+ *   submission        the thread that submits the tasks: native {"thread_cpu_s", "thread_wait_s", "tasks",
+ *                     "input_copy_bytes", "input_copy_cpu_s", "us_per_task", "input_copy_bytes_per_s"}, its CPU
+ *                     time over the training phases, its time runnable but waiting for a core in them (the
+ *                     kernel's run_delay; null where /proc has no schedstat), us_per_task not counting the
+ *                     image copies; simulated {"us_per_task",
  *                     "input_copy_bytes_per_s" (null: not charged), "charged_on": "own core" | "worker
  *                     cores" | "not charged"}, the calibration's measured cost and where it was charged
  *   scheduling        the policy's push_task calls over the whole run (evaluation included), from worker
@@ -165,6 +167,8 @@ static cJSON *submission_json(cJSON *root, const struct dahlsim_results *r)
     bool ok;
     if (strcmp(r->mode, "native") == 0) {
         ok = cJSON_AddNumberToObject(o, "thread_cpu_s", s->thread_cpu_s) &&
+             (s->thread_wait_s >= 0 ? cJSON_AddNumberToObject(o, "thread_wait_s", s->thread_wait_s)
+                                    : cJSON_AddNullToObject(o, "thread_wait_s")) &&
              cJSON_AddNumberToObject(o, "tasks", (double)s->tasks) &&
              cJSON_AddNumberToObject(o, "input_copy_bytes", s->copy_bytes) &&
              cJSON_AddNumberToObject(o, "input_copy_cpu_s", s->copy_cpu_s) &&

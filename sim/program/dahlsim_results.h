@@ -58,6 +58,7 @@ struct dahlsim_results_heteroprio {
  * clock); simulated: the cost the simulation charged for it (dahl_engine_charge_submission). */
 struct dahlsim_results_submission {
     double thread_cpu_s;      /* native: its CPU time over the training phases */
+    double thread_wait_s;     /* native: its time runnable but waiting for a core in them (< 0: unknown) */
     long tasks;               /* tasks it submitted in them */
     double copy_bytes;        /* input images it copied in, and its CPU time doing it */
     double copy_cpu_s;

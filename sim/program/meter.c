@@ -38,6 +38,19 @@ static double thread_cpu_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* The calling thread's time runnable but waiting for a core (the kernel's run_delay, in
+ * /proc/thread-self/schedstat); -1 where the kernel does not keep it. */
+static double thread_wait_s(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (f == NULL)
+        return -1;
+    unsigned long long run_ns, wait_ns;
+    int n = fscanf(f, "%llu %llu", &run_ns, &wait_ns);
+    fclose(f);
+    return n == 2 ? 1e-9 * (double)wait_ns : -1;
+}
+
 static long tasks_submitted(const struct run_state *st)
 {
     long n = 0;
@@ -79,6 +92,7 @@ int meter_epoch_start(struct run_state *st, int e, struct epoch_meter *m)
     energy_mark(st);
     /* The submitting thread's cost, natively: its CPU time while it submits the epoch and waits for it. */
     m->cpu_s = thread_cpu_s();
+    m->wait_s = st->simulated ? -1 : thread_wait_s();
     m->tasks = tasks_submitted(st);
     dahl_network_input_copies(net, &m->copied, &m->copy_s);
     return 0;
@@ -100,6 +114,11 @@ static void submission_add(struct run_state *st, const struct epoch_meter *m)
     double copy_s;
     dahl_network_input_copies(st->net, &copied, &copy_s);
     st->submission.thread_cpu_s += thread_cpu_s() - m->cpu_s;
+    double wait_s = thread_wait_s();
+    if (m->wait_s < 0 || wait_s < 0)
+        st->submission.thread_wait_s = -1; /* unknown in one epoch: unknown */
+    else if (st->submission.thread_wait_s >= 0)
+        st->submission.thread_wait_s += wait_s - m->wait_s;
     st->submission.tasks += tasks_submitted(st) - m->tasks;
     st->submission.copy_bytes += (double)(copied - m->copied);
     st->submission.copy_cpu_s += copy_s - m->copy_s;

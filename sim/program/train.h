@@ -155,6 +155,7 @@ struct epoch_meter {
     struct dahl_sched_cost sched; /* the scheduler's cumulative costs at the start */
     double start_us;              /* the runtime's clock when every node started the epoch */
     double cpu_s;                 /* the submitting thread's CPU time at the start (native) */
+    double wait_s;                /* ... its time waiting for a core at the start (native; < 0: unknown) */
     long tasks;                   /* tasks submitted before the epoch */
     size_t copied;                /* input bytes copied before the epoch, and the CPU time it took */
     double copy_s;
