@@ -309,6 +309,14 @@ Test(train, a_small_synthetic_run_writes_results)
     cr_assert_gt(number(sub, "input_copy_cpu_s"), 0);
     cr_assert_gt(number(sub, "thread_cpu_s"), number(sub, "input_copy_cpu_s"));
     cr_assert_lt(number(sub, "thread_cpu_s"), 2 * makespan + 1, "the thread's CPU time within the run's");
+    /* its time waiting for a core: null only where the kernel keeps no schedstat */
+    const cJSON *wait = cJSON_GetObjectItemCaseSensitive(sub, "thread_wait_s");
+    cr_assert(cJSON_IsNull(wait) || cJSON_IsNumber(wait), "thread_wait_s: a number or null");
+    if (access("/proc/thread-self/schedstat", R_OK) == 0) {
+        cr_assert(cJSON_IsNumber(wait), "thread_wait_s is null where /proc has schedstat");
+        cr_assert_geq(wait->valuedouble, 0);
+        cr_assert_lt(wait->valuedouble, makespan + 1, "the thread's wait within the run");
+    }
     cr_assert_lt(fabs(number(sub, "us_per_task") -
                       1e6 * (number(sub, "thread_cpu_s") - number(sub, "input_copy_cpu_s")) / submitted),
                  1e-9 * number(sub, "us_per_task"));
