@@ -94,6 +94,8 @@ Test(sim_costs, the_measured_submission_cost_is_charged_where_the_machine_has_ro
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ps, "charged_on")->valuestring, "not charged");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ps, "us_per_task")));
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cs, "charged_on")->valuestring, "worker cores");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(cs, "core_share")->valuedouble, 0.5);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ps, "core_share")));
     cr_assert_eq(cJSON_GetObjectItemCaseSensitive(cs, "us_per_task")->valuedouble, 50);
     double t_plain = cJSON_GetObjectItemCaseSensitive(plain, "makespan_s")->valuedouble;
     double t_charged = cJSON_GetObjectItemCaseSensitive(charged, "makespan_s")->valuedouble;

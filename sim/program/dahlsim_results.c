@@ -101,7 +101,9 @@
  *                     kernel's run_delay; null where /proc has no schedstat), us_per_task not counting the
  *                     image copies; simulated {"us_per_task",
  *                     "input_copy_bytes_per_s" (null: not charged), "charged_on": "own core" | "worker
- *                     cores" | "not charged"}, the calibration's measured cost and where it was charged
+ *                     cores" | "not charged", "core_share": on worker cores the most of a core it runs at,
+ *                     the worker busy or idle (0.5: an idle native worker spins), else null}, the
+ *                     calibration's measured cost and where it was charged
  *   scheduling        the policy's push_task calls over the whole run (evaluation included), from worker
  *                     threads (a task whose last dependency a worker released) and from others (the
  *                     submitting thread): native {"worker_pushes", "worker_push_us", "worker_slow_pushes",
@@ -179,7 +181,9 @@ static cJSON *submission_json(cJSON *root, const struct dahlsim_results *r)
                                  : cJSON_AddNullToObject(o, "us_per_task")) &&
              (s->copy_bytes_per_s > 0 ? cJSON_AddNumberToObject(o, "input_copy_bytes_per_s", s->copy_bytes_per_s)
                                       : cJSON_AddNullToObject(o, "input_copy_bytes_per_s")) &&
-             cJSON_AddStringToObject(o, "charged_on", s->charged_on != NULL ? s->charged_on : "not charged");
+             cJSON_AddStringToObject(o, "charged_on", s->charged_on != NULL ? s->charged_on : "not charged") &&
+             (s->core_share > 0 ? cJSON_AddNumberToObject(o, "core_share", s->core_share)
+                                : cJSON_AddNullToObject(o, "core_share"));
     }
     return ok ? o : NULL;
 }

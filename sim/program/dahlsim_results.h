@@ -65,6 +65,7 @@ struct dahlsim_results_submission {
     double us_per_task;       /* native: (thread_cpu_s - copy_cpu_s) / tasks; simulated: charged (0: none) */
     double copy_bytes_per_s;  /* native: copy_bytes / copy_cpu_s; simulated: charged (0: none) */
     const char *charged_on;   /* simulated: dahl_engine_submit_charge_name() */
+    double core_share;        /* simulated, on worker cores: DAHL_SUBMIT_SHARED_SHARE (0: none) */
 };
 
 /* The scheduling policy's push_task calls over the whole run (dahl_engine_sched_cost): natively their mean

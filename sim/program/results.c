@@ -21,6 +21,7 @@ static struct dahlsim_results_submission submission_figures(const struct run_sta
         s.charged_on = dahl_engine_submit_charge_name(c);
         s.us_per_task = c != DAHL_SUBMIT_NOT_CHARGED ? st->o->submit_us_per_task : 0;
         s.copy_bytes_per_s = c != DAHL_SUBMIT_NOT_CHARGED ? st->o->input_copy_bytes_per_s : 0;
+        s.core_share = c == DAHL_SUBMIT_WORKER_CORES ? DAHL_SUBMIT_SHARED_SHARE : 0;
         return s;
     }
     s.us_per_task = s.tasks > 0 ? 1e6 * (s.thread_cpu_s - s.copy_cpu_s) / (double)s.tasks : 0;
