@@ -92,7 +92,7 @@ int meter_epoch_start(struct run_state *st, int e, struct epoch_meter *m)
     energy_mark(st);
     /* The submitting thread's cost, natively: its CPU time while it submits the epoch and waits for it. */
     m->cpu_s = thread_cpu_s();
-    m->wait_s = st->simulated ? -1 : thread_wait_s();
+    m->wait_s = thread_wait_s();
     m->tasks = tasks_submitted(st);
     dahl_network_input_copies(net, &m->copied, &m->copy_s);
     return 0;
