@@ -87,24 +87,6 @@ static int drop_flagged(const struct dahlsim_calibrate_opts *o, const char *samp
 
 /* ---- the setups: native rounds until the simulated check is clean ---------------------------------------- */
 
-/* The machine probe around the measuring runs (dahlsim_probe.h): the session's fastest per core, and the
- * slowest of the current run's probes. */
-static struct {
-    int cores;
-    double best[DAHLSIM_PROBE_MAX_CORES], run[DAHLSIM_PROBE_MAX_CORES];
-} quiet;
-
-/* Probes every core around a run (fresh: the run's first probe) and raises the session's fastest. Returns 0
- * or a negative errno. */
-static int probe_cores(bool fresh)
-{
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    quiet.cores = online > 0 && online <= DAHLSIM_PROBE_MAX_CORES ? (int)online : 1;
-    if (fresh)
-        memset(quiet.run, 0, sizeof(quiet.run));
-    return dahlsim_probe_around(quiet.cores, quiet.run, quiet.best);
-}
-
 /* One native calibration run of setup i between two probes of the machine, into p->sampling. A run whose
  * probe was noisy (o->noisy) leaves nothing: the perf models as they were before it are put back and it runs
  * again, up to o->reruns times, after which calibrate stops rather than store figures of a loaded machine.
@@ -123,17 +105,17 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
         if (ret == 0 && dahlsim_is_dir(p->sampling))
             ret = dahlsim_copy_tree(p->sampling, before);
         if (ret == 0)
-            ret = probe_cores(true);
+            ret = dahlsim_calibrate_probe(true);
         if (ret != 0) {
             dahlsim_error("calibrate: %s: cannot keep the perf models aside or probe the machine: %s", name,
                           strerror(-ret));
             return -EIO;
         }
         status = dahlsim_calibrate_native_round(o, &o->covers[i], p, round, true);
-        if (status != 0 || probe_cores(false) != 0)
+        if (status != 0 || dahlsim_calibrate_probe(false) != 0)
             break;
-        double slow = dahlsim_probe_slowness(quiet.cores, quiet.run, quiet.best);
-        if (slow <= o->noisy) {
+        char why[128];
+        if (!dahlsim_calibrate_probe_noisy(o, why, sizeof(why))) {
             dahlsim_remove_tree(before);
             return 0;
         }
@@ -145,14 +127,11 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
             return -EIO;
         }
         if (attempt == o->reruns) {
-            dahlsim_error("calibrate: %s: the machine stayed noisy: %ld run(s) in a row probed over %.0f %% slower "
-                          "than its fastest (last %.0f %%); nothing of them is stored",
-                          name, attempt + 1, 100 * o->noisy, 100 * slow);
-            fprintf(stderr, "hint: run calibrate on a quiet machine (nothing else running), or raise --noisy\n");
+            dahlsim_calibrate_noisy_error(o, name, attempt + 1, why);
             return -EIO;
         }
-        fprintf(stderr, "dahlsim calibrate: %s: run %d was noisy (probe %.0f %% slower than the fastest): its figures "
-                        "are dropped, measuring again\n", name, round, 100 * slow);
+        fprintf(stderr, "dahlsim calibrate: %s: run %d was noisy (%s): its figures are dropped, measuring again\n",
+                name, round, why);
     }
     dahlsim_remove_tree(before);
     if (status == 0)

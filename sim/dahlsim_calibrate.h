@@ -115,9 +115,29 @@ struct dahlsim_calibrate_check {
 int dahlsim_calibrate_sim_check(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                 const struct dahlsim_calibrate_paths *p, struct dahlsim_calibrate_check *r);
 
+/* The machine probe around the measuring runs (dahlsim_probe.h), on every online core: probes them (fresh:
+ * the run's first probe, else the worse of the two is kept) and raises the session's best. 0 or a negative
+ * errno. */
+int dahlsim_calibrate_probe(bool fresh);
+/* Whether the run just probed was noisy at o->noisy against the session's best, and why (its kernel probe's
+ * slowness and its round trip against the shortest) in why. */
+bool dahlsim_calibrate_probe_noisy(const struct dahlsim_calibrate_opts *o, char *why, size_t why_size);
+/* The session's shortest round trip between the cores (0: none probed, or one core). */
+double dahlsim_calibrate_probe_latency(void);
+/* The error line, and its hint, when runs stayed noisy: what (a setup, a figure) measured runs times in a row,
+ * the last one's why. */
+void dahlsim_calibrate_noisy_error(const struct dahlsim_calibrate_opts *o, const char *what, long runs,
+                                   const char *why);
+
+/* Returned by a plain run (below) that stayed noisy, after its error line. */
+#define DAHLSIM_CALIBRATE_NOISY (-3)
+
 /* One native training run of setup c into p->run (results.json there): samples of batch, seed, with
- * STARPU_CALIBRATE=1 when calibrating; extra: NULL or NULL-terminated arguments to add (at most 8). Returns
- * its exit status (-1: not started); its stderr is in p->errlog. */
+ * STARPU_CALIBRATE=1 when calibrating; extra: NULL or NULL-terminated arguments to add (at most 8). A plain
+ * run (not calibrating: the runs timing the submitting thread and the policies, which measure the runtime's
+ * own costs) runs between two probes of the machine, and again while noisy, up to o->reruns times; then
+ * DAHLSIM_CALIBRATE_NOISY. (Calibrating runs are probed by their caller, which puts the perf models back.)
+ * Returns its exit status (-1: not started); its stderr is in p->errlog. */
 int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                    const struct dahlsim_calibrate_paths *p, int seed, bool calibrating,
                                    long samples, long batch, const char *const *extra);

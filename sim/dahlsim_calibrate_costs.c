@@ -89,6 +89,10 @@ cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o, cons
         double us[SUBMIT_RUNS], rate[SUBMIT_RUNS], tasks = 0;
         for (int r = 0; r < SUBMIT_RUNS; r++) {
             int st = dahlsim_calibrate_native_round(o, &o->covers[i], p, r + 1, false);
+            if (st == DAHLSIM_CALIBRATE_NOISY) {
+                cJSON_Delete(shapes);
+                return NULL;
+            }
             if (st != 0 || !read_submission(p, &us[r], &rate[r], &tasks)) {
                 char line[512];
                 dahlsim_calibrate_last_line(p->errlog, line, sizeof(line));
@@ -215,6 +219,8 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
                 : dahlsim_calibrate_sim_rest(o, c, p, value, had, dahlsim_median(push_us, SCHED_RUNS));
         bool ok = st == 0 && (r < SCHED_RUNS ? read_scheduling(p, &push_us[r], &task_us[r], &had)
                                              : read_scheduling(p, NULL, &rest_us, &had_sim));
+        if (st == DAHLSIM_CALIBRATE_NOISY)
+            return -1;
         if (!ok) {
             char line[512];
             dahlsim_calibrate_last_line(p->errlog, line, sizeof(line));

@@ -40,6 +40,10 @@ int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, con
     cJSON_AddNumberToObject(node, "gpus", o->ngpu);
     cJSON_AddNumberToObject(node, "memory_bytes", here.memory_bytes);
     cJSON_AddNumberToObject(node, "probe_gflops", here.probe_gflops);
+    /* the round trip the runs were judged against, where this calibration probed any (its runtime costs hold
+     * with the cores that close) */
+    double latency = dahlsim_calibrate_probe_latency();
+    cJSON_AddNumberToObject(node, "core_latency_ns", latency > 0 ? latency : here.core_latency_ns);
     cJSON *v = cJSON_AddObjectToObject(root, "versions");
     cJSON_AddStringToObject(v, "dahlsim", DAHLSIM_VERSION);
     cJSON_AddStringToObject(v, "starpu", dahl_engine_starpu_version());

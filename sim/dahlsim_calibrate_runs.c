@@ -5,6 +5,7 @@
 
 #include "dahlsim_experiment.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_probe.h"
 #include "dahlsim_spawn.h"
 #include "dahlsim_util.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK_STEPS 2 /* steps of the simulated check run */
 
@@ -67,9 +69,53 @@ static void join_args(char **argv, const char *const *fixed, size_t nfixed, cons
     argv[n] = NULL;
 }
 
-int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
-                                   const struct dahlsim_calibrate_paths *p, int seed, bool calibrating, long samples,
-                                   long batch, const char *const *extra)
+/* ---- the machine probe around the measuring runs ---------------------------------------------------------- */
+
+/* The session's best kernel probe per core and shortest round trip, and the current run's worst. */
+static struct {
+    int cores;
+    struct dahlsim_probe best, run;
+} quiet;
+
+int dahlsim_calibrate_probe(bool fresh)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    quiet.cores = online > 0 && online <= DAHLSIM_PROBE_MAX_CORES ? (int)online : 1;
+    if (fresh)
+        memset(&quiet.run, 0, sizeof(quiet.run));
+    return dahlsim_probe_around(quiet.cores, &quiet.run, &quiet.best);
+}
+
+bool dahlsim_calibrate_probe_noisy(const struct dahlsim_calibrate_opts *o, char *why, size_t why_size)
+{
+    double slow = dahlsim_probe_slowness(quiet.cores, &quiet.run, &quiet.best);
+    double far = dahlsim_probe_latency_ratio(&quiet.run, &quiet.best);
+    if (far > dahlsim_probe_latency_limit(o->noisy))
+        snprintf(why, why_size, "a cache line's round trip between the cores %.1f times the shortest", far);
+    else
+        snprintf(why, why_size, "probe %.0f %% slower than the fastest", 100 * slow);
+    return dahlsim_probe_noisy(quiet.cores, &quiet.run, &quiet.best, o->noisy);
+}
+
+double dahlsim_calibrate_probe_latency(void)
+{
+    return quiet.best.latency_ns;
+}
+
+void dahlsim_calibrate_noisy_error(const struct dahlsim_calibrate_opts *o, const char *what, long runs,
+                                   const char *why)
+{
+    dahlsim_error("calibrate: %s: the machine stayed noisy: %ld run(s) in a row probed over %.0f %% slower than its "
+                  "fastest or with the cores over %.2f times as far apart (last: %s); nothing of them is stored",
+                  what, runs, 100 * o->noisy, dahlsim_probe_latency_limit(o->noisy), why);
+    fprintf(stderr, "hint: run calibrate on a quiet machine (nothing else running), raise --noisy, or --reruns "
+                    "to wait longer for the cores to come back together\n");
+}
+
+/* One native run, without probes. */
+static int native_train_once(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                             const struct dahlsim_calibrate_paths *p, int seed, bool calibrating, long samples,
+                             long batch, const char *const *extra)
 {
     char self[PATH_MAX];
     if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
@@ -99,6 +145,36 @@ int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const
     };
     char out[4096]; /* the per-epoch lines: not shown */
     return dahlsim_spawn_err(argv, env, sizeof(env) / sizeof(env[0]), out, sizeof(out), p->errlog);
+}
+
+int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                                   const struct dahlsim_calibrate_paths *p, int seed, bool calibrating, long samples,
+                                   long batch, const char *const *extra)
+{
+    if (calibrating)
+        return native_train_once(o, c, p, seed, calibrating, samples, batch, extra);
+    char why[128] = "";
+    for (long attempt = 0;; attempt++) {
+        int ret = dahlsim_calibrate_probe(true);
+        int status = ret == 0 ? native_train_once(o, c, p, seed, false, samples, batch, extra) : -1;
+        if (ret == 0 && status == 0)
+            ret = dahlsim_calibrate_probe(false);
+        if (ret != 0) {
+            dahlsim_error("calibrate: %s: cannot probe the machine: %s", c->dataset, strerror(-ret));
+            return DAHLSIM_CALIBRATE_NOISY;
+        }
+        if (status != 0 || !dahlsim_calibrate_probe_noisy(o, why, sizeof(why)))
+            return status;
+        if (attempt == o->reruns) {
+            char what[PATH_MAX + 64];
+            snprintf(what, sizeof(what), "%s, plain run %d", c->dataset, seed);
+            dahlsim_calibrate_noisy_error(o, what, attempt + 1, why);
+            return DAHLSIM_CALIBRATE_NOISY;
+        }
+        if (!o->quiet)
+            fprintf(stderr, "dahlsim calibrate: %s: plain run %d was noisy (%s): running it again\n", c->dataset,
+                    seed, why);
+    }
 }
 
 int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,

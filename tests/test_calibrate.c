@@ -318,6 +318,28 @@ Test(calibrate, noisy_runs_are_measured_again_then_refused)
     cr_assert_neq(access(path, F_OK), 0, "a noisy calibration was stored in %s", path);
 }
 
+/* Cores placed apart after the first probe (DAHLSIM_FAULT=far-cores: every round trip after the first ten
+ * times as long), with the kernel probe forgiving 30 %: the runtime's costs would be measured with the cores
+ * apart, so the runs are refused the same way. (Two cores or more: one has no round trip.) */
+Test(calibrate, runs_with_the_cores_placed_apart_are_refused)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        cr_skip_test("one core: no round trip between cores");
+    char dir[64];
+    scratch_dir(dir, sizeof(dir));
+    char *argv[] = {DAHLSIM_BIN, "calibrate", "--machine", "apart", "--dir", dir, "--cover", "synthetic:12x12x1",
+                    "--schedulers", "none", "--reruns", "1", "--noisy", "0.3", NULL};
+    char *far_env[] = {"DAHLSIM_FAULT=far-cores", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    dahl_test_run(&run, argv, far_env);
+    cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "run 1 was noisy (a cache line's round trip between the cores ") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "the machine stayed noisy: 2 run(s) in a row probed over 30 % slower than its fastest "
+                              "or with the cores over 2.86 times as far apart") != NULL, "%s", run.err);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/apart", dir);
+    cr_assert_neq(access(path, F_OK), 0, "a calibration measured with the cores apart was stored in %s", path);
+}
+
 /* A simulator that cannot start (here a dahlsim-sim beside a copy of dahlsim that fails as a missing library
  * does) is not a model short of measurements: calibrate stops at its second identical failure, naming it,
  * instead of measuring every round first. */

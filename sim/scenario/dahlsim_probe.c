@@ -103,31 +103,179 @@ int dahlsim_probe_cores(int n, double seconds, double *gflops)
     return ret;
 }
 
-int dahlsim_probe_around(int n, double *slowest, double *best)
+/* ---- the cores' round trip ------------------------------------------------------------------------------ */
+
+#define PINGPONG_ROUNDS 1000  /* round trips per burst */
+#define PINGPONG_BURSTS 7     /* bursts per pair: their median */
+#define PINGPONG_LIMIT_S 1.0  /* per pair: a partner that never runs (an overloaded core) stops the pair here */
+
+struct pingpong {
+    _Alignas(64) atomic_long ball; /* odd: core 0's turn is over, the partner's to answer; even: answered */
+    _Alignas(64) atomic_int stop;
+    int core[2];
+    double ns; /* the pair's round trip (ping thread) */
+    int err[2];
+};
+
+static int pin(int core)
 {
-    double g[DAHLSIM_PROBE_MAX_CORES];
-    int ret = dahlsim_probe_cores(n, DAHLSIM_PROBE_S, g);
-    for (int c = 0; ret == 0 && c < n; c++)
-        slowest[c] = slowest[c] > 0 && slowest[c] < g[c] ? slowest[c] : g[c];
-    if (ret == 0 && best != NULL)
-        dahlsim_probe_raise(n, g, best);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(core, &set);
+    return sched_setaffinity(0, sizeof(set), &set) == 0 ? 0 : -errno;
+}
+
+/* Waits until the ball reads want, or the pair is stopped. false: stopped. */
+static bool wait_ball(struct pingpong *pp, long want)
+{
+    for (unsigned spins = 1; atomic_load_explicit(&pp->ball, memory_order_acquire) != want; spins++)
+        if ((spins & 1023) == 0 && atomic_load_explicit(&pp->stop, memory_order_relaxed))
+            return false;
+    return true;
+}
+
+static void *pong(void *arg)
+{
+    struct pingpong *pp = arg;
+    pp->err[1] = pin(pp->core[1]);
+    for (long i = 0; wait_ball(pp, 2 * i + 1); i++)
+        atomic_store_explicit(&pp->ball, 2 * i + 2, memory_order_release);
+    return NULL;
+}
+
+static void *ping(void *arg)
+{
+    struct pingpong *pp = arg;
+    pp->err[0] = pin(pp->core[0]);
+    double bursts[PINGPONG_BURSTS], start = now_s();
+    long i = 0;
+    int done = 0;
+    for (int b = -1; b < PINGPONG_BURSTS; b++) { /* burst -1: a warm-up */
+        double t0 = now_s();
+        long first = i;
+        bool late = false;
+        for (; i < first + PINGPONG_ROUNDS && !late; i++) {
+            atomic_store_explicit(&pp->ball, 2 * i + 1, memory_order_release);
+            for (unsigned spins = 1; atomic_load_explicit(&pp->ball, memory_order_acquire) != 2 * i + 2; spins++)
+                if ((spins & 1023) == 0 && now_s() - start > PINGPONG_LIMIT_S) {
+                    late = true; /* counted as the burst's rounds so far: a long round trip, not an error */
+                    break;
+                }
+        }
+        if (b >= 0 && i > first)
+            bursts[done++] = (now_s() - t0) / (double)(i - first) * 1e9;
+        if (late)
+            break;
+    }
+    atomic_store(&pp->stop, 1);
+    pp->ns = done > 0 ? dahlsim_median(bursts, (size_t)done) : PINGPONG_LIMIT_S * 1e9;
+    return NULL;
+}
+
+/* One pair's round trip into *ns. 0 or a negative errno. */
+static int pingpong_pair(int a, int b, double *ns)
+{
+    struct pingpong *pp = aligned_alloc(64, sizeof(*pp));
+    if (pp == NULL)
+        return -ENOMEM;
+    memset(pp, 0, sizeof(*pp));
+    atomic_init(&pp->ball, 0);
+    atomic_init(&pp->stop, 0);
+    pp->core[0] = a;
+    pp->core[1] = b;
+    pthread_t th[2];
+    int ret = 0;
+    if (pthread_create(&th[1], NULL, pong, pp) != 0) {
+        free(pp);
+        return -EAGAIN;
+    }
+    if (pthread_create(&th[0], NULL, ping, pp) != 0) {
+        atomic_store(&pp->stop, 1);
+        ret = -EAGAIN;
+    } else {
+        pthread_join(th[0], NULL);
+    }
+    pthread_join(th[1], NULL);
+    ret = ret != 0 ? ret : pp->err[0] != 0 ? pp->err[0] : pp->err[1];
+    *ns = pp->ns;
+    free(pp);
     return ret;
 }
 
-void dahlsim_probe_raise(int n, const double *probe, double *best)
+int dahlsim_probe_latency(int n, double *ns)
 {
-    for (int c = 0; c < n; c++)
-        best[c] = probe[c] > best[c] ? probe[c] : best[c];
+    if (n < 1 || n > DAHLSIM_PROBE_MAX_CORES)
+        return -EINVAL;
+    *ns = 0;
+    if (n == 1)
+        return 0;
+    double pairs[DAHLSIM_PROBE_MAX_CORES];
+    for (int c = 1; c < n; c++) {
+        int ret = pingpong_pair(0, c, &pairs[c - 1]);
+        if (ret != 0)
+            return ret;
+    }
+    *ns = dahlsim_median(pairs, (size_t)(n - 1));
+    /* Fault injection for the tests: DAHLSIM_FAULT=far-cores makes every round trip after this process's
+     * first ten times as long (cores placed apart after the machine was first probed). */
+    static int calls;
+    const char *fault = getenv("DAHLSIM_FAULT");
+    if (calls++ > 0 && fault != NULL && strcmp(fault, "far-cores") == 0)
+        *ns *= 10;
+    return 0;
 }
 
-double dahlsim_probe_slowness(int n, const double *probe, const double *best)
+/* ---- a run's probe against the session's best ------------------------------------------------------------ */
+
+int dahlsim_probe_around(int n, struct dahlsim_probe *slowest, struct dahlsim_probe *best)
+{
+    struct dahlsim_probe p = {0};
+    int ret = dahlsim_probe_cores(n, DAHLSIM_PROBE_S, p.gflops);
+    if (ret == 0)
+        ret = dahlsim_probe_latency(n, &p.latency_ns);
+    for (int c = 0; ret == 0 && c < n; c++)
+        slowest->gflops[c] = slowest->gflops[c] > 0 && slowest->gflops[c] < p.gflops[c] ? slowest->gflops[c]
+                                                                                         : p.gflops[c];
+    if (ret == 0 && p.latency_ns > slowest->latency_ns)
+        slowest->latency_ns = p.latency_ns;
+    if (ret == 0 && best != NULL)
+        dahlsim_probe_raise(n, &p, best);
+    return ret;
+}
+
+void dahlsim_probe_raise(int n, const struct dahlsim_probe *probe, struct dahlsim_probe *best)
+{
+    for (int c = 0; c < n; c++)
+        best->gflops[c] = probe->gflops[c] > best->gflops[c] ? probe->gflops[c] : best->gflops[c];
+    if (probe->latency_ns > 0 && (best->latency_ns <= 0 || probe->latency_ns < best->latency_ns))
+        best->latency_ns = probe->latency_ns;
+}
+
+double dahlsim_probe_slowness(int n, const struct dahlsim_probe *probe, const struct dahlsim_probe *best)
 {
     double slow = 0;
     for (int c = 0; c < n; c++) {
-        double s = best[c] > 0 ? 1 - probe[c] / best[c] : 0;
+        double s = best->gflops[c] > 0 ? 1 - probe->gflops[c] / best->gflops[c] : 0;
         slow = s > slow ? s : slow;
     }
     return slow;
+}
+
+double dahlsim_probe_latency_ratio(const struct dahlsim_probe *probe, const struct dahlsim_probe *best)
+{
+    return probe->latency_ns > 0 && best->latency_ns > 0 ? probe->latency_ns / best->latency_ns : 1;
+}
+
+double dahlsim_probe_latency_limit(double threshold)
+{
+    return threshold < 1 ? DAHLSIM_PROBE_LATENCY_SLACK / (1 - threshold) : INFINITY;
+}
+
+bool dahlsim_probe_noisy(int n, const struct dahlsim_probe *probe, const struct dahlsim_probe *best,
+                         double threshold)
+{
+    return dahlsim_probe_slowness(n, probe, best) > threshold ||
+           dahlsim_probe_latency_ratio(probe, best) > dahlsim_probe_latency_limit(threshold);
 }
 
 void dahlsim_node_here(struct dahlsim_node *n, bool probe)
@@ -149,15 +297,16 @@ void dahlsim_node_here(struct dahlsim_node *n, bool probe)
     if (f != NULL)
         fclose(f);
     int cores = n->cores > 0 && n->cores <= DAHLSIM_PROBE_MAX_CORES ? (int)n->cores : 1;
-    double g[DAHLSIM_PROBE_MAX_CORES], best[DAHLSIM_PROBE_MAX_CORES] = {0};
+    struct dahlsim_probe g, best = {0};
     for (int round = 0; probe && round < 3; round++) {
-        if (dahlsim_probe_cores(cores, DAHLSIM_PROBE_S, g) != 0)
+        if (dahlsim_probe_cores(cores, DAHLSIM_PROBE_S, g.gflops) != 0 || dahlsim_probe_latency(cores, &g.latency_ns) != 0)
             return;
-        for (int c = 0; c < cores; c++)
-            best[c] = g[c] > best[c] ? g[c] : best[c];
+        dahlsim_probe_raise(cores, &g, &best);
     }
-    if (probe)
-        n->probe_gflops = dahlsim_median(best, (size_t)cores);
+    if (probe) {
+        n->probe_gflops = dahlsim_median(best.gflops, (size_t)cores);
+        n->core_latency_ns = best.latency_ns;
+    }
 }
 
 int dahlsim_node_of_manifest(const char *manifest_path, struct dahlsim_node *n, char *err, size_t err_size)
@@ -171,15 +320,18 @@ int dahlsim_node_of_manifest(const char *manifest_path, struct dahlsim_node *n, 
     const cJSON *cores = cJSON_GetObjectItemCaseSensitive(node, "cores");
     const cJSON *memory = cJSON_GetObjectItemCaseSensitive(node, "memory_bytes");
     const cJSON *probe = cJSON_GetObjectItemCaseSensitive(node, "probe_gflops");
+    const cJSON *latency = cJSON_GetObjectItemCaseSensitive(node, "core_latency_ns");
     if (!cJSON_IsString(model) || !cJSON_IsNumber(cores) || !cJSON_IsNumber(memory) ||
-        (probe != NULL && !cJSON_IsNumber(probe))) {
+        (probe != NULL && !cJSON_IsNumber(probe)) || (latency != NULL && !cJSON_IsNumber(latency))) {
         snprintf(err, err_size, "%s: \"node\": expected {\"cpu_model\": string, \"cores\": number, "
-                 "\"memory_bytes\": number[, \"probe_gflops\": number]}", manifest_path);
+                 "\"memory_bytes\": number[, \"probe_gflops\": number][, \"core_latency_ns\": number]}",
+                 manifest_path);
         cJSON_Delete(doc);
         return -EINVAL;
     }
     *n = (struct dahlsim_node){.cores = (long)cores->valuedouble, .memory_bytes = memory->valuedouble,
-                               .probe_gflops = probe != NULL ? probe->valuedouble : 0};
+                               .probe_gflops = probe != NULL ? probe->valuedouble : 0,
+                               .core_latency_ns = latency != NULL ? latency->valuedouble : 0};
     snprintf(n->cpu_model, sizeof(n->cpu_model), "%s", model->valuestring);
     cJSON_Delete(doc);
     return 0;
@@ -209,5 +361,17 @@ bool dahlsim_node_probe_differs(const struct dahlsim_node *calibrated, const str
         return false;
     snprintf(why, why_size, "the conv2d probe runs at %.2f GFLOP/s here (median over the cores), %.2f when it was "
              "calibrated: %+.0f %%", h->probe_gflops, c->probe_gflops, 100 * (h->probe_gflops / c->probe_gflops - 1));
+    return true;
+}
+
+bool dahlsim_node_latency_differs(const struct dahlsim_node *calibrated, const struct dahlsim_node *here, char *why,
+                                  size_t why_size)
+{
+    double c = calibrated->core_latency_ns, h = here->core_latency_ns;
+    if (!(c > 0 && h > 0) || (h <= DAHLSIM_PROBE_LATENCY_SLACK * c && c <= DAHLSIM_PROBE_LATENCY_SLACK * h))
+        return false;
+    snprintf(why, why_size, "a cache line takes %.0f ns between the cores and back here, %.0f ns when it was "
+             "calibrated: the runtime's costs per task (submission, scheduling) measured then do not hold now",
+             h, c);
     return true;
 }

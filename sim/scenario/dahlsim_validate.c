@@ -418,36 +418,43 @@ struct native_figures {
     double times[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
     double busies[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
     double stalls[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
-    double probe[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS][DAHLSIM_PROBE_MAX_CORES];
-    double best[DAHLSIM_PROBE_MAX_CORES]; /* the session's fastest probe per core */
+    struct dahlsim_probe probe[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
+    struct dahlsim_probe best; /* the session's fastest kernel probe per core, and shortest round trip */
     int cores;                            /* the most cores a setup probed */
     double slow[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS]; /* below the fastest (0: as fast) */
+    double far[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];  /* round trip over the shortest */
     bool noisy[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
     int reruns[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS]; /* times the run was made again */
 };
 
-/* The cores setup s's runs use, which its probes measure: its workers', on each of the ranks. */
+/* The cores setup s's runs use, which its probes measure: its workers', on each of the ranks, and on one node
+ * the submitting thread's where a core is left for it (a 1-worker run on 2 cores hands every task from one
+ * core to the other: 1.07 s with the cores close, 1.44 s with them apart, 28x28x3 b8 dm). */
 static int probed_cores(const struct dahlsim_validate_opts *o, const struct setup *s)
 {
-    long cores = s->ncpu * (o->nodes > 0 ? o->nodes : 1);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = o->nodes > 0 ? s->ncpu * o->nodes : s->ncpu + (s->ncpu < online);
     return cores < DAHLSIM_PROBE_MAX_CORES ? (int)cores : DAHLSIM_PROBE_MAX_CORES;
 }
 
-/* Judges every run against the session's fastest probe per core: slow[][] and noisy[][]. */
+/* Judges every run against the session's fastest probe per core and shortest round trip: slow[][], far[][]
+ * and noisy[][]. */
 static void judge(const struct dahlsim_validate_opts *o, struct native_figures *n)
 {
-    memset(n->best, 0, sizeof(n->best));
+    memset(&n->best, 0, sizeof(n->best));
     n->cores = 1;
     for (size_t i = 0; i < nsetups; i++) {
         int cores = probed_cores(o, &setups[i]);
         n->cores = cores > n->cores ? cores : n->cores;
         for (long r = 0; r < o->repeats; r++)
-            dahlsim_probe_raise(cores, n->probe[i][r], n->best);
+            dahlsim_probe_raise(cores, &n->probe[i][r], &n->best);
     }
     for (size_t i = 0; i < nsetups; i++)
         for (long r = 0; r < o->repeats; r++) {
-            n->slow[i][r] = dahlsim_probe_slowness(probed_cores(o, &setups[i]), n->probe[i][r], n->best);
-            n->noisy[i][r] = n->slow[i][r] > o->noisy;
+            int cores = probed_cores(o, &setups[i]);
+            n->slow[i][r] = dahlsim_probe_slowness(cores, &n->probe[i][r], &n->best);
+            n->far[i][r] = dahlsim_probe_latency_ratio(&n->probe[i][r], &n->best);
+            n->noisy[i][r] = dahlsim_probe_noisy(cores, &n->probe[i][r], &n->best, o->noisy);
         }
 }
 
@@ -463,11 +470,11 @@ static int native_repeat(const struct dahlsim_validate_opts *o, const char *mode
     char dir[PATH_MAX + 64];
     snprintf(dir, sizeof(dir), "%s/native/%02zu-%ld", o->out, i, r);
     int cores = probed_cores(o, s);
-    memset(n->probe[i][r], 0, sizeof(n->probe[i][r]));
-    int pr = dahlsim_probe_around(cores, n->probe[i][r], NULL);
+    memset(&n->probe[i][r], 0, sizeof(n->probe[i][r]));
+    int pr = dahlsim_probe_around(cores, &n->probe[i][r], NULL);
     int st = pr == 0 ? native_run(o, s, dir, (int)r, models) : -1;
     if (pr == 0)
-        pr = dahlsim_probe_around(cores, n->probe[i][r], NULL);
+        pr = dahlsim_probe_around(cores, &n->probe[i][r], NULL);
     if (pr != 0) {
         dahlsim_error("validate: the machine probe failed on %d core(s): %s", cores, strerror(-pr));
         return -EIO;
@@ -505,8 +512,9 @@ static int run_native(const struct dahlsim_validate_opts *o, const char *models,
                     continue;
                 any = true;
                 if (!o->quiet)
-                    fprintf(stderr, "[rerun %ld/%ld] %s: run %ld was noisy (probe %.0f %% slow): native run\n",
-                            pass + 1, o->reruns, setups[i].name, r + 1, 100 * n->slow[i][r]);
+                    fprintf(stderr, "[rerun %ld/%ld] %s: run %ld was noisy (probe %.0f %% slow, round trip %.1f "
+                                    "times the shortest): native run\n",
+                            pass + 1, o->reruns, setups[i].name, r + 1, 100 * n->slow[i][r], n->far[i][r]);
                 n->reruns[i][r]++;
                 int ret = native_repeat(o, models, n, i, r);
                 if (ret != 0)
@@ -644,6 +652,8 @@ static void fidelity_add(struct fidelity *fy, const struct dahlsim_validate_opts
         cJSON_AddNumberToObject(run, "makespan_s", t[r]);
         cJSON_AddBoolToObject(run, "noisy", n->noisy[i][r]);
         cJSON_AddNumberToObject(run, "probe_slower", n->slow[i][r]); /* than the session's fastest */
+        cJSON_AddNumberToObject(run, "core_latency_ns", n->probe[i][r].latency_ns); /* 0: one core */
+        cJSON_AddNumberToObject(run, "latency_ratio", n->far[i][r]);              /* over the shortest */
         cJSON_AddNumberToObject(run, "reruns", n->reruns[i][r]);
         cJSON_AddItemToArray(runs, run);
     }
@@ -656,35 +666,48 @@ static void fidelity_end(struct fidelity *fy, const struct dahlsim_validate_opts
 {
     long repeats = o->repeats;
     double med_err = dahlsim_median(fy->errs, fy->nerr), max_err = fy->errs[fy->nerr - 1];
-    double spread = 0; /* the slowest probe of the session against the fastest */
+    double spread = 0, far = 1; /* the slowest probe of the session against the fastest; the longest round trip */
     for (size_t i = 0; i < nsetups; i++)
-        for (long r = 0; r < repeats; r++)
+        for (long r = 0; r < repeats; r++) {
             spread = n->slow[i][r] > spread ? n->slow[i][r] : spread;
-    double lo = n->best[0], hi = n->best[0]; /* the fastest probe's range over the cores */
+            far = n->far[i][r] > far ? n->far[i][r] : far;
+        }
+    double lo = n->best.gflops[0], hi = n->best.gflops[0]; /* the fastest probe's range over the cores */
     for (int c = 1; c < n->cores; c++) {
-        lo = n->best[c] < lo ? n->best[c] : lo;
-        hi = n->best[c] > hi ? n->best[c] : hi;
+        lo = n->best.gflops[c] < lo ? n->best.gflops[c] : lo;
+        hi = n->best.gflops[c] > hi ? n->best.gflops[c] : hi;
     }
+    char trip[160] = ""; /* the round trip's line: none with one core */
+    double limit = dahlsim_probe_latency_limit(o->noisy);
+    if (n->best.latency_ns > 0)
+        snprintf(trip, sizeof(trip), "round trip between the cores: shortest %.0f ns, longest run %.1f times that "
+                 "(noisy above %.2f)\n", n->best.latency_ns, far, limit);
     printf("median |error| %.1f %%, max |error| %.1f %% over %zu setups (quiet runs only: %ld noisy run(s) left "
            "out, %ld setup(s) without a quiet run)\n"
            "probe: fastest %.2f to %.2f GFLOP/s over the %d core(s) used, slowest run %.1f %% below (noisy above "
-           "%.1f %%)\n",
+           "%.1f %%)\n%s",
            100 * med_err, 100 * max_err, fy->nerr, fy->dropped, fy->all_noisy, lo, hi, n->cores, 100 * spread,
-           100 * o->noisy);
+           100 * o->noisy, trip);
     cJSON_AddNumberToObject(fy->root, "noisy_threshold", o->noisy);
     cJSON_AddNumberToObject(fy->root, "noisy_runs_dropped", (double)fy->dropped);
     cJSON_AddNumberToObject(fy->root, "setups_without_quiet_run", (double)fy->all_noisy);
-    cJSON_AddItemToObject(fy->root, "probe_fastest_gflops", cJSON_CreateDoubleArray(n->best, n->cores));
+    cJSON_AddItemToObject(fy->root, "probe_fastest_gflops", cJSON_CreateDoubleArray(n->best.gflops, n->cores));
     cJSON_AddNumberToObject(fy->root, "probe_spread", spread);
+    cJSON_AddNumberToObject(fy->root, "core_latency_shortest_ns", n->best.latency_ns); /* 0: one core */
+    cJSON_AddNumberToObject(fy->root, "core_latency_spread", far);
+    cJSON_AddNumberToObject(fy->root, "core_latency_limit", isfinite(limit) ? limit : 0); /* 0: none */
     if (fy->used < sizeof(fy->md))
         fy->used += (size_t)snprintf(
             fy->md + fy->used, sizeof(fy->md) - fy->used,
             "\nQuiet runs: before and after every native run a fixed compute probe (dahl's conv2d kernel) ran on\n"
-            "each core the run used; a run whose probe was more than %.1f %% slower than the session's fastest on\n"
-            "that core is noisy: run again up to %ld times, and left out of the medians (%ld left out; %ld\n"
-            "setup(s) had no quiet run and use all of theirs). Probe: fastest %.2f to %.2f GFLOP/s over the %d\n"
-            "core(s) used, the slowest run's %.1f %% below.\n",
-            100 * o->noisy, o->reruns, fy->dropped, fy->all_noisy, lo, hi, n->cores, 100 * spread);
+            "each core the run used, and a cache line went from the first of them to each other and back; a run\n"
+            "whose probe was more than %.1f %% slower than the session's fastest on a core, or whose round trip\n"
+            "was more than %.2f times the session's shortest, is noisy: run again up to %ld times, and left out\n"
+            "of the medians (%ld left out; %ld setup(s) had no quiet run and use all of theirs). Probe: fastest\n"
+            "%.2f to %.2f GFLOP/s over the %d core(s) used, the slowest run's %.1f %% below; round trip: shortest\n"
+            "%.0f ns (0: one core), the longest run's %.1f times that.\n",
+            100 * o->noisy, limit, o->reruns, fy->dropped, fy->all_noisy, lo, hi, n->cores, 100 * spread,
+            n->best.latency_ns, far);
     if (fy->used < sizeof(fy->md))
         snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
                  "\nMedian |error| %.1f %%, max |error| %.1f %% over %zu setups, %ld native repeats each.\n\n"
@@ -773,7 +796,9 @@ static int same_machine(const struct dahlsim_validate_opts *o, const char *machi
     if (dahlsim_node_matches(&calibrated, &here, why, sizeof(why))) {
         if (dahlsim_node_probe_differs(&calibrated, &here, why, sizeof(why)))
             fprintf(stderr, "dahlsim validate: warning: %s: loaded now, or not the CPU calibrated\n", why);
-        else if (!(calibrated.probe_gflops > 0))
+        if (dahlsim_node_latency_differs(&calibrated, &here, why, sizeof(why)))
+            fprintf(stderr, "dahlsim validate: warning: %s (cores placed apart, or loaded)\n", why);
+        if (!(calibrated.probe_gflops > 0))
             /* one VM model name can hide hosts of different speeds (an "AMD EPYC" 45 % slower than the one
              * build-2core-epyc was measured on gave errors of -29 to -36 %) */
             fprintf(stderr, "dahlsim validate: warning: %s has no probe figure (calibrated before probes): "
