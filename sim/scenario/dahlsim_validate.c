@@ -420,6 +420,7 @@ struct native_figures {
     double stalls[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
     struct dahlsim_probe probe[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
     struct dahlsim_probe best; /* the session's fastest kernel probe per core, and shortest round trip */
+    double calibrated_latency_ns; /* the calibration's round trip between the cores (0: not recorded) */
     int cores;                            /* the most cores a setup probed */
     double slow[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS]; /* below the fastest (0: as fast) */
     double far[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];  /* round trip over the shortest */
@@ -679,9 +680,12 @@ static void fidelity_end(struct fidelity *fy, const struct dahlsim_validate_opts
     }
     char trip[160] = ""; /* the round trip's line: none with one core */
     double limit = dahlsim_probe_latency_limit(o->noisy);
+    char calibrated_at[48] = "";
+    if (n->calibrated_latency_ns > 0)
+        snprintf(calibrated_at, sizeof(calibrated_at), "; calibrated at %.0f ns", n->calibrated_latency_ns);
     if (n->best.latency_ns > 0)
         snprintf(trip, sizeof(trip), "round trip between the cores: shortest %.0f ns, longest run %.1f times that "
-                 "(noisy above %.2f)\n", n->best.latency_ns, far, limit);
+                 "(noisy above %.2f)%s\n", n->best.latency_ns, far, limit, calibrated_at);
     printf("median |error| %.1f %%, max |error| %.1f %% over %zu setups (quiet runs only: %ld noisy run(s) left "
            "out, %ld setup(s) without a quiet run)\n"
            "probe: fastest %.2f to %.2f GFLOP/s over the %d core(s) used, slowest run %.1f %% below (noisy above "
@@ -696,6 +700,13 @@ static void fidelity_end(struct fidelity *fy, const struct dahlsim_validate_opts
     cJSON_AddNumberToObject(fy->root, "core_latency_shortest_ns", n->best.latency_ns); /* 0: one core */
     cJSON_AddNumberToObject(fy->root, "core_latency_spread", far);
     cJSON_AddNumberToObject(fy->root, "core_latency_limit", isfinite(limit) ? limit : 0); /* 0: none */
+    cJSON_AddNumberToObject(fy->root, "core_latency_calibrated_ns", n->calibrated_latency_ns); /* 0: not recorded */
+    /* the session's cores against the calibration's (validate warned at the start if they differed then) */
+    struct dahlsim_node calibrated = {.core_latency_ns = n->calibrated_latency_ns},
+                        here = {.core_latency_ns = n->best.latency_ns};
+    char why[512];
+    if (dahlsim_node_latency_differs(&calibrated, &here, why, sizeof(why)))
+        fprintf(stderr, "dahlsim validate: warning: with the quietest runs of this session, %s\n", why);
     if (fy->used < sizeof(fy->md))
         fy->used += (size_t)snprintf(
             fy->md + fy->used, sizeof(fy->md) - fy->used,
@@ -782,7 +793,7 @@ static int run_simulated(const struct dahlsim_validate_opts *o, const struct dah
 /* Whether this is the machine the calibration measured (its manifest's node against this one's): a
  * calibration does not travel between CPUs (build-2core-epyc, an AMD EPYC's, validated on an Intel Xeon of
  * the same kind at -16 to +20 %, errors of mixed signs). Returns 0, or -EINVAL after the error line. */
-static int same_machine(const struct dahlsim_validate_opts *o, const char *machine_dir)
+static int same_machine(const struct dahlsim_validate_opts *o, const char *machine_dir, double *latency_ns)
 {
     char manifest[PATH_MAX + 16], err[PATH_MAX + 256], why[512];
     snprintf(manifest, sizeof(manifest), "%s/manifest.json", machine_dir);
@@ -792,6 +803,7 @@ static int same_machine(const struct dahlsim_validate_opts *o, const char *machi
         fprintf(stderr, "hint: dahlsim calibrate --machine %s --force measures this machine anew\n", o->machine);
         return -EINVAL;
     }
+    *latency_ns = calibrated.core_latency_ns;
     dahlsim_node_here(&here, calibrated.probe_gflops > 0);
     if (dahlsim_node_matches(&calibrated, &here, why, sizeof(why))) {
         if (dahlsim_node_probe_differs(&calibrated, &here, why, sizeof(why)))
@@ -843,11 +855,13 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *o)
     static struct dahlsim_experiment x[DAHLSIM_VALIDATE_MAX_SETUPS];
     char machine_dir[PATH_MAX];
     snprintf(machine_dir, sizeof(machine_dir), "%s/%s", dahlsim_calibration_root(), o->machine);
+    static struct fidelity fy;
+    static struct native_figures n;
     int code = load_setups(o);
     if (code == 0)
         code = check_nodes(o);
     if (code == 0)
-        code = same_machine(o, machine_dir);
+        code = same_machine(o, machine_dir, &n.calibrated_latency_ns);
     if (code == 0)
         code = load_experiments(o, x);
     if (code != 0)
@@ -861,8 +875,6 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *o)
         dahlsim_error("validate: cannot copy %s to %s: %s", sampling, models, strerror(-ret));
         return -EIO;
     }
-    static struct fidelity fy;
-    static struct native_figures n;
     fidelity_start(&fy, o);
     code = run_native(o, models, &n);
     if (code == 0)
