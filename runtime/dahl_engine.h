@@ -59,9 +59,7 @@ enum dahl_submit_charge {
     DAHL_SUBMIT_OWN_CORE,      /* the machine has a core no worker uses: the thread runs there */
     DAHL_SUBMIT_WORKER_CORES,  /* every core runs a worker: the thread takes its time from them, in turn */
 };
-/* DAHL_SUBMIT_WORKER_CORES: the share of a worker's core the submitting thread runs at, busy worker or idle
- * (an idle native worker spins: dahl_engine_charge_submission). */
-#define DAHL_SUBMIT_SHARED_SHARE 0.5
+/* DAHL_SUBMIT_WORKER_CORES runs the thread at DAHL_SUBMIT_SHARED_SHARE of a worker's core (dahl_records.h). */
 
 /* Returns the configuration meaning "StarPU's defaults". */
 struct dahl_engine_conf dahl_engine_conf_default(void);

@@ -7,6 +7,12 @@
 
 #include <stdint.h>
 
+/* The share of a worker's core a simulated submitting thread runs at when every core runs a worker, busy
+ * worker or idle (an idle native worker spins: dahl_engine_charge_submission in dahl_engine.c). Here, below
+ * the runtime, because the front end's predictions charge the thread the same way (dahlsim_grain.c) and
+ * results.json records it (submission.core_share). */
+#define DAHL_SUBMIT_SHARED_SHARE 0.5
+
 /* One task as StarPU profiled it. Times in microseconds on StarPU's clock (simulated time under SimGrid). */
 struct dahl_profile_task {
     uint64_t job;           /* StarPU job id (what FxT's tasks.rec calls JobId) */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,4 +382,26 @@ void dahlsim_node_group_take_experiment(struct dahlsim_node_group *g, const stru
     g->input_copy_bytes_per_s = x->input_copy_bytes_per_s;
     g->sched_push_us = x->sched_push_us;
     g->worker_us = x->worker_us;
+}
+
+bool dahlsim_platform_counts(const char *machine_dir, const char *machine, long *ncpu, long *ngpu, char *path,
+                            size_t size)
+{
+    if (snprintf(path, size, "%s/sampling/bus/%s.platform.v4.xml", machine_dir, machine) >= (int)size)
+        return false;
+    char *xml = dahlsim_read_text(path, SIZE_MAX);
+    if (xml == NULL)
+        return false;
+    *ncpu = *ngpu = 0;
+    for (const char *p = xml; (p = strstr(p, "<host")) != NULL; p++) {
+        const char *id = strstr(p, "id=");
+        const char *end = strchr(p, '>');
+        if (id == NULL || end == NULL || id > end)
+            continue;
+        id += 4; /* past id=" or id=' */
+        *ncpu += strncmp(id, "CPU", 3) == 0;
+        *ngpu += strncmp(id, "CUDA", 4) == 0;
+    }
+    free(xml);
+    return true;
 }

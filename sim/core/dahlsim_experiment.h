@@ -129,4 +129,9 @@ int dahlsim_experiment_save(const struct dahlsim_experiment *x, const char *path
  * errno (it cannot be read). */
 int dahlsim_experiment_load(const char *path, struct dahlsim_experiment *x, char *err, size_t err_size);
 
+/* The CPU and CUDA host counts of a machine's platform (MACHINE_DIR/sampling/bus/MACHINE.platform.v4.xml, its
+ * path into path): one CPU host per core. False when it cannot be read. */
+bool dahlsim_platform_counts(const char *machine_dir, const char *machine, long *ncpu, long *ngpu, char *path,
+                             size_t size);
+
 #endif /* DAHLSIM_EXPERIMENT_H */

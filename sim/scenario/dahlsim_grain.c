@@ -3,9 +3,11 @@
 
 #include "dahl_autoprio.h"
 #include "dahl_perfnames.h"
+#include "dahl_records.h" /* DAHL_SUBMIT_SHARED_SHARE */
 #include "dahlsim_dag.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +102,16 @@ int dahlsim_grain_step_predict(const struct dahlsim_experiment *x, long batch, l
     int ret = dahlsim_grain_emulate(x, batch, g, STEPS, &dag, NULL, &res, err, err_size);
     if (ret != 0)
         return ret;
-    double submit_s = (double)dag.ntasks * x->submit_us_per_task * 1e-6;
+    /* The submitting thread's floor, as the simulated engine charges it (dahl_engine.c): at a share of a
+     * worker's core where the workers hold every core of the platform, or the ranks share their machine with
+     * their progression threads; else on a core of its own. */
+    long ncpu = 0, ngpu = 0;
+    char platform[PATH_MAX + 96];
+    bool full = dahlsim_platform_counts(x->machine_dir, x->machine, &ncpu, &ngpu, platform, sizeof(platform)) &&
+                x->cpus > 0 && x->cpus + x->gpus >= ncpu;
+    bool shared = x->cpus > 0 && x->nodes > 0 && strcmp(x->mpi_progress_core, "shared") == 0;
+    double share = full || shared ? DAHL_SUBMIT_SHARED_SHARE : 1.0;
+    double submit_s = (double)dag.ntasks * x->submit_us_per_task * 1e-6 / share;
     *step_s = (res.makespan_s > submit_s ? res.makespan_s : submit_s) / STEPS;
     if (busy_s != NULL) {
         busy_s[0] = res.busy_s[DAHL_ARCH_CPU] / STEPS;

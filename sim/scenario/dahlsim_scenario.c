@@ -142,29 +142,6 @@ static bool parse_shape(const char *text, long *h, long *wd, long *c)
            *wd <= 4096 && *c <= 64;
 }
 
-/* The platform's CPU and CUDA host counts. */
-static bool platform_counts(const char *machine_dir, const char *machine, long *ncpu, long *ngpu, char *path,
-                            size_t size)
-{
-    if (snprintf(path, size, "%s/sampling/bus/%s.platform.v4.xml", machine_dir, machine) >= (int)size)
-        return false;
-    char *xml = dahlsim_read_text(path, SIZE_MAX);
-    if (xml == NULL)
-        return false;
-    *ncpu = *ngpu = 0;
-    for (const char *p = xml; (p = strstr(p, "<host")) != NULL; p++) {
-        const char *id = strstr(p, "id=");
-        const char *end = strchr(p, '>');
-        if (id == NULL || end == NULL || id > end)
-            continue;
-        id += 4; /* past id=" or id=' */
-        *ncpu += strncmp(id, "CPU", 3) == 0;
-        *ngpu += strncmp(id, "CUDA", 4) == 0;
-    }
-    free(xml);
-    return true;
-}
-
 /* The machines under the calibration root, comma-separated, for hints. */
 static void machine_list(char *buf, size_t size)
 {
@@ -710,7 +687,7 @@ static bool workers_from(const struct dahlsim_where *w, const cJSON *o, struct d
 {
     char platform[PATH_MAX + 96];
     long ncpu, ngpu;
-    if (!platform_counts(x->machine_dir, x->machine, &ncpu, &ngpu, platform, sizeof(platform))) {
+    if (!dahlsim_platform_counts(x->machine_dir, x->machine, &ncpu, &ngpu, platform, sizeof(platform))) {
         char list[1024], expected[1100];
         machine_list(list, sizeof(list));
         snprintf(expected, sizeof(expected), "a machine of %s (%s)", dahlsim_calibration_root(),
