@@ -221,6 +221,38 @@ Test(sim_costs, the_measured_push_cost_is_slept_by_the_pushing_worker)
                            "manifest.json: \"scheduling.push_us.1cpu.dmda\": expected a number");
 }
 
+/* heteroprio:auto-HEURISTIC: a heuristic the calibration did not time takes the figures of one it did (the
+ * heuristic only orders the buckets), its own where it has them. */
+Test(sim_costs, a_heteroprio_heuristic_not_timed_takes_the_timed_ones_figures)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    tiny_with(home, "scheduling",
+              "{\"push_us\": {\"1cpu\": {\"heteroprio:auto-prws\": 7, \"heteroprio:auto-ntc\": 9}}}");
+    char home_var[128];
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    char *env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    const char *heuristics[] = {"purws", "ntc"};
+    const double want[] = {7, 9};
+    for (int k = 0; k < 2; k++) {
+        char sched[64], out[128];
+        snprintf(sched, sizeof(sched), "scheduler=heteroprio:auto-%s", heuristics[k]);
+        snprintf(out, sizeof(out), "%s/%s", home, heuristics[k]);
+        char *argv[] = {DAHLSIM_BIN, "run", TINY, "--set", "cpus=1", "--set", sched, "--out", out, "--quiet", NULL};
+        dahl_test_run(&run, argv, env);
+        cr_assert_eq(run.status, 0, "%s: %s", sched, run.err);
+        cJSON *r = read_results(out);
+        const cJSON *charged =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "scheduling"), "push_us_charged");
+        cr_assert(cJSON_IsNumber(charged), "%s: push_us_charged not a number", sched);
+        cr_assert_eq(charged->valuedouble, want[k], "%s: push_us_charged %g", sched, charged->valuedouble);
+        cJSON_Delete(r);
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
 /* The calibration's measured cost per task of the workers (manifest "scheduling.worker_us", per worker
  * configuration and policy) replaces StarPU-SimGrid's 1 us per input fetched: the worker sleeps the charge
  * after each task it pops, so the simulated run reports a cost per task of at least the charge (plus what

@@ -227,19 +227,36 @@ static int machine_submit_cost(const cJSON *m, const char *path, const char *dat
     return ret;
 }
 
+/* per's entry for the scheduler: its own, or for heteroprio:auto-HEURISTIC without one, the first
+ * heteroprio:auto-* entry timed (the heuristic orders the buckets; the policy's pushes and pops cost the
+ * same whatever the order). NULL: none. */
+static const cJSON *sched_entry(const cJSON *per, const char *scheduler)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(per, scheduler);
+    static const char family[] = "heteroprio:auto-";
+    if (e != NULL || strncmp(scheduler, family, sizeof(family) - 1) != 0)
+        return e;
+    cJSON_ArrayForEach(e, per)
+    {
+        if (e->string != NULL && strncmp(e->string, family, sizeof(family) - 1) == 0)
+            return e;
+    }
+    return NULL;
+}
+
 /* The machine's measured costs of the experiment's scheduler with its workers (its manifest's "scheduling",
  * written by dahlsim calibrate): the cost per push ("push_us.<workers>.<scheduler>", 0 when absent) and the
- * workers' cost per task ("worker_us.<workers>.<scheduler>.charge", -1 when absent). 0, or -1 after an error
- * line naming the manifest and the field, and a hint. */
+ * workers' cost per task ("worker_us.<workers>.<scheduler>.charge", -1 when absent); see sched_entry for
+ * heteroprio. 0, or -1 after an error line naming the manifest and the field, and a hint. */
 static int machine_sched_costs(const cJSON *m, const char *path, const struct dahlsim_experiment *x,
                                double *push_us, double *worker_us)
 {
     char key[48];
     dahlsim_sched_workers_key(x->cpus, x->gpus, key, sizeof(key));
     const cJSON *sched = cJSON_GetObjectItemCaseSensitive(m, "scheduling");
-    const cJSON *push = cJSON_GetObjectItemCaseSensitive(
+    const cJSON *push = sched_entry(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sched, "push_us"), key), x->scheduler);
-    const cJSON *worker = cJSON_GetObjectItemCaseSensitive(
+    const cJSON *worker = sched_entry(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sched, "worker_us"), key), x->scheduler);
     const cJSON *charge = cJSON_GetObjectItemCaseSensitive(worker, "charge");
     *push_us = 0;
@@ -252,7 +269,7 @@ static int machine_sched_costs(const cJSON *m, const char *path, const struct da
         field = "worker_us";
     if (field != NULL) {
         dahlsim_error("%s: \"scheduling.%s.%s.%s%s\": expected a number of microseconds in [0, 1e6)", path, field,
-                      key, x->scheduler, field[0] == 'w' ? ".charge" : "");
+                      key, field[0] == 'w' ? worker->string : push->string, field[0] == 'w' ? ".charge" : "");
         fprintf(stderr, "hint: dahlsim calibrate writes it; recalibrate, or delete it to simulate without that "
                         "cost\n");
         ret = -1;
