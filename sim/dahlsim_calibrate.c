@@ -327,8 +327,9 @@ static int measure_covers(const struct dahlsim_calibrate_opts *o, const struct d
 }
 
 /* After the perf models: the runtime's costs and the manifest, into p->tmp (prev: the previous manifest,
- * whose figures are kept for what is not measured again), and the report unless --quiet. 0, or -1 after an
- * error line. */
+ * whose figures are kept for what is not measured again), and the report unless --quiet. 0; 1 when the
+ * runtime's costs stayed noisy (after their error line): the manifest keeps prev's (or none), and the perf
+ * models, measured quietly, are still stored; or -1 after an error line. */
 static int write_results(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
                          const struct dahlsim_calibrate_status *cs, const cJSON *prev)
 {
@@ -345,8 +346,17 @@ static int write_results(const struct dahlsim_calibrate_opts *o, const struct da
     cJSON *scheduling = submission != NULL
                             ? dahlsim_calibrate_scheduling(o, p, cJSON_GetObjectItemCaseSensitive(prev, "scheduling"))
                             : NULL;
-    if (scheduling == NULL) {
+    bool partial = scheduling == NULL && dahlsim_calibrate_plain_runs_noisy();
+    if (partial) { /* what the previous calibration had (not with --force), or nothing */
+        const cJSON *prev_sub = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "submission");
+        const cJSON *prev_sched = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "scheduling");
+        if (submission == NULL) /* else measured before the policies' runs stayed noisy: kept */
+            submission = prev_sub != NULL ? cJSON_Duplicate(prev_sub, true) : cJSON_CreateNull();
+        scheduling = prev_sched != NULL ? cJSON_Duplicate(prev_sched, true) : cJSON_CreateNull();
+    }
+    if (scheduling == NULL || submission == NULL) {
         cJSON_Delete(submission);
+        cJSON_Delete(scheduling);
         dahlsim_model_table_fini(&t);
         return -1;
     }
@@ -358,7 +368,7 @@ static int write_results(const struct dahlsim_calibrate_opts *o, const struct da
     else if (!o->quiet)
         dahlsim_model_table_print(&t, o->max_rsd, stderr);
     dahlsim_model_table_fini(&t);
-    return ret != 0 ? -1 : 0;
+    return ret != 0 ? -1 : partial ? 1 : 0;
 }
 
 /* The swap: the previous calibration stays complete until the new one is in place. 0, or -1 after an error
@@ -404,9 +414,17 @@ int dahlsim_calibrate(struct dahlsim_calibrate_opts *o, const struct dahlsim_cal
     struct dahlsim_calibrate_status cs[DAHLSIM_CALIBRATE_MAX_COVERS];
     if (code == 0)
         code = measure_covers(o, p, cs);
+    int written = code == 0 ? write_results(o, p, cs, prev) : -1;
     if (code == 0)
-        code = write_results(o, p, cs, prev) == 0 && swap_in(p) == 0 ? 0 : -EIO;
+        code = written >= 0 && swap_in(p) == 0 ? 0 : -EIO;
     cJSON_Delete(prev);
+    if (code == 0 && written == 1) {
+        /* the perf models are kept; the run still fails, so that no script takes the calibration as whole */
+        fprintf(stderr, "dahlsim calibrate: wrote %s with its perf models, but without the runtime's costs (the "
+                        "previous calibration's where it had them, unless --force): simulations charge StarPU-SimGrid's own until "
+                        "calibrate --machine %s runs again on a quieter machine\n", p->final, o->machine);
+        return -EIO;
+    }
     if (code == 0) {
         if (!o->quiet)
             fprintf(stderr, "dahlsim calibrate: wrote %s\n", p->final);

@@ -131,6 +131,8 @@ void dahlsim_calibrate_noisy_error(const struct dahlsim_calibrate_opts *o, const
 
 /* Returned by a plain run (below) that stayed noisy, after its error line. */
 #define DAHLSIM_CALIBRATE_NOISY (-3)
+/* Whether a plain run of this calibration stayed noisy. */
+bool dahlsim_calibrate_plain_runs_noisy(void);
 
 /* One native training run of setup c into p->run (results.json there): samples of batch, seed, with
  * STARPU_CALIBRATE=1 when calibrating; extra: NULL or NULL-terminated arguments to add (at most 8). A plain

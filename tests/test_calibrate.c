@@ -340,6 +340,38 @@ Test(calibrate, runs_with_the_cores_placed_apart_are_refused)
     cr_assert_neq(access(path, F_OK), 0, "a calibration measured with the cores apart was stored in %s", path);
 }
 
+/* The perf models measured quietly, then every plain run noisy (DAHLSIM_FAULT=noisy-plain-runs: a machine
+ * loaded after the models were measured): the models are stored all the same, without the runtime's costs,
+ * and calibrate fails saying so; a later calibrate measures only those costs. */
+Test(calibrate, noisy_plain_runs_keep_the_perf_models_and_fail)
+{
+    char dir[64];
+    scratch_dir(dir, sizeof(dir));
+    char *argv[] = {DAHLSIM_BIN, "calibrate", "--machine", "plain", "--dir", dir, "--cover", "synthetic:12x12x1",
+                    "--schedulers", "none", "--reruns", "0", "--noisy", "0.99", NULL};
+    char *noisy_env[] = {"DAHLSIM_FAULT=noisy-plain-runs", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    dahl_test_run(&run, argv, noisy_env);
+    cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "synthetic:12x12x1, plain run 1: the machine stayed noisy: 1 run(s) in a row") != NULL,
+              "%s", run.err);
+    cr_assert(strstr(run.err, "with its perf models, but without the runtime's costs") != NULL, "%s", run.err);
+    char path[160];
+    snprintf(path, sizeof(path), "%s/plain/manifest.json", dir);
+    cJSON *m = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(m, "submission"), "%s: a submission cost", path);
+    cr_assert(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m, "models")) > 0, "%s: no models", path);
+    cJSON_Delete(m);
+
+    /* quiet again: only the submitting thread's cost is measured, the models stay */
+    char *env[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
+    dahl_test_run(&run, argv, env);
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "already calibrated") != NULL, "%s", run.err);
+    m = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(m, "submission")), "%s: no submission", path);
+    cJSON_Delete(m);
+}
+
 /* A simulator that cannot start (here a dahlsim-sim beside a copy of dahlsim that fails as a missing library
  * does) is not a model short of measurements: calibrate stops at its second identical failure, naming it,
  * instead of measuring every round first. */
