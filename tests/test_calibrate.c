@@ -296,6 +296,20 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     remove_tree(dir);
 }
 
+/* Calibrates machine under dir for the tiny cover synthetic:12x12x1, timing no policy, with --reruns reruns,
+ * --noisy noisy and, unless NULL, DAHLSIM_FAULT=fault; the outcome in run. */
+static void calibrate_tiny(const char *dir, const char *machine, const char *fault, const char *reruns,
+                           const char *noisy)
+{
+    char fault_var[64];
+    snprintf(fault_var, sizeof(fault_var), "DAHLSIM_FAULT=%s", fault != NULL ? fault : "");
+    char *argv[] = {DAHLSIM_BIN, "calibrate", "--machine", (char *)machine, "--dir", (char *)dir, "--cover",
+                    "synthetic:12x12x1", "--schedulers", "none", "--reruns", (char *)reruns, "--noisy", (char *)noisy,
+                    NULL};
+    char *env[] = {"ASAN_OPTIONS=detect_leaks=0", fault != NULL ? fault_var : NULL, NULL};
+    dahl_test_run(&run, argv, env);
+}
+
 /* A machine that probes slower after each run than before it (DAHLSIM_FAULT=slow-probe halves every probe
  * after the first): each run is noisy, measured again --reruns times, then calibrate stops with nothing
  * stored. */
@@ -303,10 +317,7 @@ Test(calibrate, noisy_runs_are_measured_again_then_refused)
 {
     char dir[64];
     scratch_dir(dir, sizeof(dir));
-    char *argv[] = {DAHLSIM_BIN, "calibrate", "--machine", "noisy", "--dir", dir, "--cover", "synthetic:12x12x1",
-                    "--schedulers", "none", "--reruns", "1", NULL};
-    char *noisy_env[] = {"DAHLSIM_FAULT=slow-probe", "ASAN_OPTIONS=detect_leaks=0", NULL};
-    dahl_test_run(&run, argv, noisy_env);
+    calibrate_tiny(dir, "noisy", "slow-probe", "1", "0.05");
     cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "run 1 was noisy (probe ") != NULL, "%s", run.err);
     cr_assert(strstr(run.err, "% slower than the fastest): its figures are dropped, measuring again") != NULL, "%s",
@@ -327,10 +338,7 @@ Test(calibrate, runs_with_the_cores_placed_apart_are_refused)
         cr_skip_test("one core: no round trip between cores");
     char dir[64];
     scratch_dir(dir, sizeof(dir));
-    char *argv[] = {DAHLSIM_BIN, "calibrate", "--machine", "apart", "--dir", dir, "--cover", "synthetic:12x12x1",
-                    "--schedulers", "none", "--reruns", "1", "--noisy", "0.3", NULL};
-    char *far_env[] = {"DAHLSIM_FAULT=far-cores", "ASAN_OPTIONS=detect_leaks=0", NULL};
-    dahl_test_run(&run, argv, far_env);
+    calibrate_tiny(dir, "apart", "far-cores", "1", "0.3");
     cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "run 1 was noisy (a cache line's round trip between the cores ") != NULL, "%s", run.err);
     cr_assert(strstr(run.err, "the machine stayed noisy: 2 run(s) in a row probed over 30 % slower than its fastest "
@@ -347,10 +355,7 @@ Test(calibrate, noisy_plain_runs_keep_the_perf_models_and_fail)
 {
     char dir[64];
     scratch_dir(dir, sizeof(dir));
-    char *argv[] = {DAHLSIM_BIN, "calibrate", "--machine", "plain", "--dir", dir, "--cover", "synthetic:12x12x1",
-                    "--schedulers", "none", "--reruns", "0", "--noisy", "0.99", NULL};
-    char *noisy_env[] = {"DAHLSIM_FAULT=noisy-plain-runs", "ASAN_OPTIONS=detect_leaks=0", NULL};
-    dahl_test_run(&run, argv, noisy_env);
+    calibrate_tiny(dir, "plain", "noisy-plain-runs", "0", "0.99");
     cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "synthetic:12x12x1, plain run 1: the machine stayed noisy: 1 run(s) in a row") != NULL,
               "%s", run.err);
@@ -363,8 +368,7 @@ Test(calibrate, noisy_plain_runs_keep_the_perf_models_and_fail)
     cJSON_Delete(m);
 
     /* quiet again: only the submitting thread's cost is measured, the models stay */
-    char *env[] = {"ASAN_OPTIONS=detect_leaks=0", NULL};
-    dahl_test_run(&run, argv, env);
+    calibrate_tiny(dir, "plain", NULL, "0", "0.99");
     cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
     cr_assert(strstr(run.err, "already calibrated") != NULL, "%s", run.err);
     m = cJSON_Parse(dahl_test_read_file(path));
