@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -146,6 +147,16 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
     return status == DAHLSIM_EXIT_USAGE ? -EINVAL : -EIO;
 }
 
+/* Setup i's name in progress and error lines; the one-worker pass says so. */
+static void cover_label(const struct dahlsim_calibrate_opts *o, int i, char *buf, size_t size)
+{
+    dahlsim_calibrate_cover_name(&o->covers[i], buf, size);
+    if (o->measure_ncpu == 1) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, ", one CPU worker");
+    }
+}
+
 /* First pass over setup i: nothing to do if the simulated check already passes (and not --force), else one
  * native run. Every setup gets its first run before any is checked, because regression models need the
  * several sizes of several setups before StarPU considers them calibrated. Returns 0 or a negative errno;
@@ -154,7 +165,7 @@ static int first_pass(const struct dahlsim_calibrate_opts *o, int i, const struc
                       struct dahlsim_calibrate_status *cs)
 {
     char name[PATH_MAX + 128];
-    dahlsim_calibrate_cover_name(&o->covers[i], name, sizeof(name));
+    cover_label(o, i, name, sizeof(name));
     *cs = (struct dahlsim_calibrate_status){NULL, 0, 0};
     double start = dahlsim_mono_s();
     if (!o->force && dahlsim_is_dir(p->sampling)) {
@@ -182,7 +193,7 @@ static int converge(const struct dahlsim_calibrate_opts *o, int i, const struct 
     /* Every setup is checked again here, "already calibrated" ones included: measuring an earlier setup may
      * have reset a regression fit (see kind_rank). */
     char name[PATH_MAX + 128];
-    dahlsim_calibrate_cover_name(&o->covers[i], name, sizeof(name));
+    cover_label(o, i, name, sizeof(name));
     double start = dahlsim_mono_s() - cs->seconds;
     struct dahlsim_calibrate_check r;
     bool failed_before = false;  /* the last check failed on its own, */
@@ -326,12 +337,114 @@ static int measure_covers(const struct dahlsim_calibrate_opts *o, const struct d
     return 0;
 }
 
+/* ---- the kernels again with one CPU worker ---------------------------------------------------------------- */
+
+/* The manifest's "one_worker": where the models are, the runs, and how the one-worker means compare with the
+ * all-cores ones over the CPU entries both have. NULL when a table cannot be read. */
+static cJSON *one_worker_summary(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
+                                 const char *one, const struct dahlsim_calibrate_status *cs, long cores)
+{
+    struct dahlsim_model_table all = {0}, t = {0};
+    cJSON *s = NULL;
+    double *ratio = NULL;
+    if (dahlsim_model_table_load(p->sampling, o->machine, &all) != 0 ||
+        dahlsim_model_table_load(one, o->machine, &t) != 0 || (ratio = calloc(t.n + 1, sizeof(*ratio))) == NULL)
+        goto out;
+    size_t n = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const struct dahlsim_model_entry *e = &t.v[i];
+        const struct dahlsim_model_entry *a = dahlsim_model_table_find(&all, e->symbol, e->arch, e->size, e->footprint);
+        if (a != NULL && a->mean_us > 0 && strncmp(e->arch, "cpu", 3) == 0)
+            ratio[n++] = e->mean_us / a->mean_us;
+    }
+    int runs = 0;
+    for (int i = 0; i < o->ncovers; i++)
+        runs += cs[i].rounds;
+    s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "sampling", DAHLSIM_ONE_WORKER_SAMPLING);
+    cJSON_AddNumberToObject(s, "all_cpus", (double)cores);
+    cJSON_AddNumberToObject(s, "runs", runs);
+    cJSON_AddNumberToObject(s, "entries", (double)n);
+    if (n > 0) {
+        double lo = ratio[0], hi = ratio[0];
+        for (size_t i = 1; i < n; i++) {
+            lo = ratio[i] < lo ? ratio[i] : lo;
+            hi = ratio[i] > hi ? ratio[i] : hi;
+        }
+        cJSON *r = cJSON_AddObjectToObject(s, "mean_ratio");
+        cJSON_AddNumberToObject(r, "median", dahlsim_median(ratio, n));
+        cJSON_AddNumberToObject(r, "min", lo);
+        cJSON_AddNumberToObject(r, "max", hi);
+        if (!o->quiet)
+            fprintf(stderr, "one CPU worker: %zu entries, their means %.2f times the all-cores ones (median; %.2f to "
+                            "%.2f)\n", n, dahlsim_median(ratio, n), lo, hi);
+    }
+    cJSON_AddStringToObject(s, "what",
+                            "the kernels measured again with one CPU worker (the other cores idle), the same setups "
+                            "and criterion as sampling/ (measured with every core a worker): simulations with fewer "
+                            "CPU workers than all_cpus read these, interpolated between the two by worker count; "
+                            "mean_ratio: one-worker mean over all-cores mean, per CPU entry both have");
+out:
+    free(ratio);
+    dahlsim_model_table_fini(&all);
+    dahlsim_model_table_fini(&t);
+    return s;
+}
+
+/* With several cores and no GPU (unless --no-one-worker): every setup measured again with one CPU worker into
+ * p->tmp/DAHLSIM_ONE_WORKER_SAMPLING, from the previous calibration's one-worker models (unless --force), else
+ * from sampling/'s bus measurements. Kernels run faster or slower with the other cores idle (their share of
+ * the caches and the memory bus, inputs written on another core): on the 2-vCPU EPYC VM, 128x128x3's
+ * sgd_update 2.9 times slower with one worker, its conv2d kernels 6-14 % faster (docs/calibration.md).
+ * *summary: the manifest's "one_worker", NULL when not measured. 0, or a negative errno after the error line. */
+static int measure_one_worker(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
+                              cJSON **summary)
+{
+    *summary = NULL;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!o->one_worker || o->ngpu > 0 || cores < 2)
+        return 0;
+    struct dahlsim_calibrate_opts *o1 = malloc(sizeof(*o1)); /* its covers are large */
+    struct dahlsim_calibrate_status cs[DAHLSIM_CALIBRATE_MAX_COVERS];
+    struct dahlsim_calibrate_paths p1 = *p;
+    char prev[XPATH], bus[XPATH], to[XPATH];
+    bool fits = snprintf(p1.sampling, sizeof(p1.sampling), "%s/%s", p->tmp, DAHLSIM_ONE_WORKER_SAMPLING) <
+                (int)sizeof(p1.sampling);
+    snprintf(prev, sizeof(prev), "%s/%s", p->final, DAHLSIM_ONE_WORKER_SAMPLING);
+    snprintf(bus, sizeof(bus), "%s/bus", p->sampling);
+    snprintf(to, sizeof(to), "%s/bus", p1.sampling);
+    int ret = o1 == NULL ? -ENOMEM : fits ? 0 : -ENAMETOOLONG;
+    if (ret == 0 && !o->force && dahlsim_is_dir(prev))
+        ret = dahlsim_copy_tree(prev, p1.sampling);
+    else if (ret == 0)
+        ret = mkdir(p1.sampling, 0777) == 0 ? dahlsim_copy_tree(bus, to) : -errno;
+    if (ret == 0 && o->recalibrate_flagged)
+        ret = drop_flagged(o, p1.sampling);
+    if (ret != 0) {
+        dahlsim_error("calibrate: cannot start %s: %s", p1.sampling, strerror(-ret));
+        free(o1);
+        return -EIO;
+    }
+    *o1 = *o;
+    o1->measure_ncpu = 1;
+    if (!o->quiet)
+        fprintf(stderr, "dahlsim calibrate: the kernels again with one CPU worker (%s/; --no-one-worker skips "
+                        "this)\n", DAHLSIM_ONE_WORKER_SAMPLING);
+    int code = measure_covers(o1, &p1, cs);
+    if (code == 0 && (*summary = one_worker_summary(o, p, p1.sampling, cs, cores)) == NULL) {
+        dahlsim_error("calibrate: cannot read the perf models in %s", p1.sampling);
+        code = -EIO;
+    }
+    free(o1);
+    return code;
+}
+
 /* After the perf models: the runtime's costs and the manifest, into p->tmp (prev: the previous manifest,
  * whose figures are kept for what is not measured again), and the report unless --quiet. 0; 1 when the
  * runtime's costs stayed noisy (after their error line): the manifest keeps prev's (or none), and the perf
  * models, measured quietly, are still stored; or -1 after an error line. */
 static int write_results(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
-                         const struct dahlsim_calibrate_status *cs, const cJSON *prev)
+                         const struct dahlsim_calibrate_status *cs, const cJSON *prev, cJSON *one_worker)
 {
     struct dahlsim_model_table t = {0};
     int ret = dahlsim_model_table_load(p->sampling, o->machine, &t);
@@ -357,12 +470,13 @@ static int write_results(const struct dahlsim_calibrate_opts *o, const struct da
     if (scheduling == NULL || submission == NULL) {
         cJSON_Delete(submission);
         cJSON_Delete(scheduling);
+        cJSON_Delete(one_worker);
         dahlsim_model_table_fini(&t);
         return -1;
     }
     dahlsim_remove_tree(p->run); /* the plain runs' results and the last stderr: not part of the calibration */
     remove(p->errlog);
-    ret = dahlsim_calibrate_manifest_write(o, cs, &t, submission, scheduling, manifest);
+    ret = dahlsim_calibrate_manifest_write(o, cs, &t, submission, scheduling, one_worker, manifest);
     if (ret != 0)
         dahlsim_error("calibrate: %s: %s", manifest, strerror(-ret));
     else if (!o->quiet)
@@ -412,9 +526,12 @@ int dahlsim_calibrate(struct dahlsim_calibrate_opts *o, const struct dahlsim_cal
         return code;
     }
     struct dahlsim_calibrate_status cs[DAHLSIM_CALIBRATE_MAX_COVERS];
+    cJSON *one_worker = NULL;
     if (code == 0)
         code = measure_covers(o, p, cs);
-    int written = code == 0 ? write_results(o, p, cs, prev) : -1;
+    if (code == 0)
+        code = measure_one_worker(o, p, &one_worker);
+    int written = code == 0 ? write_results(o, p, cs, prev, one_worker) : -1;
     if (code == 0)
         code = written >= 0 && swap_in(p) == 0 ? 0 : -EIO;
     cJSON_Delete(prev);

@@ -46,6 +46,8 @@ struct dahlsim_calibrate_opts {
     double noisy;         /* a round whose probe is this much slower than the session's fastest is noisy */
     long reruns;          /* a noisy round is measured again up to this many times, then calibrate stops */
     long history_max_error; /* STARPU_HISTORY_MAX_ERROR of the measuring runs, percent (StarPU's 50) */
+    bool one_worker;      /* the kernels measured again with one CPU worker (DAHLSIM_ONE_WORKER_DIR) */
+    int measure_ncpu;     /* CPU workers of the measuring runs (0: StarPU's default, every core) */
     bool force, recalibrate_flagged, report_only, quiet;
 };
 
@@ -144,8 +146,8 @@ int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const
                                    const struct dahlsim_calibrate_paths *p, int seed, bool calibrating,
                                    long samples, long batch, const char *const *extra);
 
-/* One run of setup c with the calibration's batch and steps (round: the seed): with STARPU_CALIBRATE=1 when
- * calibrating, else a plain run. */
+/* One run of setup c with the calibration's batch and steps (round: the seed) and o->measure_ncpu CPU workers
+ * (when > 0): with STARPU_CALIBRATE=1 when calibrating, else a plain run. */
 int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                    const struct dahlsim_calibrate_paths *p, int round, bool calibrating);
 
@@ -177,10 +179,10 @@ struct cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *
 
 /* ---- manifest.json (dahlsim_calibrate_manifest.c) --------------------------------------------------------- */
 
-/* Writes path: the machine, versions, method, covered setups (with cs), submission and scheduling (taken
- * over; JSON null or NULL leaves them out) and every perf-model entry of t. Returns 0 or -errno. */
+/* Writes path: the machine, versions, method, covered setups (with cs), submission, scheduling and one_worker
+ * (taken over; JSON null or NULL leaves them out) and every perf-model entry of t. Returns 0 or -errno. */
 int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_status *cs,
                                      const struct dahlsim_model_table *t, struct cJSON *submission,
-                                     struct cJSON *scheduling, const char *path);
+                                     struct cJSON *scheduling, struct cJSON *one_worker, const char *path);
 
 #endif /* DAHLSIM_CALIBRATE_H */

@@ -197,9 +197,19 @@ int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const
 {
     /* With GPUs, dmda: under STARPU_CALIBRATE=1 it sends each task to a worker kind whose model still lacks
      * measurements, where lws would leave the GPU's models of rarely stolen tasks empty. */
-    char grain[32];
+    char grain[32], ncpu[16];
     snprintf(grain, sizeof(grain), "%ld", c->grain < o->batch ? c->grain : o->batch);
-    const char *const extra[] = {"--grain", grain, o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
+    snprintf(ncpu, sizeof(ncpu), "%d", o->measure_ncpu);
+    const char *extra[7] = {"--grain", grain};
+    size_t n = 2;
+    if (o->measure_ncpu > 0) {
+        extra[n++] = "--ncpu";
+        extra[n++] = ncpu;
+    }
+    if (o->ngpu > 0) {
+        extra[n++] = "--sched";
+        extra[n++] = "dmda";
+    }
     return dahlsim_calibrate_native_train(o, c, p, round, calibrating, o->steps * o->batch, o->batch, extra);
 }
 

@@ -222,6 +222,21 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
                        "%s", manifest);
     }
     char *first_push = cJSON_PrintUnformatted(push);
+    /* The kernels again with one CPU worker, where there is more than one core, which simulations with one
+     * worker read (test_kernel_models) */
+    const cJSON *one = cJSON_GetObjectItemCaseSensitive(root, "one_worker");
+    if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+        cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(one, "sampling")), "sampling-1cpu");
+        cr_assert_eq(cJSON_GetObjectItemCaseSensitive(one, "all_cpus")->valuedouble, sysconf(_SC_NPROCESSORS_ONLN));
+        cr_assert_gt(cJSON_GetObjectItemCaseSensitive(one, "entries")->valuedouble, 10, "%s", manifest);
+        const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(one, "mean_ratio"),
+                                                              "median");
+        cr_assert(cJSON_IsNumber(ratio) && ratio->valuedouble > 0, "%s", manifest);
+        snprintf(path, sizeof(path), "%s/test-local/sampling-1cpu/codelets/45/dahl_conv2d_forward.test-local", dir);
+        cr_assert_eq(access(path, R_OK), 0, "%s missing", path);
+    } else {
+        cr_assert_null(one, "one core: nothing to measure with one worker");
+    }
     cJSON_Delete(root);
     const char *files[] = {"sampling/bus/test-local.platform.v4.xml", "sampling/bus/test-local.bandwidth",
                            "sampling/bus/test-local.latency", "sampling/codelets/45/dahl_conv2d_forward.test-local",
@@ -296,8 +311,9 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     remove_tree(dir);
 }
 
-/* Calibrates machine under dir for the tiny cover synthetic:12x12x1, timing no policy, with --reruns reruns,
- * --noisy noisy and, unless NULL, DAHLSIM_FAULT=fault; the outcome in run. */
+/* Calibrates machine under dir for the tiny cover synthetic:12x12x1, timing no policy, with all cores only
+ * (--no-one-worker), --reruns reruns, --noisy noisy and, unless NULL, DAHLSIM_FAULT=fault; the outcome in
+ * run. */
 static void calibrate_tiny(const char *dir, const char *machine, const char *fault, const char *reruns,
                            const char *noisy)
 {
@@ -305,7 +321,7 @@ static void calibrate_tiny(const char *dir, const char *machine, const char *fau
     snprintf(fault_var, sizeof(fault_var), "DAHLSIM_FAULT=%s", fault != NULL ? fault : "");
     char *argv[] = {DAHLSIM_BIN, "calibrate", "--machine", (char *)machine, "--dir", (char *)dir, "--cover",
                     "synthetic:12x12x1", "--schedulers", "none", "--reruns", (char *)reruns, "--noisy", (char *)noisy,
-                    NULL};
+                    "--no-one-worker", NULL};
     char *env[] = {"ASAN_OPTIONS=detect_leaks=0", fault != NULL ? fault_var : NULL, NULL};
     dahl_test_run(&run, argv, env);
 }

@@ -28,7 +28,7 @@ static const char usage_line[] =
     "                         [--force]\n"
     "                         [--recalibrate-flagged] [--max-rsd X] [--rounds N] [--steps N] [--batch N]\n"
     "                         [--ngpu N] [--schedulers LIST] [--sched-steps N] [--noisy X] [--reruns N]\n"
-    "                         [--dir DIR] [--report] [--quiet]\n";
+    "                         [--no-one-worker] [--dir DIR] [--report] [--quiet]\n";
 
 static void calibrate_print_help(void)
 {
@@ -72,6 +72,10 @@ static void calibrate_print_help(void)
            "  --ngpu N              CUDA workers next to the CPU ones (default 0; needs a CUDA build): the\n"
            "                        runs then use the dmda scheduler, which sends tasks to whichever worker\n"
            "                        kind still lacks measurements, so both get calibrated\n"
+           "  --no-one-worker       do not measure the kernels again with one CPU worker (sampling-1cpu/,\n"
+           "                        which simulations with fewer CPU workers than cores read: kernels run\n"
+           "                        faster or slower with the other cores idle; measured by default on a\n"
+           "                        machine of several cores without --ngpu)\n"
            "  --dir DIR             calibration root (default: calibration/ of the dahlsim tree)\n"
            "  --report              only print the per-model report of an existing calibration\n"
            "  --quiet               no progress lines\n",
@@ -123,7 +127,8 @@ static bool parse_ngpu(const char *text, struct dahlsim_calibrate_opts *o)
 }
 
 enum { O_MACHINE = 256, O_COVER, O_FORCE, O_RECAL, O_MAX_RSD, O_ROUNDS, O_STEPS, O_BATCH, O_DIR, O_REPORT,
-       O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS, O_NOISY, O_RERUNS, O_MAX_ERROR };
+       O_QUIET, O_HELP, O_NGPU, O_SCENARIO, O_SCHEDULERS, O_SCHED_STEPS, O_NOISY, O_RERUNS, O_MAX_ERROR,
+       O_NO_ONE_WORKER };
 static const struct option options[] = {
     {"machine", required_argument, NULL, O_MACHINE}, {"cover", required_argument, NULL, O_COVER},
     {"force", no_argument, NULL, O_FORCE},           {"recalibrate-flagged", no_argument, NULL, O_RECAL},
@@ -136,6 +141,7 @@ static const struct option options[] = {
     {"sched-steps", required_argument, NULL, O_SCHED_STEPS},
     {"noisy", required_argument, NULL, O_NOISY},     {"reruns", required_argument, NULL, O_RERUNS},
     {"max-error", required_argument, NULL, O_MAX_ERROR},
+    {"no-one-worker", no_argument, NULL, O_NO_ONE_WORKER},
     {NULL, 0, NULL, 0},
 };
 
@@ -182,6 +188,9 @@ static bool calibrate_set_option(int opt, const char *arg, void *ctx)
     case O_REPORT:
         o->report_only = true;
         return true;
+    case O_NO_ONE_WORKER:
+        o->one_worker = false;
+        return true;
     case O_QUIET:
         o->quiet = true;
         return true;
@@ -197,7 +206,8 @@ static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibra
 {
     *o = (struct dahlsim_calibrate_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
                                          .max_rsd = DEFAULT_MAX_RSD, .sched_steps = DEFAULT_SCHED_STEPS,
-                                         .noisy = 0.05, .reruns = 2, .history_max_error = 50};
+                                         .noisy = 0.05, .reruns = 2, .history_max_error = 50,
+                                         .one_worker = true};
     snprintf(o->schedulers, sizeof(o->schedulers), "%s", DEFAULT_SCHEDULERS);
     dahlsim_command_line(argc, argv, o->command, sizeof(o->command)); /* before getopt_long reorders argv */
     int ret = dahlsim_options_parse(&calibrate_options, argc, argv, o, help);

@@ -64,6 +64,7 @@ static const struct field fields[] = {
     FIELD(epochs, FIELD_LONG),
     FIELD(grain, FIELD_LONG),
     FIELD(grain_choice, FIELD_STRING),
+    FIELD(kernel_models, FIELD_STRING),
     FIELD(pipeline_depth, FIELD_LONG),
     FIELD(pipeline_schedule, FIELD_STRING),
     FIELD(scheduler, FIELD_STRING),

@@ -49,6 +49,7 @@ struct dahlsim_experiment {
     long grain;          /* samples per layer task in [1, batch]; -1: the batch (each job's with workloads);
                             0: 1 */
     char grain_choice[256]; /* "grain": "auto": how it chose (dahlsim_grain.h); "" otherwise */
+    char kernel_models[256]; /* which perf models the simulation reads, when not sampling/ (dahlsim_kernels.h) */
     long pipeline_depth;    /* training steps in flight (PipeDream-like); 0 or 1: synchronous */
     char pipeline_schedule[8]; /* "fill" or "1f1b" ("": fill) */
     char scheduler[48];  /* a policy, or heteroprio:auto-HEURISTIC[/footprint] */

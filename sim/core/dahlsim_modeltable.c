@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +70,10 @@ static int entry_cmp(const void *a, const void *b)
     return c;
 }
 
-int dahlsim_model_table_load(const char *sampling, const char *machine, struct dahlsim_model_table *t)
+/* Calls fn(path, symbol, arg) for every "<symbol>.<machine>" file of sampling/codelets/45, until one fails.
+ * Returns 0 or -errno (fn's). */
+static int each_model_file(const char *sampling, const char *machine,
+                           int (*fn)(const char *path, const char *symbol, void *arg), void *arg)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s/codelets/45", sampling);
@@ -86,12 +90,106 @@ int dahlsim_model_table_load(const char *sampling, const char *machine, struct d
         char symbol[96], path[PATH_MAX + 512];
         snprintf(symbol, sizeof(symbol), "%.*s", (int)(len - mlen - 1), e->d_name);
         snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        ret = load_model_file(path, symbol, t);
+        ret = fn(path, symbol, arg);
     }
     closedir(d);
+    return ret;
+}
+
+static int load_one(const char *path, const char *symbol, void *t)
+{
+    return load_model_file(path, symbol, t);
+}
+
+int dahlsim_model_table_load(const char *sampling, const char *machine, struct dahlsim_model_table *t)
+{
+    int ret = each_model_file(sampling, machine, load_one, t);
     if (ret == 0 && t->n > 0)
         qsort(t->v, t->n, sizeof(*t->v), entry_cmp);
     return ret;
+}
+
+const struct dahlsim_model_entry *dahlsim_model_table_find(const struct dahlsim_model_table *t, const char *symbol,
+                                                           const char *arch, unsigned long size, unsigned footprint)
+{
+    struct dahlsim_model_entry key = {.size = size, .footprint = footprint};
+    snprintf(key.symbol, sizeof(key.symbol), "%s", symbol);
+    snprintf(key.arch, sizeof(key.arch), "%s", arch);
+    return t->n > 0 ? bsearch(&key, t->v, t->n, sizeof(*t->v), entry_cmp) : NULL;
+}
+
+/* One model file of dahlsim_model_dir_blend, rewritten through path.tmp. */
+static int blend_file(const char *path, const char *symbol, const struct dahlsim_model_table *other, double w)
+{
+    char *text = dahlsim_read_text(path, SIZE_MAX);
+    if (text == NULL)
+        return -errno;
+    char tmp[PATH_MAX + 16];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        int ret = -errno;
+        free(text);
+        return ret;
+    }
+    char arch[48] = "?";
+    bool in_entries = false;
+    for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
+        char *end = strchr(line, '\n');
+        next = end != NULL ? end + 1 : NULL;
+        if (end != NULL)
+            *end = '\0';
+        struct dahlsim_model_entry e = {0};
+        double sum, sum2;
+        const struct dahlsim_model_entry *o = NULL;
+        if (strncmp(line, "# Model for ", 12) == 0) {
+            sscanf(line + 12, "%47s", arch);
+            in_entries = false;
+        } else if (strncmp(line, "# hash", 6) == 0) {
+            in_entries = true;
+        } else if (in_entries && sscanf(line, "%x %lu %le %le %le %le %le %u", &e.footprint, &e.size, &e.flops,
+                                        &e.mean_us, &e.dev_us, &sum, &sum2, &e.nsample) == 8) {
+            if (strncmp(arch, "cpu", 3) == 0)
+                o = dahlsim_model_table_find(other, symbol, arch, e.size, e.footprint);
+        } else {
+            in_entries = false;
+        }
+        if (o == NULL) {
+            fprintf(f, "%s\n", line);
+            continue;
+        }
+        /* the format perfmodel_history.c writes its entries in */
+        double mean = (1 - w) * e.mean_us + w * o->mean_us, dev = (1 - w) * e.dev_us + w * o->dev_us;
+        double n = (double)e.nsample;
+        fprintf(f, "%08x\t%-15lu\t%-15e\t%-15e\t%-15e\t%-15e\t%-15e\t%u\n", e.footprint, e.size, e.flops, mean, dev,
+                mean * n, n * (dev * dev + mean * mean), e.nsample);
+    }
+    free(text);
+    int ret = ferror(f) ? -EIO : 0;
+    if (fclose(f) != 0 && ret == 0)
+        ret = -errno;
+    if (ret == 0 && rename(tmp, path) != 0)
+        ret = -errno;
+    if (ret != 0)
+        remove(tmp);
+    return ret;
+}
+
+struct blend {
+    const struct dahlsim_model_table *other;
+    double w;
+};
+
+static int blend_one(const char *path, const char *symbol, void *arg)
+{
+    const struct blend *b = arg;
+    return blend_file(path, symbol, b->other, b->w);
+}
+
+int dahlsim_model_dir_blend(const char *dir, const char *machine, const struct dahlsim_model_table *other, double w)
+{
+    struct blend b = {other, w};
+    return each_model_file(dir, machine, blend_one, &b);
 }
 
 double dahlsim_model_entry_rsd(const struct dahlsim_model_entry *e)

@@ -33,6 +33,20 @@ void dahlsim_model_table_fini(struct dahlsim_model_table *t);
 double dahlsim_model_entry_rsd(const struct dahlsim_model_entry *e);
 bool dahlsim_model_entry_flagged(const struct dahlsim_model_entry *e, double max_rsd);
 
+/* The entry of symbol, arch and footprint in t (loaded, hence sorted), or NULL. */
+const struct dahlsim_model_entry *dahlsim_model_table_find(const struct dahlsim_model_table *t, const char *symbol,
+                                                           const char *arch, unsigned long size, unsigned footprint);
+
+/* A calibration's perf models measured again with one CPU worker (`dahlsim calibrate`, beside sampling/):
+ * simulations with fewer CPU workers than the calibration's cores read them (dahlsim_kernels.h). */
+#define DAHLSIM_ONE_WORKER_SAMPLING "sampling-1cpu"
+
+/* Rewrites every "<symbol>.<machine>" file in dir/codelets/45 in place: each CPU entry's mean and deviation
+ * become (1 - w) times its own plus w times those of the same entry in other (other's CPU entries are
+ * left out where dir has none; an entry other lacks stays as it is), its sum and sum of squares follow.
+ * Returns 0 or -errno. */
+int dahlsim_model_dir_blend(const char *dir, const char *machine, const struct dahlsim_model_table *other, double w);
+
 /* One line per entry (FLAGGED above max_rsd) and a closing count, to f. */
 void dahlsim_model_table_print(const struct dahlsim_model_table *t, double max_rsd, FILE *f);
 

@@ -27,6 +27,8 @@
  *   workers           {"cpu": n, "cuda": n}
  *   reduction         "redux" | "manual"
  *   perfmodel         "history" | "regression" | "nl-regression"
+ *   kernel_models     which of the calibration's perf models a simulation read, when not those measured
+ *                     with every core a worker (dahlsim_kernels.h): one CPU worker's, or a blend; else null
  *   epochs, iterations (training steps, all epochs), samples (training samples per epoch)
  *   makespan_s        training time of all epochs, evaluation excluded, on StarPU's clock (simulated
  *                     time in simulated runs)
@@ -570,6 +572,8 @@ static cJSON *results_json(const struct dahlsim_results *r)
     CHK(cJSON_AddNumberToObject(workers, "cuda", r->ncuda));
     CHK(cJSON_AddStringToObject(root, "reduction", r->reduction));
     CHK(cJSON_AddStringToObject(root, "perfmodel", r->perfmodel));
+    CHK(r->kernel_models != NULL ? cJSON_AddStringToObject(root, "kernel_models", r->kernel_models)
+                                 : cJSON_AddNullToObject(root, "kernel_models"));
     CHK(cJSON_AddNumberToObject(root, "epochs", r->epochs));
     CHK(cJSON_AddNumberToObject(root, "iterations", (double)r->iterations));
     CHK(cJSON_AddNumberToObject(root, "samples", (double)r->samples));

@@ -127,6 +127,7 @@ struct dahlsim_results {
     int ncpu, ncuda;       /* workers */
     const char *reduction; /* "redux" or "manual" */
     const char *perfmodel; /* "history", "regression" or "nl-regression" */
+    const char *kernel_models; /* which perf models a simulation read (dahlsim_kernels.h), or NULL (null) */
     int epochs;
     long iterations;       /* training steps, all epochs */
     long samples;          /* training samples per epoch */

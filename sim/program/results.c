@@ -154,6 +154,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .ncuda = dahl_engine_ngpu(),
         .reduction = o->reduction == DAHL_REDUCTION_MANUAL ? "manual" : "redux",
         .perfmodel = dahl_perfmodel_kind_name(o->perfmodel),
+        .kernel_models = o->x.kernel_models[0] != '\0' ? o->x.kernel_models : NULL,
         .epochs = (int)o->epochs,
         .iterations = st->iterations,
         .samples = jobs ? st->jobs_samples : st->train.n,

@@ -4,6 +4,7 @@
  * simulating process are recorded beside them. */
 #include "dahlsim_run.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_kernels.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_smpi.h"
 #include "dahlsim_spawn.h"
@@ -21,12 +22,11 @@
 /* The simulation of x (its point file written at point_path) into out_dir, and its Gantt chart when traced.
  * Returns the simulation's exit status, or DAHLSIM_EXIT_* after an error line. */
 static int simulate(const struct dahlsim_experiment *x, const char *scenario, const char *out_dir,
-                    const char *point_path, const char *stderr_path, bool quiet)
+                    const char *point_path, const char *sampling, const char *stderr_path, bool quiet)
 {
     char err[PATH_MAX + 256];
     char *args[] = {"sim-train", "--point", (char *)point_path, "--out", (char *)out_dir, "--quiet", NULL};
-    char sampling[PATH_MAX + 16], mem[32];
-    snprintf(sampling, sizeof(sampling), "%s/sampling", x->machine_dir);
+    char mem[32];
     snprintf(mem, sizeof(mem), "%ld", x->gpu_memory_mib);
     struct dahlsim_env_var env[8];
     size_t nenv = 0;
@@ -153,6 +153,16 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         dahlsim_error("run: cannot create %s: %s", out_dir, strerror(-r));
         return DAHLSIM_EXIT_FAILURE;
     }
+    /* the perf models for its worker count (dahlsim_kernels.h), a blend made in OUT/.kernel-models */
+    char models[PATH_MAX + 32], work[PATH_MAX + 32];
+    snprintf(work, sizeof(work), "%s/.kernel-models", out_dir);
+    if (dahlsim_kernel_models(x, work, models, sizeof(models), point.kernel_models, sizeof(point.kernel_models), err,
+                              sizeof(err)) != 0) {
+        dahlsim_error("run: %s", err);
+        fprintf(stderr, "hint: calibrate the machine again (dahlsim calibrate --machine %s)\n", x->machine);
+        dahlsim_remove_tree(work);
+        return DAHLSIM_EXIT_USAGE;
+    }
     bool aside;
     if (earlier_aside(out_dir, &aside) != 0)
         return DAHLSIM_EXIT_FAILURE;
@@ -160,7 +170,8 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     if (dahlsim_experiment_save(&point, point_path, err, sizeof(err)) != 0)
         dahlsim_error("run: %s", err);
     else
-        status = simulate(x, scenario, out_dir, point_path, stderr_path, quiet);
+        status = simulate(x, scenario, out_dir, point_path, models, stderr_path, quiet);
+    dahlsim_remove_tree(work);
     earlier_settle(out_dir, aside, status == 0);
     return status;
 }
