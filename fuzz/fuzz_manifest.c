@@ -3,10 +3,13 @@
  * machine "fz" (the committed build-2core-epyc's platform and perf models) under a private DAHLSIM_HOME; a fixed scenario
  * sweeps the datasets, perf-model kinds, schedulers and worker counts that select its entries, with the measured
  * runtime costs (a "starpu" point reads only "covered", which every point reads: it was dropped from the sweep,
- * halving each input's 48 points, docs/reliability.md). */
+ * halving each input's 48 points, docs/reliability.md). Then the perf models a simulation of 1, 2 and 3 CPU
+ * workers would read ("one_worker", dahlsim_kernels.h). */
 #include "fuzz_util.h"
 
+#include "dahlsim_experiment.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_kernels.h"
 #include "dahlsim_scenario.h"
 
 #include <dirent.h>
@@ -61,5 +64,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fuzz_write(manifest, data, size);
     dahlsim_scenario_destroy(dahlsim_scenario_load(scenario_path, NULL, 0));
+    struct dahlsim_experiment x = {0};
+    snprintf(x.machine, sizeof(x.machine), "fz");
+    fuzz_path(x.machine_dir, sizeof(x.machine_dir), "calibration/fz");
+    char work[PATH_MAX], dir[PATH_MAX], what[256], err[512];
+    fuzz_path(work, sizeof(work), "kernel-models");
+    for (x.cpus = 1; x.cpus <= 3; x.cpus++)
+        dahlsim_kernel_models(&x, work, dir, sizeof(dir), what, sizeof(what), err, sizeof(err));
     return 0;
 }

@@ -1,7 +1,9 @@
 /* Fuzz target: StarPU perf-model files (format 45) as dahlsim reads them: sim/lab/perfmodel.c (the costs of
  * exported graphs and workloads, every perf-model kind) and sim/core/dahlsim_modeltable.c (the history table
  * `dahlsim calibrate` reports). The input is sampling/codelets/45/dahl_relu_forward.fz of a private
- * calibration; every entry the table finds is then looked up under each kind on cpu0 and cuda0. */
+ * calibration; every entry the table finds is then looked up under each kind on cpu0 and cuda0, and the file
+ * is blended with its own table as a simulation between one worker and all cores blends (dahlsim_kernels.h),
+ * which must keep every entry. */
 #include "fuzz_util.h"
 
 #include "dahlsim_fs.h"
@@ -37,6 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 dahlsim_perfmodel_us(m, archs[a], (enum dahl_perfmodel_kind)k, i < t.n ? t.v[i].footprint : 0,
                                      i < t.n ? t.v[i].size : 4096);
     dahlsim_perfmodel_destroy(m);
+    if (dahlsim_model_dir_blend(sampling, "fz", &t, 0.5) == 0) {
+        struct dahlsim_model_table blended = {0};
+        dahlsim_model_table_load(sampling, "fz", &blended);
+        if (blended.n != t.n)
+            abort(); /* a blend lost or made up entries */
+        dahlsim_model_table_fini(&blended);
+    }
     dahlsim_model_table_fini(&t);
     return 0;
 }

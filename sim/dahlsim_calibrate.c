@@ -395,7 +395,7 @@ out:
  * p->tmp/DAHLSIM_ONE_WORKER_SAMPLING, from the previous calibration's one-worker models (unless --force), else
  * from sampling/'s bus measurements. Kernels run faster or slower with the other cores idle (their share of
  * the caches and the memory bus, inputs written on another core): on the 2-vCPU EPYC VM, 128x128x3's
- * sgd_update 2.9 times slower with one worker, its conv2d kernels 6-14 % faster (docs/calibration.md).
+ * sgd_update 2.9 times slower with one worker, its conv2d kernels 6-14 % faster (docs/fidelity.md).
  * *summary: the manifest's "one_worker", NULL when not measured. 0, or a negative errno after the error line. */
 static int measure_one_worker(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
                               cJSON **summary)

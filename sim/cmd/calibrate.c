@@ -75,7 +75,8 @@ static void calibrate_print_help(void)
            "  --no-one-worker       do not measure the kernels again with one CPU worker (sampling-1cpu/,\n"
            "                        which simulations with fewer CPU workers than cores read: kernels run\n"
            "                        faster or slower with the other cores idle; measured by default on a\n"
-           "                        machine of several cores without --ngpu)\n"
+           "                        machine of several cores without --ngpu; a previous calibration's are\n"
+           "                        then left out)\n"
            "  --dir DIR             calibration root (default: calibration/ of the dahlsim tree)\n"
            "  --report              only print the per-model report of an existing calibration\n"
            "  --quiet               no progress lines\n",
