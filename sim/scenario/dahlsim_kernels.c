@@ -26,7 +26,7 @@ int dahlsim_kernel_models(const struct dahlsim_experiment *x, const char *work_d
     const cJSON *sampling = cJSON_GetObjectItemCaseSensitive(w, "sampling");
     long n = cJSON_IsNumber(all) ? (long)all->valuedouble : 0;
     int ret = 0;
-    if (w == NULL || x->cpus >= n)
+    if (w == NULL)
         goto out;
     if (n < 2 || !cJSON_IsString(sampling) || strchr(sampling->valuestring, '/') != NULL) {
         snprintf(err, err_size, "%s: \"one_worker\": expected {\"sampling\": a directory name, \"all_cpus\": 2 or "
@@ -34,6 +34,8 @@ int dahlsim_kernel_models(const struct dahlsim_experiment *x, const char *work_d
         ret = -1;
         goto out;
     }
+    if (x->cpus >= n)
+        goto out;
     snprintf(one, sizeof(one), "%s/%s", x->machine_dir, sampling->valuestring);
     if (!dahlsim_is_dir(one)) {
         snprintf(err, err_size, "%s: \"one_worker\": expected its models in %s, which is missing", path, one);
