@@ -223,6 +223,48 @@ Test(sim_costs, the_measured_push_cost_is_slept_by_the_pushing_worker)
 
 /* heteroprio:auto-HEURISTIC: a heuristic the calibration did not time takes the figures of one it did (the
  * heuristic only orders the buckets), its own where it has them. */
+/* A calibration with one-worker models (dahlsim_kernels.h): a run with one CPU worker reads them, one between
+ * one worker and the calibration's all_cpus a blend written for it, which StarPU reads as it reads the
+ * originals: with one-worker models identical to the all-cores ones, every run gives the makespan of the
+ * calibration without them, and results.json says which models it read. */
+Test(sim_costs, runs_read_the_kernel_models_of_their_worker_count)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    tiny_with(home, "one_worker", "{\"sampling\": \"sampling-1cpu\", \"all_cpus\": 4}");
+    char cmd[512], home_var[128];
+    snprintf(cmd, sizeof(cmd), "cp -r '%s/calibration/tiny-2cpu/sampling' '%s/calibration/tiny-2cpu/sampling-1cpu'",
+             home, home);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    const char *cpus[] = {"cpus=1", "cpus=2"};
+    const char *want[] = {"measured with one CPU worker (sampling-1cpu)", "interpolated at 2 of 4 CPU workers"};
+    for (int k = 0; k < 2; k++) {
+        char out[128];
+        snprintf(out, sizeof(out), "%s/run%d", home, k);
+        dahlsim((const char *[]){"run", TINY, "--set", cpus[k], "--out", out, "--quiet", NULL}); /* the fixture */
+        cr_assert_eq(run.status, 0, "%s: %s", cpus[k], run.err);
+        cJSON *fixture = read_results(out);
+        char *argv[] = {DAHLSIM_BIN, "run", TINY, "--set", (char *)cpus[k], "--out", out, "--quiet", NULL};
+        dahl_test_run(&run, argv, home_env);
+        cr_assert_eq(run.status, 0, "%s: %s", cpus[k], run.err);
+        cJSON *r = read_results(out);
+        const cJSON *models = cJSON_GetObjectItemCaseSensitive(r, "kernel_models");
+        cr_assert(cJSON_IsString(models) && strstr(models->valuestring, want[k]) != NULL, "%s: kernel_models %s",
+                  cpus[k], cJSON_IsString(models) ? models->valuestring : "not a string");
+        cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(fixture, "kernel_models")));
+        cr_assert_eq(dahl_test_number(r, "makespan_s"), dahl_test_number(fixture, "makespan_s"),
+                     "%s: the same models read back differently", cpus[k]);
+        snprintf(cmd, sizeof(cmd), "%s/.kernel-models", out);
+        cr_assert_neq(access(cmd, F_OK), 0, "%s left behind", cmd);
+        cJSON_Delete(r);
+        cJSON_Delete(fixture);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    cr_assert_eq(system(cmd), 0);
+}
+
 Test(sim_costs, a_heteroprio_heuristic_not_timed_takes_the_timed_ones_figures)
 {
     char home[] = "/tmp/dahlsim-home-XXXXXX";
