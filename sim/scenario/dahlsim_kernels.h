@@ -1,7 +1,8 @@
 /* Which perf models a simulation reads: a calibration measures its kernels with every core a worker
  * (sampling/) and, on a machine of several cores, again with one CPU worker (DAHLSIM_ONE_WORKER_SAMPLING,
  * dahlsim_modeltable.h). A run with fewer CPU workers than that reads the one-worker models, or between the
- * two a blend of them, linear in the worker count (a model: only the two ends are measured). */
+ * two a blend of them, linear in the worker count (a model: only the two ends are measured; the history
+ * entries are blended, the regression fits stay the one-worker set's). */
 #ifndef DAHLSIM_KERNELS_H
 #define DAHLSIM_KERNELS_H
 
