@@ -9,6 +9,7 @@
 #include "dahlsim_kernels.h"
 #include "dahlsim_modeltable.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,16 +142,16 @@ Test(kernel_models, a_broken_one_worker_entry_names_the_file_and_the_field)
     struct dahlsim_experiment x = run_of(1, 0);
     char work[PATH_MAX], dir[PATH_MAX], what[256], err[512] = "";
     snprintf(work, sizeof(work), "%s/work", root);
-    cr_assert_eq(dahlsim_kernel_models(&x, work, dir, sizeof(dir), what, sizeof(what), err, sizeof(err)), -1);
+    cr_assert_eq(dahlsim_kernel_models(&x, work, dir, sizeof(dir), what, sizeof(what), err, sizeof(err)), -EINVAL);
     cr_assert(strstr(err, path) != NULL && strstr(err, "\"one_worker\": expected") != NULL, "%s", err);
     /* a count that is no count: every worker count is refused, not only those below it */
     dahl_test_write_file(path, "{\"one_worker\": {\"sampling\": \"sampling-1cpu\", \"all_cpus\": \"four\"}}");
     x.cpus = 8;
-    cr_assert_eq(dahlsim_kernel_models(&x, work, dir, sizeof(dir), what, sizeof(what), err, sizeof(err)), -1);
+    cr_assert_eq(dahlsim_kernel_models(&x, work, dir, sizeof(dir), what, sizeof(what), err, sizeof(err)), -EINVAL);
     cr_assert(strstr(err, "\"all_cpus\": 2 or more") != NULL, "%s", err);
     x.cpus = 1;
     dahl_test_write_file(path, "{\"one_worker\": {\"sampling\": \"sampling-gone\", \"all_cpus\": 4}}");
-    cr_assert_eq(dahlsim_kernel_models(&x, work, dir, sizeof(dir), what, sizeof(what), err, sizeof(err)), -1);
+    cr_assert_eq(dahlsim_kernel_models(&x, work, dir, sizeof(dir), what, sizeof(what), err, sizeof(err)), -EINVAL);
     cr_assert(strstr(err, "sampling-gone, which is missing") != NULL, "%s", err);
     dahlsim_remove_tree(root);
 }

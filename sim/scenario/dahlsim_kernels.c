@@ -31,7 +31,7 @@ int dahlsim_kernel_models(const struct dahlsim_experiment *x, const char *work_d
     if (n < 2 || !cJSON_IsString(sampling) || strchr(sampling->valuestring, '/') != NULL) {
         snprintf(err, err_size, "%s: \"one_worker\": expected {\"sampling\": a directory name, \"all_cpus\": 2 or "
                                 "more}", path);
-        ret = -1;
+        ret = -EINVAL;
         goto out;
     }
     if (x->cpus >= n)
@@ -39,7 +39,7 @@ int dahlsim_kernel_models(const struct dahlsim_experiment *x, const char *work_d
     snprintf(one, sizeof(one), "%s/%s", x->machine_dir, sampling->valuestring);
     if (!dahlsim_is_dir(one)) {
         snprintf(err, err_size, "%s: \"one_worker\": expected its models in %s, which is missing", path, one);
-        ret = -1;
+        ret = -EINVAL;
         goto out;
     }
     if (x->cpus == 1) {
@@ -53,9 +53,10 @@ int dahlsim_kernel_models(const struct dahlsim_experiment *x, const char *work_d
     snprintf(path, sizeof(path), "%s/sampling", x->machine_dir);
     snprintf(dir, dir_size, "%s", work_dir);
     if ((ret = dahlsim_model_table_load(path, x->machine, &t)) != 0 || (ret = dahlsim_remove_tree(work_dir)) != 0 ||
-        (ret = dahlsim_copy_tree(one, work_dir)) != 0 || (ret = dahlsim_model_dir_blend(work_dir, x->machine, &t, weight)) != 0) {
+        (ret = dahlsim_copy_tree(one, work_dir)) != 0 ||
+        (ret = dahlsim_model_dir_blend(work_dir, x->machine, &t, weight)) != 0) {
         snprintf(err, err_size, "cannot blend %s and %s into %s: %s", path, one, work_dir, strerror(-ret));
-        ret = -1;
+        ret = -EIO;
     } else {
         snprintf(what, what_size, "interpolated at %ld of %ld CPU workers: %.3g x those measured with every core "
                  "a worker (sampling) + %.3g x with one (%s)", x->cpus, n, weight, 1 - weight, sampling->valuestring);

@@ -14,8 +14,9 @@
  * one-worker models when x has one CPU worker and its calibration measured them (its manifest's
  * "one_worker": {"sampling", "all_cpus"}) for more; or, from 2 to all_cpus - 1 workers, those blended with
  * sampling/'s into work_dir (created anew; the caller removes it). Node groups and runs with GPUs read
- * sampling/. what gets how it chose ("" for sampling/), for results.json's kernel_models. Returns 0, or -1
- * with the reason in err (a file and what it lacks). */
+ * sampling/. what gets how it chose ("" for sampling/), for results.json's kernel_models. Returns 0, or
+ * with the reason in err: -EINVAL (the manifest's record is not whole: the file and the field) or -EIO (the
+ * blend could not be written). */
 int dahlsim_kernel_models(const struct dahlsim_experiment *x, const char *work_dir, char *dir, size_t dir_size,
                           char *what, size_t what_size, char *err, size_t err_size);
 

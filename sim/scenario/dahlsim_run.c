@@ -156,12 +156,14 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
     /* the perf models for its worker count (dahlsim_kernels.h), a blend made in OUT/.kernel-models */
     char models[PATH_MAX + 32], work[PATH_MAX + 32];
     snprintf(work, sizeof(work), "%s/.kernel-models", out_dir);
-    if (dahlsim_kernel_models(x, work, models, sizeof(models), point.kernel_models, sizeof(point.kernel_models), err,
-                              sizeof(err)) != 0) {
+    r = dahlsim_kernel_models(x, work, models, sizeof(models), point.kernel_models, sizeof(point.kernel_models), err,
+                              sizeof(err));
+    if (r != 0) {
         dahlsim_error("run: %s", err);
-        fprintf(stderr, "hint: calibrate the machine again (dahlsim calibrate --machine %s)\n", x->machine);
+        if (r == -EINVAL)
+            fprintf(stderr, "hint: calibrate the machine again (dahlsim calibrate --machine %s)\n", x->machine);
         dahlsim_remove_tree(work);
-        return DAHLSIM_EXIT_USAGE;
+        return r == -EINVAL ? DAHLSIM_EXIT_USAGE : DAHLSIM_EXIT_FAILURE;
     }
     bool aside;
     if (earlier_aside(out_dir, &aside) != 0)
