@@ -371,13 +371,14 @@ static cJSON *one_worker_summary(const struct dahlsim_calibrate_opts *o, const s
             lo = ratio[i] < lo ? ratio[i] : lo;
             hi = ratio[i] > hi ? ratio[i] : hi;
         }
+        double median = dahlsim_median(ratio, n);
         cJSON *r = cJSON_AddObjectToObject(s, "mean_ratio");
-        cJSON_AddNumberToObject(r, "median", dahlsim_median(ratio, n));
+        cJSON_AddNumberToObject(r, "median", median);
         cJSON_AddNumberToObject(r, "min", lo);
         cJSON_AddNumberToObject(r, "max", hi);
         if (!o->quiet)
             fprintf(stderr, "one CPU worker: %zu entries, their means %.2f times the all-cores ones (median; %.2f to "
-                            "%.2f)\n", n, dahlsim_median(ratio, n), lo, hi);
+                            "%.2f)\n", n, median, lo, hi);
     }
     cJSON_AddStringToObject(s, "what",
                             "the kernels measured again with one CPU worker (the other cores idle), the same setups "

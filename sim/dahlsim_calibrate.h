@@ -46,7 +46,7 @@ struct dahlsim_calibrate_opts {
     double noisy;         /* a round whose probe is this much slower than the session's fastest is noisy */
     long reruns;          /* a noisy round is measured again up to this many times, then calibrate stops */
     long history_max_error; /* STARPU_HISTORY_MAX_ERROR of the measuring runs, percent (StarPU's 50) */
-    bool one_worker;      /* the kernels measured again with one CPU worker (DAHLSIM_ONE_WORKER_DIR) */
+    bool one_worker;      /* the kernels measured again with one CPU worker (DAHLSIM_ONE_WORKER_SAMPLING) */
     int measure_ncpu;     /* CPU workers of the measuring runs (0: StarPU's default, every core) */
     bool force, recalibrate_flagged, report_only, quiet;
 };

@@ -23,33 +23,48 @@ static int table_add(struct dahlsim_model_table *t, const struct dahlsim_model_e
     return 0;
 }
 
-/* Reads the history entries of one perf-model file (format 45, as perfmodel_history.c writes it): the
- * "# Model for <arch>" comment names the architecture, the lines after "# hash ..." are the entries. */
+/* Where a reader is in a perf-model file (format 45, as perfmodel_history.c writes it): the "# Model for
+ * <arch>" comment names the architecture, the lines after "# hash ..." are the entries, up to the first line
+ * that is not one. */
+struct model_scan {
+    char arch[48];
+    bool in_entries;
+};
+
+/* Takes one line of the file; true when it is a history entry, read into *e (arch set, symbol left empty). */
+static bool scan_line(struct model_scan *s, const char *line, struct dahlsim_model_entry *e)
+{
+    *e = (struct dahlsim_model_entry){0};
+    double sum, sum2;
+    if (strncmp(line, "# Model for ", 12) == 0) {
+        sscanf(line + 12, "%47s", s->arch);
+        s->in_entries = false;
+    } else if (strncmp(line, "# hash", 6) == 0) {
+        s->in_entries = true;
+    } else if (s->in_entries) {
+        if (sscanf(line, "%x %lu %le %le %le %le %le %u", &e->footprint, &e->size, &e->flops, &e->mean_us,
+                   &e->dev_us, &sum, &sum2, &e->nsample) == 8) {
+            snprintf(e->arch, sizeof(e->arch), "%s", s->arch);
+            return true;
+        }
+        s->in_entries = false;
+    }
+    return false;
+}
+
+/* Reads the history entries of one perf-model file into t. */
 static int load_model_file(const char *path, const char *symbol, struct dahlsim_model_table *t)
 {
     char *text = dahlsim_read_text(path, SIZE_MAX);
     if (text == NULL)
         return -errno;
-    char arch[48] = "?";
-    bool in_entries = false;
+    struct model_scan scan = {"?", false};
     int ret = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line != NULL && ret == 0; line = strtok_r(NULL, "\n", &save)) {
-        if (strncmp(line, "# Model for ", 12) == 0) {
-            sscanf(line + 12, "%47s", arch);
-            in_entries = false;
-        } else if (strncmp(line, "# hash", 6) == 0) {
-            in_entries = true;
-        } else if (in_entries) {
-            struct dahlsim_model_entry e = {0};
-            double sum, sum2;
-            if (sscanf(line, "%x %lu %le %le %le %le %le %u", &e.footprint, &e.size, &e.flops, &e.mean_us, &e.dev_us,
-                       &sum, &sum2, &e.nsample) != 8) {
-                in_entries = false;
-                continue;
-            }
+        struct dahlsim_model_entry e;
+        if (scan_line(&scan, line, &e)) {
             snprintf(e.symbol, sizeof(e.symbol), "%s", symbol);
-            snprintf(e.arch, sizeof(e.arch), "%s", arch);
             ret = table_add(t, &e);
         }
     }
@@ -132,28 +147,16 @@ static int blend_file(const char *path, const char *symbol, const struct dahlsim
         free(text);
         return ret;
     }
-    char arch[48] = "?";
-    bool in_entries = false;
+    struct model_scan scan = {"?", false};
     for (char *line = text, *next; line != NULL && *line != '\0'; line = next) {
         char *end = strchr(line, '\n');
         next = end != NULL ? end + 1 : NULL;
         if (end != NULL)
             *end = '\0';
-        struct dahlsim_model_entry e = {0};
-        double sum, sum2;
+        struct dahlsim_model_entry e;
         const struct dahlsim_model_entry *o = NULL;
-        if (strncmp(line, "# Model for ", 12) == 0) {
-            sscanf(line + 12, "%47s", arch);
-            in_entries = false;
-        } else if (strncmp(line, "# hash", 6) == 0) {
-            in_entries = true;
-        } else if (in_entries && sscanf(line, "%x %lu %le %le %le %le %le %u", &e.footprint, &e.size, &e.flops,
-                                        &e.mean_us, &e.dev_us, &sum, &sum2, &e.nsample) == 8) {
-            if (strncmp(arch, "cpu", 3) == 0)
-                o = dahlsim_model_table_find(other, symbol, arch, e.size, e.footprint);
-        } else {
-            in_entries = false;
-        }
+        if (scan_line(&scan, line, &e) && strncmp(e.arch, "cpu", 3) == 0)
+            o = dahlsim_model_table_find(other, symbol, e.arch, e.size, e.footprint);
         if (o == NULL) {
             fprintf(f, "%s\n", line);
             continue;
