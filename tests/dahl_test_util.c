@@ -127,6 +127,14 @@ void dahl_test_run_args(struct dahl_test_run *run, const char *bin, const char *
     dahl_test_run(run, argv, env);
 }
 
+void dahl_test_remove_tree(const char *path)
+{
+    char cmd[4200];
+    cr_assert(strncmp(path, "/tmp/", 5) == 0 && strchr(path, '\'') == NULL, "not a test's directory: %s", path);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
 void dahl_test_write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");

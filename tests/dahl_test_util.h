@@ -18,6 +18,9 @@ struct dahl_test_run {
 void dahl_test_run(struct dahl_test_run *run, char *const argv[], char *const env[]);
 /* dahl_test_run of bin with the arguments args (NULL-terminated, at most 62). */
 void dahl_test_run_args(struct dahl_test_run *run, const char *bin, const char *const args[], char *const env[]);
+/* Removes path and everything under it (rm -rf), which must be a test's own, under /tmp/; fails the test
+ * when it cannot. */
+void dahl_test_remove_tree(const char *path);
 /* Writes text to path (a test's scenario, model or spec file); fails the test when it cannot. */
 void dahl_test_write_file(const char *path, const char *text);
 

@@ -493,9 +493,7 @@ Test(heteroprio, scenarios_run_autoheteroprio_deterministically_and_refuse_bare_
         cJSON_Delete(doc);
     }
     cr_assert_eq(memcmp(&makespan[0], &makespan[1], sizeof(double)), 0, "%.17g vs %.17g", makespan[0], makespan[1]);
-    char rm[300];
-    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-    cr_assert_eq(system(rm), 0);
+    dahl_test_remove_tree(dir);
 }
 
 Test(heteroprio, native_training_with_manual_lists_and_their_errors)
@@ -574,9 +572,7 @@ Test(heteroprio, footprint_buckets_in_a_scenario)
     cr_assert_eq(run.status, 2);
     cr_assert(strstr(run.err, "--priorities: expected auto:HEURISTIC or auto:HEURISTIC/footprint") != NULL, "%s",
               run.err);
-    char rm[300];
-    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-    cr_assert_eq(system(rm), 0);
+    dahl_test_remove_tree(dir);
 }
 
 /* ---- training graphs in the lab ---- */
@@ -697,7 +693,5 @@ Test(dag_cli, export_a_training_step)
     dahl_test_run(&run, uncovered, env);
     cr_assert_eq(run.status, 2);
     cr_assert(strstr(run.err, "no history estimate for dahl_conv2d_forward footprint") != NULL, "%s", run.err);
-    char rm[300];
-    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-    cr_assert_eq(system(rm), 0);
+    dahl_test_remove_tree(dir);
 }

@@ -33,9 +33,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 }
 
 /* 12 short points on the 2-CPU fixture machine. */

@@ -28,9 +28,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 }
 
 /* Writes dir/NAME with text; returns its path (static). */

@@ -44,11 +44,8 @@ static void scratch(void)
 
 static void cleanup(void)
 {
-    char cmd[128];
-    if (strncmp(dir, "/tmp/dahlsim-machine-", 21) == 0) {
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        cr_assert_eq(system(cmd), 0);
-    }
+    if (strncmp(dir, "/tmp/dahlsim-machine-", 21) == 0)
+        dahl_test_remove_tree(dir);
 }
 
 TestSuite(machine, .init = scratch, .fini = cleanup);

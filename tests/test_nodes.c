@@ -549,7 +549,7 @@ Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
      * (a rank's thread is moved onto its own node's CPU hosts and back) and still agree. */
     char home[] = "/tmp/dahlsim-home-XXXXXX";
     cr_assert_not_null(mkdtemp(home));
-    char cmd[512], home_var[64], machine_dir[128];
+    char home_var[64], machine_dir[128];
     dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
     snprintf(machine_dir, sizeof(machine_dir), "%s/calibration/tiny-2cpu", home);
     dahl_test_manifest_add(machine_dir, "submission", "{\"us_per_task\": 20, \"input_copy_bytes_per_s\": 1e9}");
@@ -567,8 +567,7 @@ Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)
     cr_assert(fabs(cm - c1) <= 0.01 * c1, "charged: 1-node multi-node path %.9f s vs single-node %.9f s", cm, c1);
     cJSON_Delete(one);
     cJSON_Delete(mpi);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(home);
 }
 
 /* Node groups of two machines (tiny-2cpu, and tiny-4cpu: its perf models on 4 CPUs) with unequal shares:

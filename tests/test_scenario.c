@@ -168,9 +168,7 @@ Test(scenario, run_is_simulated_and_byte_identical_twice)
     cJSON_Delete(root);
     free(a);
     free(b);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 
     dahlsim((const char *[]){"run", DATA "/scenarios/tiny-sweep.json", NULL});
     assert_input_error("run of a sweep", "has a sweep of 6 points: run it with dahlsim sweep", NULL);
@@ -240,9 +238,7 @@ Test(scenario, an_interrupted_sweep_resumes_with_every_point_exactly_once)
     char csv[64];
     snprintf(csv, sizeof(csv), "%s/results.csv", dir);
     cr_assert_eq(count_lines(csv), 7, "results.csv: header + 6 rows");
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 }
 
 /* A sweep on a machine with power figures (roofline-14cpu-1v100): every row of results.csv ends with the
@@ -288,9 +284,7 @@ Test(scenario, a_sweep_records_each_points_energy)
     cr_assert_eq(rows, 2);
     snprintf(path, sizeof(path), "%s/plots/energy-vs-makespan.gp", out);
     cr_assert_eq(access(path, F_OK), 0, "no energy plot");
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 }
 
 Test(scenario, a_calibration_missing_a_perf_model_is_refused_before_simulating)
@@ -309,8 +303,7 @@ Test(scenario, a_calibration_missing_a_perf_model_is_refused_before_simulating)
     assert_input_error("missing perf model", TINY ": \"machine\": expected a calibration with every perf model",
                        "dahl_relu_forward.tiny-2cpu");
     cr_assert(strstr(run.err, "hint: recalibrate with dahlsim calibrate --machine tiny-2cpu") != NULL, "%s", run.err);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(home);
 }
 
 /* The run's per_codelet count of symbol and its pipeline block's depth and staleness. */
@@ -351,9 +344,7 @@ Test(scenario, a_pipelined_run_simulates_and_reports_its_staleness)
     cr_assert_eq(depth3, 3);
     cr_assert_eq(stale3, 2);
     cr_assert_eq(zeros3 - zeros1, 16 * 8, "16 steps x 8 parameter tensors: %ld and %ld", zeros1, zeros3);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 }
 
 /* Runs TINY with --set SAMPLES (and steady_state with a warm-up of 4 steps where steady) into out; returns
@@ -417,7 +408,5 @@ Test(scenario, a_steady_state_run_extrapolates_within_half_a_percent)
     cr_assert(strstr(cJSON_GetObjectItemCaseSensitive(ss, "what")->valuestring, "no epoch reached") != NULL);
     cJSON_Delete(full);
     cJSON_Delete(steady);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 }

@@ -418,9 +418,7 @@ Test(share, files_load_strictly)
         cr_assert_eq(dahlsim_share_load(path, &s, err, sizeof(err)), -EINVAL, "case %zu", i);
         cr_assert(strstr(err, cases[i].want) != NULL && strncmp(err, path, strlen(path)) == 0, "case %zu: %s", i, err);
     }
-    char rm[160];
-    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-    cr_assert_eq(system(rm), 0);
+    dahl_test_remove_tree(dir);
 }
 
 static struct dahl_test_run cli;
@@ -480,9 +478,7 @@ Test(share_cli, runs_and_refuses_bad_input_with_exit_2)
                    "--out", path, NULL};
     dahl_test_run(&cli, job, NULL);
     dahl_test_assert_input_error(&cli, "job", "--job lenet:mnist:32: expected MODEL:DATASET:BATCH[:STEPS]", NULL);
-    char rm[160];
-    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-    cr_assert_eq(system(rm), 0);
+    dahl_test_remove_tree(dir);
 }
 
 Test(share_cli, export_sizes_come_from_the_network)
@@ -513,7 +509,5 @@ Test(share_cli, export_sizes_come_from_the_network)
     cr_assert_eq(s.memory_bytes, sum / 2 > dahlsim_share_job_bytes(&s.jobs[1]) ? sum / 2
                                                                                : dahlsim_share_job_bytes(&s.jobs[1]));
     dahlsim_share_fini(&s);
-    char rm[160];
-    snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-    cr_assert_eq(system(rm), 0);
+    dahl_test_remove_tree(dir);
 }

@@ -119,14 +119,13 @@ Test(sim_costs, the_measured_submission_cost_is_charged_where_the_machine_has_ro
         "own core");
     cJSON_Delete(r1);
 
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
-    cr_assert_eq(system(cmd), 0);
+    char calibration[256];
+    snprintf(calibration, sizeof(calibration), "%s/calibration", home);
+    dahl_test_remove_tree(calibration);
     tiny_with_submission_cost(home, "-1");
     dahl_test_run(&run, argv, home_env);
     assert_input_error("bad submission cost", "manifest.json: \"submission.us_per_task\": expected a number", NULL);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(home);
 }
 
 /* A simulation of tiny.json on 1 CPU against home/calibration/tiny-2cpu (env, argv: pointing into the
@@ -165,14 +164,13 @@ static void one_cpu_runs_with_scheduling(const char *home, const char *schedulin
 static void bad_scheduling_refused(const char *home, const char *scheduling, struct one_cpu_run *r,
                                    const char *want)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s/calibration'", home);
-    cr_assert_eq(system(cmd), 0);
+    char calibration[256];
+    snprintf(calibration, sizeof(calibration), "%s/calibration", home);
+    dahl_test_remove_tree(calibration);
     tiny_with(home, "scheduling", scheduling);
     dahl_test_run(&run, r->argv, r->env);
     assert_input_error("bad scheduling figure", want, NULL);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(home);
 }
 
 /* The calibration's measured cost per push of the scheduling policy (manifest "scheduling.push_us", per
@@ -261,8 +259,7 @@ Test(sim_costs, runs_read_the_kernel_models_of_their_worker_count)
         cJSON_Delete(r);
         cJSON_Delete(fixture);
     }
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(home);
 }
 
 Test(sim_costs, a_heteroprio_heuristic_not_timed_takes_the_timed_ones_figures)
@@ -290,9 +287,7 @@ Test(sim_costs, a_heteroprio_heuristic_not_timed_takes_the_timed_ones_figures)
         cr_assert_eq(charged->valuedouble, want[k], "%s: push_us_charged %g", sched, charged->valuedouble);
         cJSON_Delete(r);
     }
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(home);
 }
 
 /* The calibration's measured cost per task of the workers (manifest "scheduling.worker_us", per worker
@@ -385,9 +380,7 @@ Test(sim_costs, measured_costs_runs_are_byte_identical_and_starpu_costs_leave_th
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sched, "push_us_charged")));
     cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sched, "worker_us_charged")));
     cJSON_Delete(r);
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(home);
 }
 
 /* StarPU's REDUX reduction tasks take simulated time (scripts/patches/starpu-simgrid-redux-time.patch): with
@@ -426,8 +419,7 @@ Test(sim_costs, redux_reduction_tasks_take_simulated_time)
     cr_assert_gt(t_slow, t_plain + 16 * 1e-3, "plain %g s, slow reductions %g s", t_plain, t_slow);
     cJSON_Delete(plain);
     cJSON_Delete(slow);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(home);
 }
 
 /* With a simulated GPU, transfers start in the order StarPU acquires a task's data, which StarPU 1.3.10 sorts
@@ -458,9 +450,7 @@ Test(sim_costs, a_gpu_run_is_byte_identical_run_after_run)
         }
     }
     free(first);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 }
 
 /* The simulated time of one bench/sim_empty_tasks run (the bare StarPU-SimGrid baseline of bench/sim_speed)

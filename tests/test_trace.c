@@ -198,13 +198,6 @@ static cJSON *check_trace_dir(const char *dir, double tolerance_us, bool gantt)
     return summary;
 }
 
-static void rm_rf(const char *dir)
-{
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-}
-
 Test(trace, simulated_run_traces_agree_with_fxt_and_repeat_byte_for_byte)
 {
     char dir[] = "/tmp/dahlsim-trace-XXXXXX";
@@ -261,7 +254,7 @@ Test(trace, simulated_run_traces_agree_with_fxt_and_repeat_byte_for_byte)
         free(ta);
         free(tb);
     }
-    rm_rf(dir);
+    dahl_test_remove_tree(dir);
 }
 
 /* Task events per training step (args.step, from 1) in a trace.json. */
@@ -310,7 +303,7 @@ Test(trace, a_window_traces_its_steps_only)
     cr_assert_eq(num(steps, "last"), 4);
     cr_assert_eq(num(summary, "tasks"), all[2] + all[3]);
     cJSON_Delete(summary);
-    rm_rf(dir);
+    dahl_test_remove_tree(dir);
 }
 
 Test(trace, bad_trace_options_are_input_errors)
@@ -391,7 +384,7 @@ Test(trace, multi_node_runs_trace_every_node_and_merge_them)
     char *svg = slurp(path, NULL);
     cr_assert(strstr(svg, "node 1 CPU 1") != NULL && strstr(svg, "node 0 CPU 0") != NULL, "%s", path);
     free(svg);
-    rm_rf(dir);
+    dahl_test_remove_tree(dir);
 }
 #endif
 
@@ -484,7 +477,7 @@ Test(trace, simulated_gpu_links_carry_bytes_and_gpu_memory_peaks)
     }
     cr_assert(begins == links && ends == links, "trace.json: %ld begins, %ld ends, %ld transfers", begins, ends, links);
     cJSON_Delete(chrome);
-    rm_rf(dir);
+    dahl_test_remove_tree(dir);
 }
 
 /* StarPU's Paje file out of time order, as its FxT converter writes it under load: a codelet's value is
@@ -527,7 +520,7 @@ Test(trace, paje_sort_keeps_definitions_ahead_of_their_events)
     cr_assert(def != NULL && use != NULL && def < use, "the value is used before its definition:\n%s", text);
     cr_assert(strstr(text, "10 1.0 w0 S a\n10 1.5 w0 S zero\n10 2.0 w0 S a\n") != NULL, "%s", text);
     assert_pj_dump_parses(path);
-    rm_rf(dir);
+    dahl_test_remove_tree(dir);
 }
 
 Test(trace, native_training_traces_agree_with_fxt)
@@ -552,7 +545,7 @@ Test(trace, native_training_traces_agree_with_fxt)
     cr_assert_gt(num(ram, "app_bytes"), 0);
     cr_assert_gt(num(ram, "capacity_bytes"), 0);
     cJSON_Delete(results);
-    rm_rf(dir);
+    dahl_test_remove_tree(dir);
 }
 
 Test(trace, report_turns_a_traced_sweep_into_one_page)
@@ -590,5 +583,5 @@ Test(trace, report_turns_a_traced_sweep_into_one_page)
     cr_assert_eq(run.status, 2);
     cr_assert(strstr(run.err, "dahlsim: error: report: /tmp/dahlsim-no-such-sweep: expected a sweep directory") != NULL,
               "%s", run.err);
-    rm_rf(dir);
+    dahl_test_remove_tree(dir);
 }

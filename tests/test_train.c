@@ -32,10 +32,8 @@ static void scratch_home(char *dir, size_t size)
 /* Removes a scratch directory made by scratch_home (and what StarPU wrote there). */
 static void remove_tree(const char *dir)
 {
-    char cmd[256];
     cr_assert(strncmp(dir, "/tmp/dahlsim-train-", 19) == 0);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    dahl_test_remove_tree(dir);
 }
 
 /* Runs build/dahlsim train with up to 24 arguments (NULL-terminated). */
