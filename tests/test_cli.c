@@ -153,9 +153,126 @@ Test(cli, validate_refuses_bad_options_and_another_machine)
     dahl_test_run(&run, auto_argv, env);
     cr_assert_eq(run.status, 0, "%s", run.err);
     cr_assert(strstr(run.err, "b8 lws 1cpu grain auto: auto: 1 of 1; predicted step") != NULL, "%s", run.err);
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", home);
+    dahl_test_remove_tree(home);
+}
+
+/* Field key of fidelity.json's first setup (a number), from a report parsed with cJSON. */
+static double first_setup_number(const cJSON *report, const char *key)
+{
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(report, "setups"), 0);
+    return dahl_test_number(row, key);
+}
+
+/* dir/fidelity.json, parsed (the caller deletes it). */
+static cJSON *fidelity_json(const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/fidelity.json", dir);
+    cJSON *doc = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert_not_null(doc, "%s is not JSON", path);
+    return doc;
+}
+
+/* Sets run r's "probe_slower" of the first setup in dir/fidelity.json to slower, as if that run's probe had
+ * read that much slower than the session's fastest. */
+static void set_probe_slower(const char *dir, int r, double slower)
+{
+    cJSON *doc = fidelity_json(dir);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "setups"), 0);
+    cJSON *run = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(row, "runs"), r);
+    cr_assert(cJSON_ReplaceItemInObjectCaseSensitive(run, "probe_slower", cJSON_CreateNumber(slower)));
+    char path[256], *text = cJSON_Print(doc);
+    snprintf(path, sizeof(path), "%s/fidelity.json", dir);
+    dahl_test_write_file(path, text);
+    free(text);
+    cJSON_Delete(doc);
+}
+
+/* validate --natives DIR: an earlier report's native runs against simulations made now, judged again at
+ * --noisy; what the report decides cannot be given; a report that is not one is an input error. */
+Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
+{
+    char home[] = "/tmp/dahlsim-natives-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    dahl_test_machine_copy(DAHLSIM_SOURCE_DIR "/tests/data/calibration", "tiny-2cpu", home);
+    char env_home[192], setups[224], first[224], again[224], missing[224];
+    snprintf(env_home, sizeof(env_home), "DAHLSIM_HOME=%s", home);
+    char *env[] = {env_home, NULL};
+    snprintf(setups, sizeof(setups), "%s/setups.json", home);
+    snprintf(first, sizeof(first), "%s/first", home);
+    snprintf(again, sizeof(again), "%s/again", home);
+    snprintf(missing, sizeof(missing), "%s/none", home);
+    dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "
+                                 "\"cpus\": 1, \"scheduler\": \"lws\"}]}");
+    /* the fixture's manifest records no node: --force */
+    const char *make[] = {"validate", "--machine", "tiny-2cpu", "--out", first, "--force", "--runs", "2",
+                          "--setups", setups, "--quiet", NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, make, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    const char *natives[] = {"validate", "--machine", "tiny-2cpu", "--natives", first, "--out", again, NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, natives, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.err, "the native runs of") != NULL, "%s", run.err);
+    cJSON *was = fidelity_json(first), *now = fidelity_json(again);
+    /* the same native runs, and the same simulation: simulations are deterministic */
+    const char *same[] = {"native_median_s", "simulated_s", "relative_error", "native_busy_median_s", "quiet_runs"};
+    for (size_t k = 0; k < sizeof(same) / sizeof(same[0]); k++)
+        cr_assert_eq(first_setup_number(now, same[k]), first_setup_number(was, same[k]), "%s differs", same[k]);
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(now, "natives_from");
+    cr_assert(cJSON_IsString(from) && strcmp(from->valuestring, first) == 0);
+    cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(now, "commit")));
+    cr_assert_eq(dahl_test_number(now, "noisy_threshold"), dahl_test_number(was, "noisy_threshold"));
+    cJSON_Delete(now);
+    /* judged again: run 1 probed 30 % slow is noisy at 0.2 (its median is run 2's), quiet at 0.5 */
+    set_probe_slower(first, 0, 0.3);
+    set_probe_slower(first, 1, 0);
+    const char *strict[] = {"validate", "--machine", "tiny-2cpu", "--natives", first, "--out", again, "--noisy", "0.2",
+                            NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, strict, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    now = fidelity_json(again);
+    cr_assert_eq(first_setup_number(now, "quiet_runs"), 1);
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(was,
+                                                                                                            "setups"),
+                                                                            0),
+                                                         "runs");
+    cr_assert_eq(first_setup_number(now, "native_median_s"), dahl_test_number(cJSON_GetArrayItem(runs, 1), "makespan_s"));
+    cr_assert_eq(dahl_test_number(now, "noisy_threshold"), 0.2);
+    cr_assert_eq(dahl_test_number(now, "noisy_runs_dropped"), 1);
+    cJSON_Delete(now);
+    const char *lenient[] = {"validate", "--machine", "tiny-2cpu", "--natives", first, "--out", again, "--noisy",
+                             "0.5", "--quiet", NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, lenient, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    now = fidelity_json(again);
+    cr_assert_eq(first_setup_number(now, "quiet_runs"), 2);
+    cJSON_Delete(now);
+    cJSON_Delete(was);
+    /* bad input: one line, exit 2 */
+    const char *runs_too[] = {"validate", "--machine", "tiny-2cpu", "--natives", first, "--out", again, "--runs", "2",
+                              NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, runs_too, env);
+    dahl_test_assert_input_error(&run, "--natives with --runs", "--runs: expected none: the setups, runs and ranks",
+                                 NULL);
+    const char *onto[] = {"validate", "--machine", "tiny-2cpu", "--natives", first, "--out", first, NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, onto, env);
+    dahl_test_assert_input_error(&run, "--natives onto itself", "expected another directory than --out", NULL);
+    const char *nowhere[] = {"validate", "--machine", "tiny-2cpu", "--natives", missing, "--out", again, NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, nowhere, env);
+    dahl_test_assert_input_error(&run, "--natives missing", "--natives", "No such file or directory");
+    char path[512], cmd[512];
+    snprintf(path, sizeof(path), "%s/native/00-1", first);
+    dahl_test_remove_tree(path);
+    dahl_test_run_args(&run, DAHLSIM_BIN, natives, env);
+    dahl_test_assert_input_error(&run, "--natives without a run", "native/00-1/results.json: expected the native run",
+                                 NULL);
+    snprintf(cmd, sizeof(cmd), "sed -i 's/\"makespan_s\":.*,/\"makespan_s\": \"slow\",/' '%s/fidelity.json'", first);
     cr_assert_eq(system(cmd), 0);
+    dahl_test_run_args(&run, DAHLSIM_BIN, natives, env);
+    dahl_test_assert_input_error(&run, "--natives, a makespan not a number", "fidelity.json: \"setups[0].runs[0]."
+                                                                             "makespan_s\": expected a number",
+                                 NULL);
+    dahl_test_remove_tree(home);
 }
 
 Test(cli, subcommand_help_exits_0)

@@ -271,11 +271,16 @@ double dahlsim_probe_latency_limit(double threshold)
     return threshold < 1 ? DAHLSIM_PROBE_LATENCY_SLACK / (1 - threshold) : INFINITY;
 }
 
+bool dahlsim_probe_noisy_at(double slowness, double latency_ratio, double threshold)
+{
+    return slowness > threshold || latency_ratio > dahlsim_probe_latency_limit(threshold);
+}
+
 bool dahlsim_probe_noisy(int n, const struct dahlsim_probe *probe, const struct dahlsim_probe *best,
                          double threshold)
 {
-    return dahlsim_probe_slowness(n, probe, best) > threshold ||
-           dahlsim_probe_latency_ratio(probe, best) > dahlsim_probe_latency_limit(threshold);
+    return dahlsim_probe_noisy_at(dahlsim_probe_slowness(n, probe, best), dahlsim_probe_latency_ratio(probe, best),
+                                  threshold);
 }
 
 void dahlsim_node_here(struct dahlsim_node *n, bool probe)

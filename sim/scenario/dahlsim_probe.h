@@ -54,6 +54,9 @@ double dahlsim_probe_slowness(int n, const struct dahlsim_probe *probe, const st
 double dahlsim_probe_latency_ratio(const struct dahlsim_probe *probe, const struct dahlsim_probe *best);
 /* The round-trip ratio above which a run is noisy at threshold X (see DAHLSIM_PROBE_LATENCY_SLACK). */
 double dahlsim_probe_latency_limit(double threshold);
+/* Whether a run that probed slowness below the fastest and latency_ratio times the shortest round trip is
+ * noisy at threshold X: the criterion itself, for runs judged again from a report. */
+bool dahlsim_probe_noisy_at(double slowness, double latency_ratio, double threshold);
 /* Whether the run is noisy at threshold X (its kernel probe or its round trip; see above). */
 bool dahlsim_probe_noisy(int n, const struct dahlsim_probe *probe, const struct dahlsim_probe *best,
                          double threshold);

@@ -391,7 +391,8 @@ static struct dahlsim_scenario *setup_scenario(const struct dahlsim_validate_opt
  * into x[i]. Returns 0, or -EINVAL after printing the error. */
 static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsim_experiment *x)
 {
-    drop_uncovered_grains(o);
+    if (o->natives == NULL)
+        drop_uncovered_grains(o); /* a report read back has the setups its native runs made, all of them */
     if (nsetups == 0) {
         dahlsim_error("validate: no setup left: calibration %s covers none of their grains", o->machine);
         return -EINVAL;
@@ -436,6 +437,184 @@ static int probed_cores(const struct dahlsim_validate_opts *o, const struct setu
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     long cores = o->nodes > 0 ? s->ncpu * o->nodes : s->ncpu + (s->ncpu < online);
     return cores < DAHLSIM_PROBE_MAX_CORES ? (int)cores : DAHLSIM_PROBE_MAX_CORES;
+}
+
+/* --natives DIR: what an earlier report (DIR/fidelity.json, DIR/native/NN-R/results.json) holds, read back. */
+struct natives_doc {
+    const char *path; /* DIR/fidelity.json, for the errors */
+    char field[96];   /* the path of the object being read ("" at the top) */
+};
+
+/* The number at key of obj, within [lo, hi], into *v; false after the error line naming the file and d->field
+ * (set by the caller to the path of obj). */
+static bool natives_number(struct natives_doc *d, const cJSON *obj, const char *key, double lo, double hi,
+                           double *v)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char field[160], expected[96];
+    snprintf(field, sizeof(field), "%s%s%s", d->field, d->field[0] != '\0' ? "." : "", key);
+    if (!cJSON_IsNumber(x) || !(x->valuedouble >= lo && x->valuedouble <= hi)) {
+        snprintf(expected, sizeof(expected), "a number in [%g, %g] (a report dahlsim validate wrote)", lo, hi);
+        setups_error(d->path, field, x, expected);
+        return false;
+    }
+    *v = x->valuedouble;
+    return true;
+}
+
+/* The string at key of obj into out (size bytes); false after the error line. */
+static bool natives_string(struct natives_doc *d, const cJSON *obj, const char *key, char *out, size_t size)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
+    char field[160];
+    snprintf(field, sizeof(field), "%s.%s", d->field, key);
+    if (!cJSON_IsString(x) || x->valuestring[0] == '\0' || strlen(x->valuestring) >= size) {
+        setups_error(d->path, field, x, "a non-empty string (a report dahlsim validate wrote)");
+        return false;
+    }
+    snprintf(out, size, "%s", x->valuestring);
+    return true;
+}
+
+/* Setup i of the report (its row) into setups[i] and its runs into n; the busy time and step stalls from
+ * the native run's own results.json. False after the error line. */
+static bool natives_setup(struct natives_doc *d, const cJSON *row, size_t i, long repeats, const char *dir,
+                          struct native_figures *n)
+{
+    struct setup *s = &setups[i];
+    double v[6];
+    const char *keys[] = {"samples", "batch", "cpus", "gpus", "pipeline_depth", "grain"};
+    const double hi[] = {1e7, 65536, 64, 8, 64, 65536};
+    snprintf(d->field, sizeof(d->field), "setups[%zu]", i);
+    for (int k = 0; k < 6; k++)
+        if (!natives_number(d, row, keys[k], k == 3 ? 0 : 1, hi[k], &v[k]))
+            return false;
+    if (!natives_string(d, row, "setup", s->name, sizeof(s->name)) ||
+        !natives_string(d, row, "dataset", s->dataset, sizeof(s->dataset)) ||
+        !natives_string(d, row, "scheduler", s->sched, sizeof(s->sched)))
+        return false;
+    s->samples = (long)v[0];
+    s->batch = (long)v[1];
+    s->ncpu = (long)v[2];
+    s->ngpu = (long)v[3];
+    s->depth = (long)v[4];
+    s->grain = (long)v[5];
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(row, "runs");
+    if (!cJSON_IsArray(runs) || cJSON_GetArraySize(runs) != repeats) {
+        char field[128], expected[96];
+        snprintf(field, sizeof(field), "setups[%zu].runs", i);
+        snprintf(expected, sizeof(expected), "a list of %ld runs (the report's \"repeats\")", repeats);
+        setups_error(d->path, field, runs, expected);
+        return false;
+    }
+    for (long r = 0; r < repeats; r++) {
+        const cJSON *run = cJSON_GetArrayItem(runs, (int)r);
+        double slow, latency, far;
+        snprintf(d->field, sizeof(d->field), "setups[%zu].runs[%ld]", i, r);
+        if (!natives_number(d, run, "makespan_s", 1e-9, 1e9, &n->times[i][r]) ||
+            !natives_number(d, run, "probe_slower", -1, 1e9, &slow) ||
+            !natives_number(d, run, "core_latency_ns", 0, 1e12, &latency) ||
+            !natives_number(d, run, "latency_ratio", 0, 1e12, &far))
+            return false;
+        double reruns = 0; /* absent from reports written before it was recorded */
+        if (cJSON_GetObjectItemCaseSensitive(run, "reruns") != NULL &&
+            !natives_number(d, run, "reruns", 0, 10, &reruns))
+            return false;
+        n->reruns[i][r] = (int)reruns;
+        n->slow[i][r] = slow;
+        n->far[i][r] = far;
+        n->probe[i][r].latency_ns = latency;
+        char run_dir[PATH_MAX + 64];
+        snprintf(run_dir, sizeof(run_dir), "%s/native/%02zu-%ld", dir, i, r);
+        struct figures f = read_figures(run_dir);
+        if (isnan(f.makespan_s)) {
+            dahlsim_error("validate: --natives %s: %s/results.json: expected the native run of \"%s\" (run %ld), "
+                          "not found or unreadable", dir, run_dir, s->name, r + 1);
+            return false;
+        }
+        n->busies[i][r] = f.busy_s;
+        n->stalls[i][r] = f.stall_s;
+    }
+    return true;
+}
+
+/* --natives DIR: setups[], the repeats and ranks (into *repeats, *nodes), the native figures and the
+ * session's probes (into n) from DIR's report; *threshold: the threshold it judged at. Returns 0, or -EINVAL
+ * after the error line. */
+static int load_natives(const char *dir, long *repeats, long *nodes, long *reruns, double *threshold, char *commit,
+                        size_t commit_size, struct native_figures *n)
+{
+    char path[PATH_MAX + 32], err[PATH_MAX + 256];
+    snprintf(path, sizeof(path), "%s/fidelity.json", dir);
+    cJSON *doc = NULL;
+    if (dahlsim_json_load(path, 16 << 20, &doc, err, sizeof(err)) != 0) {
+        dahlsim_error("validate: --natives %s: %s", dir, err);
+        fprintf(stderr, "hint: --natives takes the --out directory of an earlier dahlsim validate\n");
+        return -EINVAL;
+    }
+    struct natives_doc d = {.path = path};
+    double v[4];
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(doc, "setups");
+    bool ok = natives_number(&d, doc, "repeats", 1, DAHLSIM_VALIDATE_MAX_REPEATS, &v[0]) &&
+              natives_number(&d, doc, "nodes", 0, 64, &v[1]) &&
+              natives_number(&d, doc, "noisy_threshold", 1e-6, 0.99, &v[2]) &&
+              natives_number(&d, doc, "core_latency_shortest_ns", 0, 1e12, &v[3]);
+    if (ok && (!cJSON_IsArray(rows) || cJSON_GetArraySize(rows) < 1 ||
+               cJSON_GetArraySize(rows) > DAHLSIM_VALIDATE_MAX_SETUPS)) {
+        snprintf(err, sizeof(err), "a list of 1 to %d setups (a report dahlsim validate wrote)",
+                 DAHLSIM_VALIDATE_MAX_SETUPS);
+        setups_error(path, "setups", rows, err);
+        ok = false;
+    }
+    const cJSON *gflops = cJSON_GetObjectItemCaseSensitive(doc, "probe_fastest_gflops");
+    int cores = cJSON_GetArraySize(gflops);
+    if (ok && (!cJSON_IsArray(gflops) || cores < 1 || cores > DAHLSIM_PROBE_MAX_CORES)) {
+        snprintf(err, sizeof(err), "a list of 1 to %d numbers (a report dahlsim validate wrote)",
+                 DAHLSIM_PROBE_MAX_CORES);
+        setups_error(path, "probe_fastest_gflops", gflops, err);
+        ok = false;
+    }
+    memset(&n->best, 0, sizeof(n->best));
+    d.field[0] = '\0';
+    for (int c = 0; ok && c < cores; c++) {
+        const cJSON *g = cJSON_GetArrayItem(gflops, c);
+        n->best.gflops[c] = cJSON_IsNumber(g) ? g->valuedouble : 0;
+    }
+    n->cores = cores;
+    n->best.latency_ns = v[3];
+    *repeats = (long)v[0];
+    *nodes = (long)v[1];
+    *threshold = v[2];
+    nsetups = 0;
+    for (int i = 0; ok && i < cJSON_GetArraySize(rows); i++, nsetups++)
+        ok = natives_setup(&d, cJSON_GetArrayItem(rows, i), (size_t)i, *repeats, dir, n);
+    double most = (double)*reruns; /* the reruns a noisy run was allowed: absent from older reports */
+    if (ok && cJSON_GetObjectItemCaseSensitive(doc, "reruns") != NULL)
+        ok = natives_number(&d, doc, "reruns", 0, 10, &most);
+    *reruns = (long)most;
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "commit");
+    snprintf(commit, commit_size, "%s", cJSON_IsString(c) ? c->valuestring : "not recorded");
+    cJSON_Delete(doc);
+    return ok ? 0 : -EINVAL;
+}
+
+long dahlsim_validate_natives_load(const char *dir)
+{
+    static struct native_figures n;
+    long repeats, nodes, reruns = 2;
+    double threshold;
+    char commit[64];
+    return load_natives(dir, &repeats, &nodes, &reruns, &threshold, commit, sizeof(commit), &n) == 0 ? (long)nsetups
+                                                                                                      : -EINVAL;
+}
+
+/* Judges every run of a report read back (--natives) at threshold: its recorded distances from that
+ * session's fastest probe and shortest round trip, by the criterion of dahlsim_probe_noisy. */
+static void judge_again(const struct dahlsim_validate_opts *o, struct native_figures *n)
+{
+    for (size_t i = 0; i < nsetups; i++)
+        for (long r = 0; r < o->repeats; r++)
+            n->noisy[i][r] = dahlsim_probe_noisy_at(n->slow[i][r], n->far[i][r], o->noisy);
 }
 
 /* Judges every run against the session's fastest probe per core and shortest round trip: slow[][], far[][]
@@ -585,20 +764,29 @@ struct fidelity {
 };
 
 /* Starts the report: the JSON document, the Markdown table's head, the table's head on stdout. */
-static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_opts *o)
+static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_opts *o, const char *natives_commit)
 {
     fy->root = cJSON_CreateObject();
     cJSON_AddStringToObject(fy->root, "machine", o->machine);
     cJSON_AddNumberToObject(fy->root, "repeats", (double)o->repeats);
     cJSON_AddNumberToObject(fy->root, "nodes", (double)o->nodes);
+    cJSON_AddStringToObject(fy->root, "commit", o->commit != NULL ? o->commit : "unknown");
+    fy->used = (size_t)snprintf(fy->md, sizeof(fy->md), "# Fidelity of calibration %s\n\n", o->machine);
+    if (o->natives != NULL) {
+        /* the native runs of an earlier report: where they are, and the commit that made them */
+        cJSON_AddStringToObject(fy->root, "natives_from", o->natives);
+        cJSON_AddStringToObject(fy->root, "natives_commit", natives_commit);
+        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
+                                     "Native runs: those of %s (made at commit %s), judged again at --noisy %g;\n"
+                                     "simulated at commit %s.\n\n",
+                                     o->natives, natives_commit, o->noisy, o->commit != NULL ? o->commit : "unknown");
+    }
     fy->rows = cJSON_AddArrayToObject(fy->root, "setups");
     fy->nerr = 0;
-    fy->used = (size_t)snprintf(fy->md, sizeof(fy->md),
-                                "# Fidelity of calibration %s\n\n"
-                                "| setup | quiet runs | native makespan, median (min–max) | simulated | error | "
-                                "busy native/sim | unmodelled µs/task | step stalls native/sim (s) |\n"
-                                "|---|---|---|---|---|---|---|---|\n",
-                                o->machine);
+    fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
+                                 "| setup | quiet runs | native makespan, median (min–max) | simulated | error | "
+                                 "busy native/sim | unmodelled µs/task | step stalls native/sim (s) |\n"
+                                 "|---|---|---|---|---|---|---|---|\n");
     fy->dropped = fy->all_noisy = 0;
     printf("%-28s %5s %12s %22s %12s %8s %8s %11s %15s\n", "setup", "quiet", "native (s)", "native min-max (s)",
            "simulated (s)", "error", "busy n/s", "unmod us/t", "stalls n/s (s)");
@@ -693,6 +881,7 @@ static void fidelity_end(struct fidelity *fy, const struct dahlsim_validate_opts
            100 * med_err, 100 * max_err, fy->nerr, fy->dropped, fy->all_noisy, lo, hi, n->cores, 100 * spread,
            100 * o->noisy, trip);
     cJSON_AddNumberToObject(fy->root, "noisy_threshold", o->noisy);
+    cJSON_AddNumberToObject(fy->root, "reruns", (double)o->reruns);
     cJSON_AddNumberToObject(fy->root, "noisy_runs_dropped", (double)fy->dropped);
     cJSON_AddNumberToObject(fy->root, "setups_without_quiet_run", (double)fy->all_noisy);
     cJSON_AddItemToObject(fy->root, "probe_fastest_gflops", cJSON_CreateDoubleArray(n->best.gflops, n->cores));
@@ -850,18 +1039,50 @@ static int check_nodes(const struct dahlsim_validate_opts *o)
     return o->nodes > 0 && dahlsim_sibling_path("dahlsim-mpi", mpi, sizeof(mpi)) != 0 ? -EINVAL : 0;
 }
 
-int dahlsim_validate_run(const struct dahlsim_validate_opts *o)
+/* --natives: the setups, repeats, ranks and native figures of o->natives's report into o and n, judged again
+ * at o->noisy (its own threshold when 0), and the calibration's round trip. Returns 0, or -EINVAL after the
+ * error line. */
+static int natives_again(struct dahlsim_validate_opts *o, const char *machine_dir, struct native_figures *n,
+                         char *commit, size_t commit_size)
+{
+    double threshold;
+    int code = load_natives(o->natives, &o->repeats, &o->nodes, &o->reruns, &threshold, commit, commit_size, n);
+    if (code != 0)
+        return code;
+    o->noisy = o->noisy > 0 ? o->noisy : threshold;
+    judge_again(o, n);
+    char manifest[PATH_MAX + 16], err[PATH_MAX + 256];
+    snprintf(manifest, sizeof(manifest), "%s/manifest.json", machine_dir);
+    struct dahlsim_node calibrated;
+    n->calibrated_latency_ns = dahlsim_node_of_manifest(manifest, &calibrated, err, sizeof(err)) == 0
+                                   ? calibrated.core_latency_ns
+                                   : 0;
+    if (!o->quiet)
+        fprintf(stderr, "dahlsim validate: the native runs of %s (%zu setups, %ld runs each, made at commit %s), "
+                        "judged at --noisy %g, against simulations made now\n",
+                o->natives, nsetups, o->repeats, commit, o->noisy);
+    return 0;
+}
+
+int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
 {
     static struct dahlsim_experiment x[DAHLSIM_VALIDATE_MAX_SETUPS];
+    struct dahlsim_validate_opts again = *opts, *o = &again;
     char machine_dir[PATH_MAX];
     snprintf(machine_dir, sizeof(machine_dir), "%s/%s", dahlsim_calibration_root(), o->machine);
     static struct fidelity fy;
     static struct native_figures n;
-    int code = load_setups(o);
-    if (code == 0)
-        code = check_nodes(o);
-    if (code == 0)
-        code = same_machine(o, machine_dir, &n.calibrated_latency_ns);
+    char natives_commit[64] = "";
+    int code = 0;
+    if (o->natives != NULL)
+        code = natives_again(o, machine_dir, &n, natives_commit, sizeof(natives_commit));
+    else {
+        code = load_setups(o);
+        if (code == 0)
+            code = check_nodes(o);
+        if (code == 0)
+            code = same_machine(o, machine_dir, &n.calibrated_latency_ns);
+    }
     if (code == 0)
         code = load_experiments(o, x);
     if (code != 0)
@@ -871,12 +1092,13 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *o)
     char sampling[PATH_MAX + 16];
     snprintf(sampling, sizeof(sampling), "%s/sampling", x[0].machine_dir);
     int ret;
-    if ((ret = dahlsim_remove_tree(models)) != 0 || (ret = dahlsim_copy_tree(sampling, models)) != 0) {
+    if (o->natives == NULL &&
+        ((ret = dahlsim_remove_tree(models)) != 0 || (ret = dahlsim_copy_tree(sampling, models)) != 0)) {
         dahlsim_error("validate: cannot copy %s to %s: %s", sampling, models, strerror(-ret));
         return -EIO;
     }
-    fidelity_start(&fy, o);
-    code = run_native(o, models, &n);
+    fidelity_start(&fy, o, natives_commit);
+    code = o->natives != NULL ? 0 : run_native(o, models, &n);
     if (code == 0)
         code = run_simulated(o, x, &n, &fy);
     if (code != 0) {

@@ -20,19 +20,28 @@ struct dahlsim_validate_opts {
     bool force;          /* validate even on another machine than the calibrated one */
     bool quiet;          /* no progress lines */
     long nodes;          /* --nodes N: N StarPU-MPI ranks on this machine, each setup's workers each (0: none) */
+    const char *natives; /* --natives DIR: an earlier report's native runs (DIR/fidelity.json and DIR/native/),
+                          * simulated again instead of running any; its setups, runs and ranks; NULL: run them */
+    const char *commit;  /* the commit this report is made at (recorded in fidelity.json) */
 };
 
 /* Reads a --setups FILE as validate does (for the fuzz target): the number of setups, or -EINVAL after the
  * one-line error naming the file and the field. */
 long dahlsim_validate_setups_load(const char *path);
 
+/* Reads an earlier report as validate --natives DIR does (for the fuzz target): the number of setups, or
+ * -EINVAL after the one-line error naming the file and the field. */
+long dahlsim_validate_natives_load(const char *dir);
+
 /* How many setups the default set has, and --nodes N's. */
 size_t dahlsim_validate_nsetups(void);
 size_t dahlsim_validate_node_nsetups(void);
 
 /* Validates calibration o->machine into o->out (which exists): native runs under o->out/native/, simulations
- * under o->out/simulated/, the perf models they use copied to o->out/models/. Returns 0, or a negative errno
- * after the error line (-EINVAL: the calibration does not cover a setup). */
+ * under o->out/simulated/, the perf models they use copied to o->out/models/. With o->natives, no native run:
+ * that report's are judged again at o->noisy (0: at its own threshold) and compared with simulations made
+ * now. Returns 0, or a negative errno after the error line (-EINVAL: the calibration does not cover a setup,
+ * or o->natives is not a report validate wrote). */
 int dahlsim_validate_run(const struct dahlsim_validate_opts *o);
 
 #endif /* DAHLSIM_VALIDATE_H */
