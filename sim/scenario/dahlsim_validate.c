@@ -445,16 +445,18 @@ struct natives_doc {
     char field[96];   /* the path of the object being read ("" at the top) */
 };
 
-/* The number at key of obj, within [lo, hi], into *v; false after the error line naming the file and d->field
- * (set by the caller to the path of obj). */
+/* The number at key of obj, within [lo, hi] (and whole where it is a count), into *v; false after the error
+ * line naming the file and d->field (set by the caller to the path of obj). */
 static bool natives_number(struct natives_doc *d, const cJSON *obj, const char *key, double lo, double hi,
-                           double *v)
+                           bool count, double *v)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
     char field[160], expected[96];
     snprintf(field, sizeof(field), "%s%s%s", d->field, d->field[0] != '\0' ? "." : "", key);
-    if (!cJSON_IsNumber(x) || !(x->valuedouble >= lo && x->valuedouble <= hi)) {
-        snprintf(expected, sizeof(expected), "a number in [%g, %g] (a report dahlsim validate wrote)", lo, hi);
+    if (!cJSON_IsNumber(x) || !(x->valuedouble >= lo && x->valuedouble <= hi) ||
+        (count && x->valuedouble != floor(x->valuedouble))) {
+        snprintf(expected, sizeof(expected), "%s in [%g, %g] (a report dahlsim validate wrote)",
+                 count ? "an integer" : "a number", lo, hi);
         setups_error(d->path, field, x, expected);
         return false;
     }
@@ -487,7 +489,7 @@ static bool natives_setup(struct natives_doc *d, const cJSON *row, size_t i, lon
     const double hi[] = {1e7, 65536, 64, 8, 64, 65536};
     snprintf(d->field, sizeof(d->field), "setups[%zu]", i);
     for (int k = 0; k < 6; k++)
-        if (!natives_number(d, row, keys[k], k == 3 ? 0 : 1, hi[k], &v[k]))
+        if (!natives_number(d, row, keys[k], k == 3 ? 0 : 1, hi[k], true, &v[k]))
             return false;
     if (!natives_string(d, row, "setup", s->name, sizeof(s->name)) ||
         !natives_string(d, row, "dataset", s->dataset, sizeof(s->dataset)) ||
@@ -511,14 +513,14 @@ static bool natives_setup(struct natives_doc *d, const cJSON *row, size_t i, lon
         const cJSON *run = cJSON_GetArrayItem(runs, (int)r);
         double slow, latency, far;
         snprintf(d->field, sizeof(d->field), "setups[%zu].runs[%ld]", i, r);
-        if (!natives_number(d, run, "makespan_s", 1e-9, 1e9, &n->times[i][r]) ||
-            !natives_number(d, run, "probe_slower", -1, 1e9, &slow) ||
-            !natives_number(d, run, "core_latency_ns", 0, 1e12, &latency) ||
-            !natives_number(d, run, "latency_ratio", 0, 1e12, &far))
+        if (!natives_number(d, run, "makespan_s", 1e-9, 1e9, false, &n->times[i][r]) ||
+            !natives_number(d, run, "probe_slower", -1, 1e9, false, &slow) ||
+            !natives_number(d, run, "core_latency_ns", 0, 1e12, false, &latency) ||
+            !natives_number(d, run, "latency_ratio", 0, 1e12, false, &far))
             return false;
         double reruns = 0; /* absent from reports written before it was recorded */
         if (cJSON_GetObjectItemCaseSensitive(run, "reruns") != NULL &&
-            !natives_number(d, run, "reruns", 0, 10, &reruns))
+            !natives_number(d, run, "reruns", 0, 10, true, &reruns))
             return false;
         n->reruns[i][r] = (int)reruns;
         n->slow[i][r] = slow;
@@ -555,10 +557,10 @@ static int load_natives(const char *dir, long *repeats, long *nodes, long *rerun
     struct natives_doc d = {.path = path};
     double v[4];
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(doc, "setups");
-    bool ok = natives_number(&d, doc, "repeats", 1, DAHLSIM_VALIDATE_MAX_REPEATS, &v[0]) &&
-              natives_number(&d, doc, "nodes", 0, 64, &v[1]) &&
-              natives_number(&d, doc, "noisy_threshold", 1e-6, 0.99, &v[2]) &&
-              natives_number(&d, doc, "core_latency_shortest_ns", 0, 1e12, &v[3]);
+    bool ok = natives_number(&d, doc, "repeats", 1, DAHLSIM_VALIDATE_MAX_REPEATS, true, &v[0]) &&
+              natives_number(&d, doc, "nodes", 0, 64, true, &v[1]) &&
+              natives_number(&d, doc, "noisy_threshold", 1e-6, 0.99, false, &v[2]) &&
+              natives_number(&d, doc, "core_latency_shortest_ns", 0, 1e12, false, &v[3]);
     if (ok && (!cJSON_IsArray(rows) || cJSON_GetArraySize(rows) < 1 ||
                cJSON_GetArraySize(rows) > DAHLSIM_VALIDATE_MAX_SETUPS)) {
         snprintf(err, sizeof(err), "a list of 1 to %d setups (a report dahlsim validate wrote)",
@@ -580,17 +582,21 @@ static int load_natives(const char *dir, long *repeats, long *nodes, long *rerun
         const cJSON *g = cJSON_GetArrayItem(gflops, c);
         n->best.gflops[c] = cJSON_IsNumber(g) ? g->valuedouble : 0;
     }
+    nsetups = 0;
+    if (!ok) {
+        cJSON_Delete(doc);
+        return -EINVAL;
+    }
     n->cores = cores;
     n->best.latency_ns = v[3];
     *repeats = (long)v[0];
     *nodes = (long)v[1];
     *threshold = v[2];
-    nsetups = 0;
     for (int i = 0; ok && i < cJSON_GetArraySize(rows); i++, nsetups++)
         ok = natives_setup(&d, cJSON_GetArrayItem(rows, i), (size_t)i, *repeats, dir, n);
     double most = (double)*reruns; /* the reruns a noisy run was allowed: absent from older reports */
     if (ok && cJSON_GetObjectItemCaseSensitive(doc, "reruns") != NULL)
-        ok = natives_number(&d, doc, "reruns", 0, 10, &most);
+        ok = natives_number(&d, doc, "reruns", 0, 10, true, &most);
     *reruns = (long)most;
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "commit");
     snprintf(commit, commit_size, "%s", cJSON_IsString(c) ? c->valuestring : "not recorded");
