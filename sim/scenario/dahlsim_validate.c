@@ -550,7 +550,7 @@ static int load_natives(const char *dir, long *repeats, long *nodes, long *rerun
     snprintf(path, sizeof(path), "%s/fidelity.json", dir);
     cJSON *doc = NULL;
     if (dahlsim_json_load(path, 16 << 20, &doc, err, sizeof(err)) != 0) {
-        dahlsim_error("validate: --natives %s: %s", dir, err);
+        dahlsim_error("validate: --natives: %s: %s", path, err); /* err does not name the file */
         fprintf(stderr, "hint: --natives takes the --out directory of an earlier dahlsim validate\n");
         return -EINVAL;
     }
@@ -582,11 +582,15 @@ static int load_natives(const char *dir, long *repeats, long *nodes, long *rerun
         const cJSON *g = cJSON_GetArrayItem(gflops, c);
         n->best.gflops[c] = cJSON_IsNumber(g) ? g->valuedouble : 0;
     }
+    double most = (double)*reruns; /* the reruns a noisy run was allowed: absent from older reports */
+    if (ok && cJSON_GetObjectItemCaseSensitive(doc, "reruns") != NULL)
+        ok = natives_number(&d, doc, "reruns", 0, 10, true, &most);
     nsetups = 0;
     if (!ok) {
         cJSON_Delete(doc);
         return -EINVAL;
     }
+    *reruns = (long)most;
     n->cores = cores;
     n->best.latency_ns = v[3];
     *repeats = (long)v[0];
@@ -594,10 +598,6 @@ static int load_natives(const char *dir, long *repeats, long *nodes, long *rerun
     *threshold = v[2];
     for (int i = 0; ok && i < cJSON_GetArraySize(rows); i++, nsetups++)
         ok = natives_setup(&d, cJSON_GetArrayItem(rows, i), (size_t)i, *repeats, dir, n);
-    double most = (double)*reruns; /* the reruns a noisy run was allowed: absent from older reports */
-    if (ok && cJSON_GetObjectItemCaseSensitive(doc, "reruns") != NULL)
-        ok = natives_number(&d, doc, "reruns", 0, 10, true, &most);
-    *reruns = (long)most;
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "commit");
     snprintf(commit, commit_size, "%s", cJSON_IsString(c) ? c->valuestring : "not recorded");
     cJSON_Delete(doc);
