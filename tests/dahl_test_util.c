@@ -142,13 +142,18 @@ void dahl_test_write_file(const char *path, const char *text)
     cr_assert(fputs(text, f) >= 0 && fclose(f) == 0, "%s: cannot write", path);
 }
 
-cJSON *dahl_test_results_json(const char *dir)
+cJSON *dahl_test_json_in(const char *dir, const char *name)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/results.json", dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
     cJSON *root = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_not_null(root, "%s is not JSON", path);
     return root;
+}
+
+cJSON *dahl_test_results_json(const char *dir)
+{
+    return dahl_test_json_in(dir, "results.json");
 }
 
 double dahl_test_number(const cJSON *o, const char *key)

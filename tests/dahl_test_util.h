@@ -49,6 +49,8 @@ const char *dahl_test_read_file(const char *path);
 /* The number after "key": in a one-line JSON object, or NAN when absent. */
 double dahl_test_json_number(const char *json, const char *key);
 
+/* dir/name, parsed (the caller deletes it). Aborts the test when it is missing or not JSON. */
+cJSON *dahl_test_json_in(const char *dir, const char *name);
 /* dir/results.json, parsed (the caller deletes it). Aborts the test when it is missing or not JSON. */
 cJSON *dahl_test_results_json(const char *dir);
 /* o's member key, which must be a number (the test fails otherwise). */

@@ -133,14 +133,17 @@ static const struct dahlsim_options validate_options = {"validate", usage, optio
 static int natives_options(struct validate_args *a)
 {
     static const int theirs[] = {O_RUNS, O_REPEATS, O_RERUNS, O_SETUPS, O_NODES, O_FORCE};
-    static const char *const names[] = {"--runs", "--repeats", "--reruns", "--setups", "--nodes", "--force"};
-    for (size_t k = 0; k < sizeof(theirs) / sizeof(theirs[0]); k++)
-        if (a->given[theirs[k] - O_MACHINE]) {
-            dahlsim_error("validate: --natives %s: %s: expected none: the setups, runs and ranks are those of the "
-                          "report's native runs", a->o.natives, names[k]);
-            fprintf(stderr, "hint: drop %s, or validate without --natives to run the setups anew\n", names[k]);
-            return -EINVAL;
-        }
+    for (size_t k = 0; k < sizeof(theirs) / sizeof(theirs[0]); k++) {
+        if (!a->given[theirs[k] - O_MACHINE])
+            continue;
+        const struct option *opt = options;
+        while (opt->val != theirs[k])
+            opt++;
+        dahlsim_error("validate: --natives %s: --%s: expected none: the setups, runs and ranks are those of the "
+                      "report's native runs", a->o.natives, opt->name);
+        fprintf(stderr, "hint: drop --%s, or validate without --natives to run the setups anew\n", opt->name);
+        return -EINVAL;
+    }
     if (!a->given[O_NOISY - O_MACHINE])
         a->o.noisy = 0; /* the report's own threshold */
     return 0;
