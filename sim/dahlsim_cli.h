@@ -24,6 +24,8 @@ int dahlsim_cmd_machine(int argc, char **argv);
 int dahlsim_cmd_platform(int argc, char **argv);
 int dahlsim_cmd_dag(int argc, char **argv);
 int dahlsim_cmd_plan(int argc, char **argv);
+/* `dahlsim figures` (cmd/figures.c): the published figures against docs/figures.json. */
+int dahlsim_cmd_figures(int argc, char **argv);
 /* `dahlsim dag share` and `dag share-export` (cmd/dag_share.c): argv[0] is "share" or "share-export". */
 int dahlsim_cmd_dag_share(int argc, char **argv);
 
