@@ -37,6 +37,7 @@ static struct {
     double wait_us;         /* simulation: its waits for a turn before handling requests */
     long waits;
     int ncores;
+    bool busy;              /* DAHL_PROGRESS_BUSY: turns whether or not a request is pending */
     bool stopped;
 #if DAHL_SIMULATED
     double phase_s;         /* this rank's offset of the turns */
@@ -90,7 +91,7 @@ static void turns(int argc, char **argv)
         double t = simgrid_get_clock();
         long k;
         double end = turn_at(t, &k);
-        if (k == progress.ncores || progress.pending == 0) {
+        if (k == progress.ncores || (progress.pending == 0 && !progress.busy)) {
             sg_actor_sleep_until(end);
             continue;
         }
@@ -105,7 +106,7 @@ void dahl_progress_start(enum dahl_progress_core mode, bool cores_full, const ch
 {
     pthread_mutex_lock(&progress_lock);
     memset(&progress, 0, sizeof(progress));
-    bool shared = mode == DAHL_PROGRESS_SHARED || (mode == DAHL_PROGRESS_AUTO && cores_full);
+    bool shared = mode == DAHL_PROGRESS_SHARED || ((mode == DAHL_PROGRESS_AUTO || mode == DAHL_PROGRESS_BUSY) && cores_full);
 #if DAHL_SIMULATED && DAHL_MPI
     if (ncores > STARPU_MAXCPUS)
         ncores = STARPU_MAXCPUS;
@@ -118,6 +119,7 @@ void dahl_progress_start(enum dahl_progress_core mode, bool cores_full, const ch
     }
     progress.ncores = ncores;
     progress.charged = shared && ncores > 0;
+    progress.busy = mode == DAHL_PROGRESS_BUSY;
     progress.share = progress.charged ? 1.0 / (ncores + 1) : 0.0;
     /* The ranks' turns out of step, by offsets spread by the golden ratio (the same every run). Measured with
      * validate --nodes 2: offsets of 0, 1/4 and 3/4 of the turns' period gave the same makespans within 0.4 %;

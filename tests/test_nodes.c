@@ -265,7 +265,7 @@ Test(nodes, scenario_keys_are_strict)
          "\"batch_per_node\": 4}",
          "\"batch_per_node\": expected a global batch (4 x 32 nodes) and samples (64) the dataset allows", NULL},
         {"{" TINY ", \"nodes\": 2, \"mpi_progress_core\": \"sharde\"}",
-         "\"mpi_progress_core\": expected \"auto\", \"shared\" or \"dedicated\"", "got \"sharde\""},
+         "\"mpi_progress_core\": expected \"auto\", \"shared\", \"dedicated\" or \"busy\"", "got \"sharde\""},
         {"{" TINY ", \"nodes\": 2, \"mpi_progress_core\": 1}", "\"mpi_progress_core\": expected \"auto\"", NULL},
         {"{" TINY ", \"mpi_progress_core\": \"shared\"}",
          "\"mpi_progress_core\": expected no mpi_progress_core without \"nodes\"", NULL},

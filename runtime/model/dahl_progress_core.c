@@ -3,7 +3,7 @@
 
 #include "dahl_names.h"
 
-static const char *const names[] = {"auto", "shared", "dedicated"}; /* in enum order */
+static const char *const names[] = {"auto", "shared", "dedicated", "busy"}; /* in enum order */
 
 const char *dahl_progress_core_name(enum dahl_progress_core c)
 {

@@ -10,9 +10,12 @@ enum dahl_progress_core {
     DAHL_PROGRESS_SHARED,    /* the rank has no core beyond its workers' (several ranks on one machine, ...):
                                 the progression thread and the submitting thread take their time from them */
     DAHL_PROGRESS_DEDICATED, /* a core of its own (StarPU's advice: one worker fewer than cores): no charge */
+    DAHL_PROGRESS_BUSY,      /* auto's rule, the turns charged for the whole run as if a request were always
+                                pending: a rank whose receives wait from each step's start, alone (the one-node
+                                runs that dahlsim plan predicts multi-node candidates from) */
 };
 
-/* "auto", "shared", "dedicated". */
+/* "auto", "shared", "dedicated", "busy". */
 const char *dahl_progress_core_name(enum dahl_progress_core c);
 /* One of those names into *out; false for anything else (NULL included). */
 bool dahl_progress_core_parse(const char *text, enum dahl_progress_core *out);

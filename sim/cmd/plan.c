@@ -181,14 +181,15 @@ static int simulate(const char *scenario, const char *dir, double *step_s, doubl
 }
 
 /* Whether the simulated values rank the candidates as the predicted ones do: no pair the prediction orders
- * the simulation orders the other way by more than RANK_TIE (a GPU node's simulated steps under dmda vary by
- * more than that from one run of a partition to a neighbouring one). */
+ * by more than RANK_TIE the simulation orders the other way by more than RANK_TIE (a GPU node's simulated
+ * steps under dmda vary by more than that from one run of a partition to a neighbouring one; two candidates
+ * predicted within it are a tie the plan does not decide). */
 #define RANK_TIE 0.02
 static bool same_ranking(const double *pred, const double *sim, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
-            if (pred[i] < pred[j] && sim[i] > sim[j] * (1 + RANK_TIE))
+            if (pred[i] * (1 + RANK_TIE) < pred[j] && sim[i] > sim[j] * (1 + RANK_TIE))
                 return false;
     return true;
 }

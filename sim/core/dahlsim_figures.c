@@ -336,7 +336,7 @@ void dahlsim_figures_render(double value, double scale, const char *format, char
 #pragma GCC diagnostic pop
 }
 
-/* The length of a printed number at p (digits, signs, '.', ',', an exponent), 0 when none. */
+/* The length of a printed number at p (digits, signs, '.', an exponent), 0 when none. */
 static size_t number_len(const char *p)
 {
     size_t n = 0;
@@ -347,7 +347,7 @@ static size_t number_len(const char *p)
             digit = true;
         else if (c == 'e' && digit && (isdigit((unsigned char)p[n + 1]) || p[n + 1] == '-' || p[n + 1] == '+'))
             continue;
-        else if (!(c == '.' || c == ',' || ((c == '-' || c == '+') && (n == 0 || p[n - 1] == 'e'))))
+        else if (!(c == '.' || ((c == '-' || c == '+') && (n == 0 || p[n - 1] == 'e'))))
             break;
     }
     return digit ? n : 0;

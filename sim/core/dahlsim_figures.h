@@ -44,7 +44,7 @@ void dahlsim_figures_render(double value, double scale, const char *format, char
 
 /* Where quote (text holding "{}" slots, at most DAHLSIM_FIGURES_SLOTS) stands in page: each slot's number's
  * offset and length in at[], len[], and the text's 1-based line in *line, for its first match. Returns the
- * count of places the text matches (each slot a number: digits, signs, '.', ',', an exponent): 1 is the only
+ * count of places the text matches (each slot a number: digits, signs, '.', an exponent): 1 is the only
  * good answer. */
 int dahlsim_figures_find_quote(const char *page, const char *quote, size_t *at, size_t *len, int *line);
 

@@ -18,7 +18,7 @@ static const char usage_line[] =
     "                     [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
     "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
     "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...] [--stages L,L,... [--replicas R]]\n"
-    "                     [--mpi-progress-core auto|shared|dedicated]\n"
+    "                     [--mpi-progress-core auto|shared|dedicated|busy]\n"
     "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
@@ -241,7 +241,7 @@ static bool parse_progress_core(const char *value, struct train_opts *o)
 {
     if (dahl_progress_core_parse(value, &o->mpi_progress))
         return true;
-    dahlsim_error("--mpi-progress-core: expected auto, shared or dedicated, got \"%s\"", value);
+    dahlsim_error("--mpi-progress-core: expected auto, shared, dedicated or busy, got \"%s\"", value);
     return false;
 }
 

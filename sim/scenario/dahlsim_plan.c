@@ -25,8 +25,11 @@
 /* One group's predictions over every share s in [0, batch]. */
 struct table {
     const struct dahlsim_node_group *g;
-    double *t;           /* t[s]: the step time of one node training s samples, made non-decreasing in s */
+    double *t;           /* t[s]: the step time of one node training s samples, made non-decreasing in s, as a
+                            node of a multi-node run: its progression thread's turns charged (dahlsim_plan.h) */
     double *dyn_j;       /* dyn_j[s]: the node's joules per step above its idle watts x t[s] */
+    double *alone_t;     /* the same of the node alone (no request, no turns): a group of one node, which a */
+    double *alone_dyn_j; /* candidate may use alone; NULL: as t and dyn_j (no turns to charge, or a group of more) */
     double idle_w;       /* every host of the node idle; < 0: the machine has no power figures */
     double *frac;        /* frac[s]: how far into its compute the node has its dense layers' gradients */
 };
@@ -150,8 +153,8 @@ static long next_share(long s, long batch)
  * through the multi-node path as the candidates are (StarPU-MPI over SMPI, one rank): its time per step in
  * the steady state (dahlsim_plan_step_s) and its joules per step (< 0: no power figures). */
 #define SIM_STEPS 6
-static int simulate_share(const struct dahlsim_experiment *xg, long s, const char *dir, double *step_s,
-                          double *joules, char *err, size_t err_size)
+static int simulate_share(const struct dahlsim_experiment *xg, long s, const char *progress, const char *dir,
+                          double *step_s, double *joules, char *err, size_t err_size)
 {
     struct dahlsim_experiment *one = malloc(sizeof(*one));
     if (one == NULL) {
@@ -169,9 +172,10 @@ static int simulate_share(const struct dahlsim_experiment *xg, long s, const cha
     one->groups[0].count = 1;
     one->groups[0].share = s;
     one->trace = false;
-    snprintf(one->point, sizeof(one->point), "plan: %s, share %ld", xg->machine, s);
+    snprintf(one->mpi_progress_core, sizeof(one->mpi_progress_core), "%s", progress);
+    snprintf(one->point, sizeof(one->point), "plan: %s, share %ld, progression thread %s", xg->machine, s, progress);
     char out[PATH_MAX + 64], path[PATH_MAX + 96], why[PATH_MAX + 96];
-    snprintf(out, sizeof(out), "%s/%s-s%ld", dir, xg->machine, s);
+    snprintf(out, sizeof(out), "%s/%s-s%ld%s", dir, xg->machine, s, strcmp(progress, "busy") == 0 ? "" : "-alone");
     int status = dahlsim_run_experiment(one, NULL, out, NULL, true);
     free(one);
     if (status != 0) {
@@ -192,26 +196,48 @@ static int simulate_share(const struct dahlsim_experiment *xg, long s, const cha
 
 /* StarPU-SimGrid's verdict on a node of the group alone at a few shares, interpolated in between: its step
  * time, and its joules above idle (the simulated energy less the idle watts over the step). */
+static int table_sim_one(const struct dahlsim_experiment *xg, const char *progress, const char *dir, double idle_w,
+                         double *t, double *dyn_j, char *err, size_t err_size)
+{
+    long prev = 0;
+    for (long s = 1; prev < xg->batch; s = next_share(s, xg->batch)) {
+        double joules;
+        int ret = simulate_share(xg, s, progress, dir, &t[s], &joules, err, err_size);
+        if (ret != 0)
+            return ret;
+        dyn_j[s] = joules >= 0 && idle_w >= 0 ? joules - idle_w * t[s] : 0;
+        for (long k = prev + 1; k < s; k++) { /* linear in between */
+            double f = (double)(k - prev) / (double)(s - prev);
+            t[k] = t[prev] + f * (t[s] - t[prev]);
+            dyn_j[k] = dyn_j[prev] + f * (dyn_j[s] - dyn_j[prev]);
+        }
+        prev = s;
+    }
+    return 0;
+}
+
+/* StarPU-SimGrid's tables of the group's machine: in a multi-node candidate each node's StarPU-MPI
+ * progression thread has requests pending from the step's start to its end (the receives of the allreduce
+ * are posted first), so where it shares the workers' cores ("auto" or "shared") it takes its turns on them
+ * all step: the one-node runs charge them all run ("busy"). A group of one node may also run alone, with no
+ * request and no turn: its own runs for that ("-alone"). */
 static int table_sim(const struct dahlsim_experiment *xg, const char *dir, struct table *tb, char *err,
                      size_t err_size)
 {
     double cpu_w, gpu_w;
     machine_watts(xg, tb->g, &tb->idle_w, &cpu_w, &gpu_w);
-    long prev = 0;
-    for (long s = 1; prev < xg->batch; s = next_share(s, xg->batch)) {
-        double joules;
-        int ret = simulate_share(xg, s, dir, &tb->t[s], &joules, err, err_size);
-        if (ret != 0)
-            return ret;
-        tb->dyn_j[s] = joules >= 0 && tb->idle_w >= 0 ? joules - tb->idle_w * tb->t[s] : 0;
-        for (long k = prev + 1; k < s; k++) { /* linear in between */
-            double f = (double)(k - prev) / (double)(s - prev);
-            tb->t[k] = tb->t[prev] + f * (tb->t[s] - tb->t[prev]);
-            tb->dyn_j[k] = tb->dyn_j[prev] + f * (tb->dyn_j[s] - tb->dyn_j[prev]);
-        }
-        prev = s;
+    bool turns = strcmp(xg->mpi_progress_core, "dedicated") != 0;
+    int ret = table_sim_one(xg, turns ? "busy" : xg->mpi_progress_core, dir, tb->idle_w, tb->t, tb->dyn_j, err,
+                            err_size);
+    if (ret != 0 || !turns || tb->g->count != 1)
+        return ret;
+    tb->alone_t = calloc((size_t)xg->batch + 1, sizeof(double));
+    tb->alone_dyn_j = calloc((size_t)xg->batch + 1, sizeof(double));
+    if (tb->alone_t == NULL || tb->alone_dyn_j == NULL) {
+        snprintf(err, err_size, "out of memory");
+        return -ENOMEM;
     }
-    return 0;
+    return table_sim_one(xg, xg->mpi_progress_core, dir, tb->idle_w, tb->alone_t, tb->alone_dyn_j, err, err_size);
 }
 
 /* The fraction of a step's compute done when the dense layers' gradients are complete (dahlsim_plan.h): the
@@ -258,9 +284,12 @@ static int table_fill(const struct dahlsim_experiment *x, const struct dahlsim_p
     group_experiment(x, g, xg);
     int ret = conf->predictor == DAHLSIM_PLAN_LAB ? table_lab(xg, tb, err, err_size)
                                                   : table_sim(xg, conf->work_dir, tb, err, err_size);
-    for (long s = 1; ret == 0 && s <= batch; s++)
-        if (tb->t[s] < tb->t[s - 1]) /* more samples never finish sooner: a node may idle */
+    for (long s = 1; ret == 0 && s <= batch; s++) { /* more samples never finish sooner: a node may idle */
+        if (tb->t[s] < tb->t[s - 1])
             tb->t[s] = tb->t[s - 1];
+        if (tb->alone_t != NULL && tb->alone_t[s] < tb->alone_t[s - 1])
+            tb->alone_t[s] = tb->alone_t[s - 1];
+    }
     /* the dense gradients' readiness at the measured shares, linear in between */
     for (long s = 1, prev = 0; ret == 0 && prev < batch; s = next_share(s, batch)) {
         ret = dense_ready(xg, s, &tb->frac[s], err, err_size);
@@ -321,6 +350,11 @@ static double tree_end(double *done, long nodes, double transfer_s)
     return end;
 }
 
+/* Where between its two bounds the dense tree ends (predict): fitted to StarPU-SimGrid on
+ * scenarios/partition-1v100-4x2core.json (2026-11-28), where the mixed partitions' steps end 11-18 ms after
+ * the slowest node's compute, against 0.3 ms for the first bound and 36 ms for the second. */
+#define DENSE_WAIT 0.5
+
 /* Predicts c from its parts, ranks part after part, the parts first put in the order of their nodes' compute
  * times, the shortest first: rank 0, the tree's root, gathers and sends the most, and a node with time to
  * spare does it soonest (a busy root's accumulations wait for its workers). False when it uses no node (or
@@ -360,12 +394,26 @@ static bool predict(const struct dahlsim_experiment *x, const struct table *tabl
         idle += (double)n * tb->idle_w;
         dyn += (double)n * tb->dyn_j[s];
     }
-    /* the dense layers' gradients travel while the convolutions' backward passes run; theirs at the end */
+    /* The dense layers' gradients travel while the convolutions' backward passes run, theirs at the end.
+     * Where the dense tree ends lies between two bounds (DENSE_WAIT): a rank with children in the tree (even,
+     * with a right neighbour) sums what they send with an accumulate task, which its busy workers run after
+     * some of the step's queued tasks, at best at once (the partial sum leaves with its own gradient), at
+     * worst when its compute ends. A leaf sends its dense gradient as soon as it has it. */
     double late_s = transfer_s(x, grad[0]), early_s = transfer_s(x, grad[1]);
     c->step_s = c->compute_s;
     if (c->nodes > 1) {
-        double a = tree_end(done, c->nodes, late_s), b = tree_end(dense, c->nodes, early_s);
+        double *waits = malloc((size_t)c->nodes * sizeof(double));
+        if (waits == NULL) {
+            free(done);
+            return false;
+        }
+        memcpy(waits, dense, (size_t)c->nodes * sizeof(double));
+        for (long k = 0; k + 1 < c->nodes; k += 2)
+            waits[k] = done[k];
+        double at_once = tree_end(dense, c->nodes, early_s), at_end = tree_end(waits, c->nodes, early_s);
+        double a = tree_end(done, c->nodes, late_s), b = at_once + DENSE_WAIT * (at_end - at_once);
         c->step_s = a > b ? a : b;
+        free(waits);
     }
     c->allreduce_s = c->step_s - c->compute_s;
     c->energy_j = watts ? idle * c->step_s + dyn : -1;
@@ -436,7 +484,7 @@ static void keep(const struct dahlsim_plan_conf *conf, struct cand *best, int *n
 /* Every subset of the groups, every step-time target: the shares that meet it, filled by least energy (or,
  * without power figures, least time) per sample. */
 static size_t search(const struct dahlsim_experiment *x, const struct dahlsim_plan_conf *conf,
-                     const struct table *tables, const int *variant, const double grad[2], struct cand *best,
+                     const struct table *all, const int *variant, const double grad[2], struct cand *best,
                      int *nbest)
 {
     int G = (int)x->ngroups;
@@ -446,6 +494,15 @@ static size_t search(const struct dahlsim_experiment *x, const struct dahlsim_pl
     if (targets == NULL)
         return 0;
     for (unsigned mask = 1; mask < (1u << G); mask++) {
+        /* one group of one node: that node alone, its tables without the progression thread's turns */
+        struct table view[PARTS];
+        memcpy(view, all, (size_t)G * sizeof(*view));
+        for (int g = 0; g < G; g++)
+            if (mask == 1u << g && x->groups[g].count == 1 && view[g].alone_t != NULL) {
+                view[g].t = view[g].alone_t;
+                view[g].dyn_j = view[g].alone_dyn_j;
+            }
+        const struct table *tables = view;
         size_t nt = 0;
         for (int g = 0; g < G; g++)
             if (mask & (1u << g))
@@ -820,6 +877,8 @@ int dahlsim_plan_make(const struct dahlsim_experiment *x, const struct dahlsim_p
         for (int v = 0; v < 1 + DAHLSIM_MAX_PSTATES; v++) {
             free(tables[g][v].t);
             free(tables[g][v].dyn_j);
+            free(tables[g][v].alone_t);
+            free(tables[g][v].alone_dyn_j);
             free(tables[g][v].frac);
         }
     free(tables);

@@ -1,4 +1,4 @@
-/* `dahlsim plan` (issue 22): how to split a training step's samples between the nodes of a heterogeneous
+/* `dahlsim plan`: how to split a training step's samples between the nodes of a heterogeneous
  * cluster, for time or for energy. A data partition gives every node of a group the same share of each step;
  * the planner searches shares and node subsets (a group left out trains nothing and is not counted).
  *
@@ -6,7 +6,10 @@
  *   T_m(s)   the step time of one node of machine m training s samples alone: by default StarPU-SimGrid's own
  *            (one-node simulations of the real program, through the multi-node path as the candidates run,
  *            at s = 1, 2, 3, then about 1.5 times more up to the batch, SIM_STEPS steps each, their steady
- *            state's mean (dahlsim_plan_results), linear in between); with the lab predictor, the scheduler lab's
+ *            state's mean (dahlsim_plan_results), linear in between), with the StarPU-MPI progression thread's
+ *            turns on the workers' cores charged all run ("mpi_progress_core": "busy": in a multi-node candidate
+ *            its receives are pending from each step's start), and for a group of one node, which may run
+ *            alone, also without them; with the lab predictor, the scheduler lab's
  *            emulation of the step graph (dahlsim_grain_step_predict: no simulation, less faithful)
  *   step_s   the binomial tree of runtime/dahl_mpi.c on the nodes' times, ranks part after part (the parts
  *            put in the order of their T_m, the shortest first: the root does the most): a rank sends its
@@ -14,7 +17,9 @@
  *            other on its link, the total comes down with a parent's sends sharing its link (tree_end). Two
  *            trees: the dense layers' gradients (nearly all the bytes), ready at frac_m(s) x T_m(s), the
  *            scheduler lab's emulation of when a step's last dense_backward_weights ends (the convolutions'
- *            backward passes run meanwhile), and the convolutions' at T_m(s). A transfer is a tree's bytes
+ *            backward passes run meanwhile; a rank with children sums theirs with an accumulate task its busy
+ *            workers run between at once and at the end of its compute: halfway, DENSE_WAIT, fitted to the
+ *            simulation), and the convolutions' at T_m(s). A transfer is a tree's bytes
  *            over the network's per-link bandwidth plus its latency, both scaled by SMPI's default factors
  *            for the message size (transfer_s)
  *   energy_j the nodes' idle watts over step_s, plus each node's joules above idle while it computes (the

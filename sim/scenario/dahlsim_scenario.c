@@ -49,7 +49,7 @@
  *                                                                 gpus: nodes of several machines, each group's
  *                                                                 nodes training share samples of a step
  *                                                                 (dahlsim_scenario_nodes.c)
- *   mpi_progress_core "auto"|"shared"|"dedicated"  "auto"       with nodes: where each rank's StarPU-MPI progression
+ *   mpi_progress_core "auto"|"shared"|"dedicated"|"busy"  "auto"       with nodes: where each rank's StarPU-MPI progression
  *                                                                 thread runs; "shared" (or "auto" when the
  *                                                                 workers hold every core) has it take turns
  *                                                                 with the workers on their cores while a

@@ -432,7 +432,7 @@ static bool stages_from(const struct dahlsim_where *w, const cJSON *o, struct da
 static bool progress_core_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "mpi_progress_core");
-    const char *expected = "\"auto\", \"shared\" or \"dedicated\" (where each rank's MPI progression thread runs)";
+    const char *expected = "\"auto\", \"shared\", \"dedicated\" or \"busy\" (where each rank's MPI progression thread runs)";
     if (item != NULL && x->nodes == 0) {
         dahlsim_field_error(w, "mpi_progress_core", item, "no mpi_progress_core without \"nodes\" or \"node_groups\"");
         return false;
