@@ -86,6 +86,18 @@ Test(figures, json_path_reads_keys_and_indices)
     cr_expect_not_null(strstr(err, "expected a number"), "%s", err);
     cr_expect_eq(dahlsim_json_path_number(doc, "plan.candidates[x]", &v, err, sizeof(err)), -EINVAL);
     cJSON_Delete(doc);
+    /* a verdict, and a number inside a text */
+    doc = cJSON_Parse("{\"holds\": true, \"choice\": \"auto: 2 of 1, 2, 4; predicted step 1.12535 ms (grain 1: "
+                      "-1.5e-3 ms)\"}");
+    cr_assert_eq(dahlsim_json_path_number(doc, "holds", &v, err, sizeof(err)), 0, "%s", err);
+    cr_expect_eq(v, 1);
+    cr_assert_eq(dahlsim_json_path_number(doc, "choice#4", &v, err, sizeof(err)), 0, "%s", err);
+    cr_expect_eq(v, 1.12535);
+    cr_assert_eq(dahlsim_json_path_number(doc, "choice#6", &v, err, sizeof(err)), 0, "%s", err);
+    cr_expect_eq(v, -1.5e-3);
+    cr_expect_eq(dahlsim_json_path_number(doc, "choice#7", &v, err, sizeof(err)), -EINVAL);
+    cr_expect_eq(dahlsim_json_path_number(doc, "holds#0", &v, err, sizeof(err)), -EINVAL);
+    cJSON_Delete(doc);
 }
 
 Test(figures, quotes_are_found_once_rendered_and_moved_numbers_seen)

@@ -95,7 +95,7 @@ Test(train, bad_option_values_are_input_errors_naming_the_option)
     train((const char *[]){"--pipeline-schedule", "gpipe", NULL});
     assert_input_error("--pipeline-schedule gpipe", "--pipeline-schedule:", "fill or 1f1b");
     train((const char *[]){"--mpi-progress-core", "own", NULL});
-    assert_input_error("--mpi-progress-core own", "--mpi-progress-core:", "auto, shared or dedicated");
+    assert_input_error("--mpi-progress-core own", "--mpi-progress-core:", "auto, shared, dedicated or busy");
     train((const char *[]){"--dataset", "synthetic:2x2x1", NULL});
     assert_input_error("too small for lenet", "--model lenet:", "too small");
     train((const char *[]){"--model", "deep:0", "--dataset", "synthetic:12x12x1", NULL});

@@ -135,10 +135,11 @@ static int read_value(const cJSON *fig, const cJSON *v, const char *dir, double 
     if (ret == 0 && o != NULL)
         ret = dahlsim_json_path_number(doc, o->valuestring, &over, why, sizeof(why));
     cJSON_Delete(doc);
+    const cJSON *scale = cJSON_GetObjectItemCaseSensitive(v, "scale");
     if (ret != 0)
         snprintf(err, err_size, "%s: %s", path, why);
     else
-        *value /= over;
+        *value = *value / over * (cJSON_IsNumber(scale) ? scale->valuedouble : 1);
     return ret;
 }
 

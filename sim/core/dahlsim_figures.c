@@ -176,7 +176,7 @@ static int check_quotes(const cJSON *quotes, int nvalues, const char *where, cha
  * -EINVAL with the reason in err. */
 static int check_values(const cJSON *f, const char *where, char *err, size_t err_size)
 {
-    static const char *const keys[] = {"path", "over", "file", "value", "ratio", "change", NULL};
+    static const char *const keys[] = {"path", "over", "file", "scale", "value", "ratio", "change", NULL};
     const cJSON *values = cJSON_GetObjectItemCaseSensitive(f, "values");
     bool one = cJSON_GetObjectItemCaseSensitive(f, "path") != NULL;
     if (one == (values != NULL)) {
@@ -224,6 +224,11 @@ static int check_values(const cJSON *f, const char *where, char *err, size_t err
         }
         if (field(v, "path", cJSON_String, at, err, err_size) == NULL)
             return -EINVAL;
+        const cJSON *scale = cJSON_GetObjectItemCaseSensitive(v, "scale");
+        if (scale != NULL && !cJSON_IsNumber(scale)) {
+            snprintf(err, err_size, "%s.\"scale\": expected a number", at);
+            return -EINVAL;
+        }
         const cJSON *over = cJSON_GetObjectItemCaseSensitive(v, "over"), *file = cJSON_GetObjectItemCaseSensitive(v, "file");
         if ((over != NULL && (!cJSON_IsString(over) || over->valuestring[0] == '\0')) ||
             (file != NULL && (!cJSON_IsString(file) || file->valuestring[0] == '\0'))) {
@@ -283,11 +288,31 @@ int dahlsim_figures_check_registry(const cJSON *reg, char *err, size_t err_size)
     return 0;
 }
 
+/* The k-th number (from 0) printed in text, as strtod reads it; false when there are fewer. */
+static bool nth_number(const char *text, long k, double *out)
+{
+    for (const char *p = text; *p != '\0';) {
+        if (isdigit((unsigned char)*p) || ((*p == '-' || *p == '.') && isdigit((unsigned char)p[1]))) {
+            char *end;
+            double v = strtod(p, &end);
+            if (k-- == 0) {
+                *out = v;
+                return true;
+            }
+            p = end;
+        } else {
+            p++;
+        }
+    }
+    return false;
+}
+
 int dahlsim_json_path_number(const cJSON *doc, const char *path, double *out, char *err, size_t err_size)
 {
     const cJSON *at = doc;
     const char *p = path;
-    while (*p != '\0' && at != NULL) {
+    const char *hash = strchr(path, '#');
+    while (*p != '\0' && p != hash && at != NULL) {
         if (*p == '[') {
             char *end;
             long k = strtol(p + 1, &end, 10);
@@ -300,7 +325,7 @@ int dahlsim_json_path_number(const cJSON *doc, const char *path, double *out, ch
         } else {
             if (*p == '.')
                 p++;
-            size_t n = strcspn(p, ".[");
+            size_t n = strcspn(p, ".[#");
             char key[128];
             if (n == 0 || n >= sizeof(key)) {
                 snprintf(err, err_size, "\"%s\": expected a key at \"%s\"", path, p);
@@ -315,6 +340,19 @@ int dahlsim_json_path_number(const cJSON *doc, const char *path, double *out, ch
     if (at == NULL) {
         snprintf(err, err_size, "\"%s\": no such item", path);
         return -ENOENT;
+    }
+    if (hash != NULL) { /* "#K": the K-th number of a text ("grain_choice#7") */
+        char *end;
+        long k = strtol(hash + 1, &end, 10);
+        if (end == hash + 1 || *end != '\0' || k < 0) {
+            snprintf(err, err_size, "\"%s\": expected #K, K a number's index, at the end", path);
+            return -EINVAL;
+        }
+        if (!cJSON_IsString(at) || !nth_number(at->valuestring, k, out)) {
+            snprintf(err, err_size, "\"%s\": expected a text with at least %ld numbers", path, k + 1);
+            return -EINVAL;
+        }
+        return 0;
     }
     if (cJSON_IsBool(at)) { /* a verdict ("ranking_holds"): 1 or 0 */
         *out = cJSON_IsTrue(at) ? 1 : 0;

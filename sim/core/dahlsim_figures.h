@@ -15,7 +15,8 @@
  * A run's command is a shell line run from the tree's root with $OUT a fresh directory and build/dahlsim
  * first on PATH; "fast" runs (seconds on 2 cores) are the ones a CTest checks on every commit. A figure is
  * one or more numbers (a sentence's, or a table row's): each the number at "path" in the run's output "file"
- * (under $OUT; a value's own "file" overrides the figure's), divided by the one at "over" when given, pinned
+ * (under $OUT; a value's own "file" overrides the figure's), divided by the one at "over" when given, times
+ * its "scale" when given (a unit: 1e-3 for a text's milliseconds), pinned
  * in "value"; or derived from two earlier values I and J: "ratio": [I, J] is value I over value J, "change":
  * [I, J] that less 1. A quote's "text" holds each quoted number as "{}" (at most DAHLSIM_FIGURES_SLOTS): slot i shows
  * value i (or value "values"[i]) times "scale" (or its i-th) printed by "format" (or its i-th: one %f, %e or
@@ -33,7 +34,7 @@ struct cJSON;
 int dahlsim_figures_check_registry(const struct cJSON *reg, char *err, size_t err_size);
 
 /* The number at path in doc: keys separated by '.', an array's item by [N] ("candidates[0].step_s"); a
- * boolean reads as 1 or 0.
+ * boolean reads as 1 or 0; a text's K-th number (from 0) by a final #K ("grain_choice#7").
  * Returns 0, or -ENOENT (no such item) / -EINVAL (not a number) with the reason in err. */
 int dahlsim_json_path_number(const struct cJSON *doc, const char *path, double *out, char *err, size_t err_size);
 
