@@ -90,23 +90,25 @@ static bool run_selected(const cJSON *run, const struct figures_opts *o)
     return !o->fast || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "fast"));
 }
 
-/* Runs the run's command from the root with OUT=dir and this dahlsim first on PATH, its output into
- * dir.log. Returns its exit status (-1: not started). */
+/* Runs the run's command from the root with OUT=dir, this dahlsim first on PATH and DAHLSIM_BUILD its build
+ * directory (for its bench/ programs), its output into dir.log. Returns its exit status (-1: not started). */
 static int run_command(const cJSON *run, const struct figures_opts *o, const char *dir)
 {
     char exe[PATH_MAX], path[PATH_MAX * 2 + 16];
     if (dahlsim_self_exe(exe, sizeof(exe)) != 0)
         return -1;
     const char *oldpath = getenv("PATH");
-    snprintf(path, sizeof(path), "%s:%s", dirname(exe), oldpath != NULL ? oldpath : "/usr/bin:/bin");
+    const char *build = dirname(exe);
+    snprintf(path, sizeof(path), "%s:%s", build, oldpath != NULL ? oldpath : "/usr/bin:/bin");
     if (dahlsim_make_dirs(dir) != 0)
         return -1;
-    const struct dahlsim_env_var vars[] = {{"OUT", dir}, {"PATH", path}, {"DAHLSIM_FIGURES_ROOT", o->root}};
+    const struct dahlsim_env_var vars[] = {
+        {"OUT", dir}, {"PATH", path}, {"DAHLSIM_BUILD", build}, {"DAHLSIM_FIGURES_ROOT", o->root}};
     char script[8192];
     snprintf(script, sizeof(script), "cd \"$DAHLSIM_FIGURES_ROOT\" && exec >\"$OUT.log\" 2>&1 && %s",
              str(run, "command"));
     char *const argv[] = {"/bin/sh", "-c", script, NULL};
-    return dahlsim_spawn(argv, vars, 3, NULL, 0);
+    return dahlsim_spawn(argv, vars, 4, NULL, 0);
 }
 
 /* A figure's values: "values", or the figure itself as its one value. */

@@ -12,8 +12,8 @@
  *                 "quotes": [{"file": "README.md", "text": "simulated {} samples/s ({} s)",
  *                             "format": "%.0f" | ["%.0f", "%.2f"], "scale": 1 | [1, 1000],
  *                             "values": [0, 1]?}, ...]}, ...]}
- * A run's command is a shell line run from the tree's root with $OUT a fresh directory and build/dahlsim
- * first on PATH; "fast" runs (seconds on 2 cores) are the ones a CTest checks on every commit. A figure is
+ * A run's command is a shell line run from the tree's root with $OUT a fresh directory, the running dahlsim
+ * first on PATH and $DAHLSIM_BUILD its build directory (bench/ programs: $DAHLSIM_BUILD/bench/...); "fast" runs (seconds on 2 cores) are the ones a CTest checks on every commit. A figure is
  * one or more numbers (a sentence's, or a table row's): each the number at "path" in the run's output "file"
  * (under $OUT; a value's own "file" overrides the figure's), divided by the one at "over" when given, times
  * its "scale" when given (a unit: 1e-3 for a text's milliseconds), pinned
