@@ -1,6 +1,7 @@
 /* `dahlsim figures`: the published figures regenerated from their commands and compared with the registry
  * (docs/figures.json, dahlsim_figures.h) to the bit, their quotes in README.md and docs/ checked against the
  * pinned values; --write pins today's values and rewrites the quotes instead. */
+#include "dahl_array.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_figures.h"
 #include "dahlsim_fs.h"
@@ -119,27 +120,77 @@ static cJSON *values_of(const cJSON *fig, int *n)
     return (cJSON *)(values != NULL ? values->child : fig); /* --write pins through it */
 }
 
-/* Value v of figure fig from its run's output under dir. Returns 0, or an error with the reason in err. */
-static int read_value(const cJSON *fig, const cJSON *v, const char *dir, double *value, char *err, size_t err_size)
-{
-    char path[PATH_MAX + 256], why[PATH_MAX + 96];
-    const cJSON *file = cJSON_GetObjectItemCaseSensitive(v, "file");
-    snprintf(path, sizeof(path), "%s/%s", dir, file != NULL ? file->valuestring : str(fig, "file"));
+/* The JSON outputs of one run, each parsed once however many values read it. */
+struct output {
+    char *file;
     cJSON *doc;
-    int ret = dahlsim_json_load(path, SIZE_MAX, &doc, why, sizeof(why));
+};
+struct outputs {
+    struct output *items;
+    size_t n, cap;
+};
+
+static void outputs_fini(struct outputs *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->items[i].file);
+        cJSON_Delete(c->items[i].doc);
+    }
+    free(c->items);
+    *c = (struct outputs){0};
+}
+
+/* dir/file's document, parsed at its first use. Returns 0, or an error with the reason in err. */
+static int output_doc(struct outputs *c, const char *dir, const char *file, const cJSON **doc, char *err,
+                      size_t err_size)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->items[i].file, file) == 0) {
+            *doc = c->items[i].doc;
+            return 0;
+        }
+    char path[PATH_MAX + 256], why[PATH_MAX + 96];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    cJSON *d;
+    int ret = dahlsim_json_load(path, SIZE_MAX, &d, why, sizeof(why));
     if (ret != 0) {
         snprintf(err, err_size, "%s: %s", path, why);
         return ret;
     }
+    struct output *grown = dahl_array_grow(c->items, &c->cap, c->n + 1, sizeof(*c->items));
+    char *name = grown != NULL ? strdup(file) : NULL;
+    if (name == NULL) {
+        if (grown != NULL)
+            c->items = grown;
+        cJSON_Delete(d);
+        snprintf(err, err_size, "out of memory");
+        return -ENOMEM;
+    }
+    c->items = grown;
+    c->items[c->n++] = (struct output){name, d};
+    *doc = d;
+    return 0;
+}
+
+/* Value v of figure fig from its run's output under dir. Returns 0, or an error with the reason in err. */
+static int read_value(const cJSON *fig, const cJSON *v, const char *dir, struct outputs *c, double *value,
+                      char *err, size_t err_size)
+{
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(v, "file");
+    const char *name = file != NULL ? file->valuestring : str(fig, "file");
+    const cJSON *doc;
+    int ret = output_doc(c, dir, name, &doc, err, err_size);
+    if (ret != 0)
+        return ret;
+    char why[256];
     double over = 1;
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(v, "over");
     ret = dahlsim_json_path_number(doc, str(v, "path"), value, why, sizeof(why));
     if (ret == 0 && o != NULL)
         ret = dahlsim_json_path_number(doc, o->valuestring, &over, why, sizeof(why));
-    cJSON_Delete(doc);
     const cJSON *scale = cJSON_GetObjectItemCaseSensitive(v, "scale");
     if (ret != 0)
-        snprintf(err, err_size, "%s: %s", path, why);
+        snprintf(err, err_size, "%s/%s: %s", dir, name, why);
     else
         *value = *value / over * (cJSON_IsNumber(scale) ? scale->valuedouble : 1);
     return ret;
@@ -189,30 +240,30 @@ static int regenerate(cJSON *reg, const struct figures_opts *o, const char *work
             continue;
         }
         fprintf(stderr, "figures: run %s: %.1f s\n", str(run, "id"), dahlsim_mono_s() - t0);
+        struct outputs outputs = {0};
         for (cJSON *fig = figures->child; fig != NULL; fig = fig->next) {
             if (strcmp(str(fig, "run"), str(run, "id")) != 0)
                 continue;
             int n;
             cJSON *v = values_of(fig, &n);
-            double got[256];
+            double got[DAHLSIM_FIGURES_VALUES]; /* the registry check bounds n */
             for (int k = 0; k < n; k++, v = v->next) {
-                double now = NAN;
                 char err[3 * PATH_MAX];
                 (*checked)++;
+                got[k] = NAN; /* a value that cannot be read leaves what derives from it NAN */
                 const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(v, "ratio");
                 const cJSON *change = cJSON_GetObjectItemCaseSensitive(v, "change");
                 if (ratio != NULL || change != NULL) {
                     const cJSON *ij = ratio != NULL ? ratio : change;
-                    now = got[(int)cJSON_GetArrayItem(ij, 0)->valuedouble] / got[(int)cJSON_GetArrayItem(ij, 1)->valuedouble];
-                    if (change != NULL)
-                        now -= 1;
-                } else if (k >= 256 || read_value(fig, v, dir, &now, err, sizeof(err)) != 0) {
+                    got[k] = got[(int)cJSON_GetArrayItem(ij, 0)->valuedouble] /
+                             got[(int)cJSON_GetArrayItem(ij, 1)->valuedouble] - (change != NULL ? 1 : 0);
+                } else if (read_value(fig, v, dir, &outputs, &got[k], err, sizeof(err)) != 0) {
+                    got[k] = NAN;
                     printf("figure %s[%d]: %s\n", str(fig, "id"), k, err);
                     bad++;
                     continue;
                 }
-                if (k < 256)
-                    got[k] = now;
+                double now = got[k];
                 cJSON *pinned = cJSON_GetObjectItemCaseSensitive(v, "value");
                 if (now == pinned->valuedouble)
                     continue;
@@ -226,6 +277,7 @@ static int regenerate(cJSON *reg, const struct figures_opts *o, const char *work
                 }
             }
         }
+        outputs_fini(&outputs);
     }
     return bad;
 }

@@ -172,8 +172,44 @@ static int check_quotes(const cJSON *quotes, int nvalues, const char *where, cha
     return 0;
 }
 
-/* A figure's numbers: one ("path", "value", maybe "over") or several ("values"). Returns their count, or
- * -EINVAL with the reason in err. */
+/* One value of a figure at index k (the figure itself in the one-value form): "value", and either "path"
+ * (with "over", "file", "scale") or "ratio"/"change" of two earlier values. */
+static int check_value(const cJSON *v, int k, const char *at, char *err, size_t err_size)
+{
+    const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(v, "ratio");
+    if (ratio == NULL)
+        ratio = cJSON_GetObjectItemCaseSensitive(v, "change");
+    if (field(v, "value", cJSON_Number, at, err, err_size) == NULL)
+        return -EINVAL;
+    if (ratio != NULL) { /* derived from two earlier values of the figure */
+        const cJSON *a = cJSON_GetArrayItem(ratio, 0), *b = cJSON_GetArrayItem(ratio, 1);
+        if (cJSON_GetArraySize(ratio) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble < 0 ||
+            a->valuedouble >= k || b->valuedouble < 0 || b->valuedouble >= k ||
+            cJSON_GetObjectItemCaseSensitive(v, "path") != NULL) {
+            snprintf(err, err_size, "%s: expected \"ratio\" or \"change\" to be [I, J], indices of earlier values, "
+                     "and no \"path\"", at);
+            return -EINVAL;
+        }
+        return 0;
+    }
+    if (field(v, "path", cJSON_String, at, err, err_size) == NULL)
+        return -EINVAL;
+    const cJSON *scale = cJSON_GetObjectItemCaseSensitive(v, "scale");
+    if (scale != NULL && !cJSON_IsNumber(scale)) {
+        snprintf(err, err_size, "%s.\"scale\": expected a number", at);
+        return -EINVAL;
+    }
+    const cJSON *over = cJSON_GetObjectItemCaseSensitive(v, "over"), *file = cJSON_GetObjectItemCaseSensitive(v, "file");
+    if ((over != NULL && (!cJSON_IsString(over) || over->valuestring[0] == '\0')) ||
+        (file != NULL && (!cJSON_IsString(file) || file->valuestring[0] == '\0'))) {
+        snprintf(err, err_size, "%s: expected \"over\" and \"file\" to be non-empty strings", at);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* A figure's numbers: one ("path", "value", maybe "over") or several ("values", at most
+ * DAHLSIM_FIGURES_VALUES). Returns their count, or -EINVAL with the reason in err. */
 static int check_values(const cJSON *f, const char *where, char *err, size_t err_size)
 {
     static const char *const keys[] = {"path", "over", "file", "scale", "value", "ratio", "change", NULL};
@@ -183,19 +219,11 @@ static int check_values(const cJSON *f, const char *where, char *err, size_t err
         snprintf(err, err_size, "%s: expected \"path\" and \"value\", or \"values\" (not both)", where);
         return -EINVAL;
     }
-    if (one) {
-        if (field(f, "path", cJSON_String, where, err, err_size) == NULL ||
-            field(f, "value", cJSON_Number, where, err, err_size) == NULL)
-            return -EINVAL;
-        const cJSON *over = cJSON_GetObjectItemCaseSensitive(f, "over");
-        if (over != NULL && (!cJSON_IsString(over) || over->valuestring[0] == '\0')) {
-            snprintf(err, err_size, "%s.\"over\": expected a non-empty string", where);
-            return -EINVAL;
-        }
-        return 1;
-    }
-    if (!cJSON_IsArray(values) || cJSON_GetArraySize(values) < 1) {
-        snprintf(err, err_size, "%s.\"values\": expected a non-empty array", where);
+    if (one)
+        return check_value(f, 0, where, err, err_size) == 0 ? 1 : -EINVAL;
+    int n = cJSON_GetArraySize(values);
+    if (!cJSON_IsArray(values) || n < 1 || n > DAHLSIM_FIGURES_VALUES) {
+        snprintf(err, err_size, "%s.\"values\": expected an array of 1 to %d values", where, DAHLSIM_FIGURES_VALUES);
         return -EINVAL;
     }
     int k = 0;
@@ -206,35 +234,8 @@ static int check_values(const cJSON *f, const char *where, char *err, size_t err
             snprintf(err, err_size, "%s: expected an object", at);
             return -EINVAL;
         }
-        const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(v, "ratio");
-        if (ratio == NULL)
-            ratio = cJSON_GetObjectItemCaseSensitive(v, "change");
-        if (!known_keys(v, keys, at, err, err_size) || field(v, "value", cJSON_Number, at, err, err_size) == NULL)
+        if (!known_keys(v, keys, at, err, err_size) || check_value(v, k, at, err, err_size) != 0)
             return -EINVAL;
-        if (ratio != NULL) { /* derived from two earlier values of the figure */
-            const cJSON *a = cJSON_GetArrayItem(ratio, 0), *b = cJSON_GetArrayItem(ratio, 1);
-            if (cJSON_GetArraySize(ratio) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble < 0 ||
-                a->valuedouble >= k || b->valuedouble < 0 || b->valuedouble >= k ||
-                cJSON_GetObjectItemCaseSensitive(v, "path") != NULL) {
-                snprintf(err, err_size, "%s: expected \"ratio\" or \"change\" to be [I, J], indices of earlier values, "
-                         "and no \"path\"", at);
-                return -EINVAL;
-            }
-            continue;
-        }
-        if (field(v, "path", cJSON_String, at, err, err_size) == NULL)
-            return -EINVAL;
-        const cJSON *scale = cJSON_GetObjectItemCaseSensitive(v, "scale");
-        if (scale != NULL && !cJSON_IsNumber(scale)) {
-            snprintf(err, err_size, "%s.\"scale\": expected a number", at);
-            return -EINVAL;
-        }
-        const cJSON *over = cJSON_GetObjectItemCaseSensitive(v, "over"), *file = cJSON_GetObjectItemCaseSensitive(v, "file");
-        if ((over != NULL && (!cJSON_IsString(over) || over->valuestring[0] == '\0')) ||
-            (file != NULL && (!cJSON_IsString(file) || file->valuestring[0] == '\0'))) {
-            snprintf(err, err_size, "%s: expected \"over\" and \"file\" to be non-empty strings", at);
-            return -EINVAL;
-        }
     }
     return k;
 }

@@ -42,6 +42,8 @@ int dahlsim_json_path_number(const struct cJSON *doc, const char *path, double *
 void dahlsim_figures_render(double value, double scale, const char *format, char *buf, size_t size);
 
 #define DAHLSIM_FIGURES_SLOTS 16
+/* The most values one figure may have (a table row's numbers and what is derived from them). */
+#define DAHLSIM_FIGURES_VALUES 256
 
 /* Where quote (text holding "{}" slots, at most DAHLSIM_FIGURES_SLOTS) stands in page: each slot's number's
  * offset and length in at[], len[], and the text's 1-based line in *line, for its first match. Returns the

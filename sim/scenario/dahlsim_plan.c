@@ -373,7 +373,8 @@ static bool predict(const struct dahlsim_experiment *x, const struct table *tabl
     c->compute_s = 0;
     for (int i = 0; i < c->nparts; i++)
         c->nodes += c->parts[i].count;
-    double *done = malloc(2 * (size_t)(c->nodes > 0 ? c->nodes : 1) * sizeof(double)), *dense = done + c->nodes;
+    /* each rank's compute end, its dense gradients' readiness, and that readiness where it waits (below) */
+    double *done = malloc(3 * (size_t)(c->nodes > 0 ? c->nodes : 1) * sizeof(double)), *dense = done + c->nodes;
     if (done == NULL || c->nodes == 0) {
         free(done);
         return false;
@@ -402,18 +403,13 @@ static bool predict(const struct dahlsim_experiment *x, const struct table *tabl
     double late_s = transfer_s(x, grad[0]), early_s = transfer_s(x, grad[1]);
     c->step_s = c->compute_s;
     if (c->nodes > 1) {
-        double *waits = malloc((size_t)c->nodes * sizeof(double));
-        if (waits == NULL) {
-            free(done);
-            return false;
-        }
+        double *waits = dense + c->nodes;
         memcpy(waits, dense, (size_t)c->nodes * sizeof(double));
         for (long k = 0; k + 1 < c->nodes; k += 2)
             waits[k] = done[k];
         double at_once = tree_end(dense, c->nodes, early_s), at_end = tree_end(waits, c->nodes, early_s);
         double a = tree_end(done, c->nodes, late_s), b = at_once + DENSE_WAIT * (at_end - at_once);
         c->step_s = a > b ? a : b;
-        free(waits);
     }
     c->allreduce_s = c->step_s - c->compute_s;
     c->energy_j = watts ? idle * c->step_s + dyn : -1;
