@@ -88,10 +88,11 @@ static int drop_flagged(const struct dahlsim_calibrate_opts *o, const char *samp
 
 /* ---- the setups: native rounds until the simulated check is clean ---------------------------------------- */
 
-/* One native calibration run of setup i between two probes of the machine, into p->sampling. A run whose
- * probe was noisy (o->noisy) leaves nothing: the perf models as they were before it are put back and it runs
- * again, up to o->reruns times, after which calibrate stops rather than store figures of a loaded machine.
- * Returns 0, or a negative errno after the error line (-EINVAL: the run refused its options). */
+/* One native calibration run of setup i between two probes of the machine, into p->sampling. A run that other
+ * work disturbed (o->noisy) leaves nothing: the perf models as they were before it are put back and it runs
+ * again, up to o->reruns times, after which calibrate stops (-EBUSY) rather than store figures of a loaded
+ * machine. A slow probe alone is a spell of the machine's own: kept, and recorded. Returns 0, or a negative
+ * errno after the error line (-EINVAL: the run refused its options). */
 static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct dahlsim_calibrate_paths *p, int round,
                    const char *name)
 {
@@ -115,8 +116,9 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
         status = dahlsim_calibrate_native_round(o, &o->covers[i], p, round, true);
         if (status != 0 || dahlsim_calibrate_probe(false) != 0)
             break;
-        char why[128];
-        if (!dahlsim_calibrate_probe_noisy(o, why, sizeof(why))) {
+        char why[256];
+        if (!dahlsim_calibrate_disturbed(o, why, sizeof(why))) {
+            dahlsim_calibrate_spell_keep(true);
             dahlsim_remove_tree(before);
             return 0;
         }
@@ -129,9 +131,9 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
         }
         if (attempt == o->reruns) {
             dahlsim_calibrate_noisy_error(o, name, attempt + 1, why);
-            return -EIO;
+            return -EBUSY;
         }
-        fprintf(stderr, "dahlsim calibrate: %s: run %d was noisy (%s): its figures are dropped, measuring again\n",
+        fprintf(stderr, "dahlsim calibrate: %s: run %d was disturbed (%s): its figures are dropped, measuring again\n",
                 name, round, why);
     }
     dahlsim_remove_tree(before);
@@ -477,7 +479,13 @@ static int write_results(const struct dahlsim_calibrate_opts *o, const struct da
     }
     dahlsim_remove_tree(p->run); /* the plain runs' results and the last stderr: not part of the calibration */
     remove(p->errlog);
-    ret = dahlsim_calibrate_manifest_write(o, cs, &t, submission, scheduling, one_worker, manifest);
+    cJSON *spread = dahlsim_calibrate_spread(); /* none measured: the previous calibration's */
+    const cJSON *prev_spread = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "machine_spread");
+    if (cJSON_IsNull(spread) && prev_spread != NULL) {
+        cJSON_Delete(spread);
+        spread = cJSON_Duplicate(prev_spread, true);
+    }
+    ret = dahlsim_calibrate_manifest_write(o, cs, &t, submission, scheduling, one_worker, spread, manifest);
     if (ret != 0)
         dahlsim_error("calibrate: %s: %s", manifest, strerror(-ret));
     else if (!o->quiet)

@@ -43,8 +43,8 @@ struct dahlsim_calibrate_opts {
     int ngpu;             /* CUDA workers in every run (0: CPU only) */
     char schedulers[512]; /* comma-separated scenario scheduler values whose push cost is measured; "" none */
     double max_rsd;
-    double noisy;         /* a round whose probe is this much slower than the session's fastest is noisy */
-    long reruns;          /* a noisy round is measured again up to this many times, then calibrate stops */
+    double noisy;         /* a run is disturbed when other work took over this share of the cores' time */
+    long reruns;          /* a disturbed run is measured again up to this many times, then calibrate stops */
     long history_max_error; /* STARPU_HISTORY_MAX_ERROR of the measuring runs, percent (StarPU's 50) */
     bool one_worker;      /* the kernels measured again with one CPU worker (DAHLSIM_ONE_WORKER_SAMPLING) */
     int measure_ncpu;     /* CPU workers of the measuring runs (0: StarPU's default, every core) */
@@ -117,19 +117,41 @@ struct dahlsim_calibrate_check {
 int dahlsim_calibrate_sim_check(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                 const struct dahlsim_calibrate_paths *p, struct dahlsim_calibrate_check *r);
 
-/* The machine probe around the measuring runs (dahlsim_probe.h), on every online core: probes them (fresh:
- * the run's first probe, else the worse of the two is kept) and raises the session's best. 0 or a negative
- * errno. */
+/* The machine around every native run: the probe (dahlsim_probe.h) on every online core before and after it,
+ * and what else ran meanwhile (dahlsim_proc.h's load). A run is disturbed when other processes and the
+ * hypervisor took more than o->noisy of the cores' time: its figures are dropped. A probe slower than the
+ * session's fastest, or cores further apart, is the machine's own speed spell: kept, and recorded. */
+struct dahlsim_calibrate_spell {
+    bool measuring;     /* a perf-model measuring run (else a plain one, timing the runtime's costs) */
+    double gflops;      /* the run's kernel probe (the worse of before and after), median over the cores */
+    double latency_ns;  /* its cores' round trip (0: one core) */
+    double share;       /* the cores' time other work took during it */
+    double ivcsw_per_s; /* its threads' involuntary context switches per second */
+};
+
+/* Probes every core (fresh: before a run, which also marks the load; else after it, which reads the run's
+ * load first) and raises the session's best. 0 or a negative errno. */
 int dahlsim_calibrate_probe(bool fresh);
-/* Whether the run just probed was noisy at o->noisy against the session's best, and why (its kernel probe's
- * slowness and its round trip against the shortest) in why. */
-bool dahlsim_calibrate_probe_noisy(const struct dahlsim_calibrate_opts *o, char *why, size_t why_size);
-/* The session's shortest round trip between the cores (0: none probed, or one core). */
+/* Whether the run just probed was disturbed at o->noisy, and what took the cores (why). */
+bool dahlsim_calibrate_disturbed(const struct dahlsim_calibrate_opts *o, char *why, size_t why_size);
+/* Keeps the run just probed in the session's record of spells. */
+void dahlsim_calibrate_spell_keep(bool measuring);
+/* The runs kept so far (*n of them). */
+const struct dahlsim_calibrate_spell *dahlsim_calibrate_spells(int *n);
+/* Whether a run whose cores' round trip was latency_ns had them apart: over DAHLSIM_PROBE_LATENCY_SLACK times
+ * the session's shortest. */
+bool dahlsim_calibrate_cores_apart(double latency_ns);
+/* The round trip of the run just probed, and the session's shortest (0: none probed, or one core). */
+double dahlsim_calibrate_run_latency(void);
 double dahlsim_calibrate_probe_latency(void);
-/* The error line, and its hint, when runs stayed noisy: what (a setup, a figure) measured runs times in a row,
- * the last one's why. */
+/* The error line, and its hint, when runs stayed disturbed: what (a setup, a figure) measured runs times in a
+ * row, the last one's why. */
 void dahlsim_calibrate_noisy_error(const struct dahlsim_calibrate_opts *o, const char *what, long runs,
                                    const char *why);
+/* The manifest's "machine_spread": the probe and round trip over every kept run (their range, quartiles and
+ * the share of runs with the cores apart), the spell the perf models were measured in, and the interference
+ * seen. JSON null when no run was kept. */
+struct cJSON *dahlsim_calibrate_spread(void);
 
 /* Returned by a plain run (below) that stayed noisy, after its error line. */
 #define DAHLSIM_CALIBRATE_NOISY (-3)
@@ -179,10 +201,12 @@ struct cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *
 
 /* ---- manifest.json (dahlsim_calibrate_manifest.c) --------------------------------------------------------- */
 
-/* Writes path: the machine, versions, method, covered setups (with cs), submission, scheduling and one_worker
- * (taken over; JSON null or NULL leaves them out) and every perf-model entry of t. Returns 0 or -errno. */
+/* Writes path: the machine, versions, method, covered setups (with cs), submission, scheduling, one_worker and
+ * machine_spread (taken over; JSON null or NULL leaves them out) and every perf-model entry of t. Returns 0 or
+ * -errno. */
 int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_status *cs,
                                      const struct dahlsim_model_table *t, struct cJSON *submission,
-                                     struct cJSON *scheduling, struct cJSON *one_worker, const char *path);
+                                     struct cJSON *scheduling, struct cJSON *one_worker, struct cJSON *spread,
+                                     const char *path);
 
 #endif /* DAHLSIM_CALIBRATE_H */

@@ -49,6 +49,28 @@ static bool read_submission(const struct dahlsim_calibrate_paths *p, double *us_
     return ok;
 }
 
+/* The values v[n] of n plain runs split by their cores' round trip lat[n] (dahlsim_calibrate_cores_apart):
+ * {"close": {"median", "runs"}, "apart": {...}}, each spell only where a run fell in it. The runtime's costs
+ * follow the cores' distance (a 2-vCPU VM: 1.8 against 4.3-6.8 us per submitted task), and a calibration
+ * cannot choose the spell it runs in: it keeps both where it saw both. */
+static cJSON *per_spell(const double *v, const double *lat, int n)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int apart = 0; apart <= 1; apart++) {
+        double in[SUBMIT_RUNS > SCHED_RUNS ? SUBMIT_RUNS : SCHED_RUNS];
+        int k = 0;
+        for (int r = 0; r < n; r++)
+            if (dahlsim_calibrate_cores_apart(lat[r]) == (apart == 1))
+                in[k++] = v[r];
+        if (k == 0)
+            continue;
+        cJSON *spell = cJSON_AddObjectToObject(o, apart ? "apart" : "close");
+        cJSON_AddNumberToObject(spell, "median", dahlsim_median(in, (size_t)k));
+        cJSON_AddNumberToObject(spell, "runs", k);
+    }
+    return o;
+}
+
 /* Whether setups a and b of o have the same image shape. */
 static bool same_shape(const struct dahlsim_calibrate_opts *o, int a, int b)
 {
@@ -86,9 +108,10 @@ cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o, cons
             continue;
         if (!o->quiet)
             fprintf(stderr, "submitting thread: %s, %d plain native runs...\n", shape, SUBMIT_RUNS);
-        double us[SUBMIT_RUNS], rate[SUBMIT_RUNS], tasks = 0;
+        double us[SUBMIT_RUNS], rate[SUBMIT_RUNS], lat[SUBMIT_RUNS], tasks = 0;
         for (int r = 0; r < SUBMIT_RUNS; r++) {
             int st = dahlsim_calibrate_native_round(o, &o->covers[i], p, r + 1, false);
+            lat[r] = dahlsim_calibrate_run_latency();
             if (st == DAHLSIM_CALIBRATE_NOISY) {
                 cJSON_Delete(shapes);
                 return NULL;
@@ -104,6 +127,7 @@ cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o, cons
             }
         }
         cJSON *entry = cJSON_CreateObject();
+        cJSON_AddItemToObject(entry, "us_per_task_spells", per_spell(us, lat, SUBMIT_RUNS)); /* before the sort */
         cJSON_AddNumberToObject(entry, "us_per_task", dahlsim_median(us, SUBMIT_RUNS));
         cJSON_AddNumberToObject(entry, "input_copy_bytes_per_s", dahlsim_median(rate, SUBMIT_RUNS));
         cJSON_AddNumberToObject(entry, "runs", SUBMIT_RUNS);
@@ -134,7 +158,8 @@ cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o, cons
                             "image copies apart) per task submitted, and the rate of its image copies, per image "
                             "shape: median of plain native runs (STARPU_CALIBRATE=0) with the calibration's batch "
                             "and steps; simulations charge it, on the workers' cores when no core is left for that "
-                            "thread, else on its own");
+                            "thread, else on its own. us_per_task_spells: the runs split by the cores' distance (apart: a "
+                            "round trip over 2 times the calibration's shortest), each spell's median");
     return s;
 }
 
@@ -187,13 +212,19 @@ static void put(cJSON *obj, const char *key, const char *policy, cJSON *value)
     cJSON_AddItemToObject(per, policy, value);
 }
 
+/* What measure_policy fills: per worker configuration and policy, the cost per push (and per spell of the
+ * cores' distance) and the workers' cost per task. */
+struct policy_costs {
+    cJSON *push, *spells, *worker;
+};
+
 /* Measures one policy (a scenario scheduler value) with ncpu CPU workers (0: StarPU's default, all cores):
- * its cost per push into push and the workers' cost per task into worker (measured natively, and what the
- * simulation charges on its own once its per-input cost is off); *all_cpus gets the CPU worker count the
- * runs had. 0, or -1 after an error line. */
+ * its cost per push into to->push (per spell into to->spells) and the workers' cost per task into to->worker
+ * (measured natively, and what the simulation charges on its own once its per-input cost is off); *all_cpus
+ * gets the CPU worker count the runs had. 0, or -1 after an error line. */
 static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
-                          const struct dahlsim_calibrate_cover *c, const char *value, int ncpu, cJSON *push,
-                          cJSON *worker, int *all_cpus)
+                          const struct dahlsim_calibrate_cover *c, const char *value, int ncpu,
+                          const struct policy_costs *to, int *all_cpus)
 {
     char sched[32], priorities[48], cpus[16];
     dahlsim_scheduler_value(value, sched, sizeof(sched), priorities, sizeof(priorities), NULL, 0);
@@ -208,7 +239,7 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
         extra[n++] = "--ncpu";
         extra[n++] = cpus;
     }
-    double push_us[SCHED_RUNS], task_us[SCHED_RUNS], rest_us = 0;
+    double push_us[SCHED_RUNS], task_us[SCHED_RUNS], lat[SCHED_RUNS], rest_us = 0;
     int had = 0, had_sim = 0;
     for (int r = 0; r <= SCHED_RUNS; r++) {
         /* SCHED_RUNS native runs, then one simulated (deterministic) */
@@ -217,6 +248,8 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
                 ? dahlsim_calibrate_native_train(o, c, p, r + 1, false, o->sched_steps * DAHLSIM_CALIBRATE_SCHED_BATCH,
                                                  DAHLSIM_CALIBRATE_SCHED_BATCH, extra)
                 : dahlsim_calibrate_sim_rest(o, c, p, value, had, dahlsim_median(push_us, SCHED_RUNS));
+        if (r < SCHED_RUNS)
+            lat[r] = dahlsim_calibrate_run_latency();
         bool ok = st == 0 && (r < SCHED_RUNS ? read_scheduling(p, &push_us[r], &task_us[r], &had)
                                              : read_scheduling(p, NULL, &rest_us, &had_sim));
         if (st == DAHLSIM_CALIBRATE_NOISY)
@@ -232,8 +265,9 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
     }
     char key[32];
     dahlsim_sched_workers_key(had, o->ngpu, key, sizeof(key));
+    put(to->spells, key, value, per_spell(push_us, lat, SCHED_RUNS)); /* before the medians sort */
     double native_us = dahlsim_median(task_us, SCHED_RUNS);
-    put(push, key, value, cJSON_CreateNumber(dahlsim_median(push_us, SCHED_RUNS)));
+    put(to->push, key, value, cJSON_CreateNumber(dahlsim_median(push_us, SCHED_RUNS)));
     *all_cpus = had;
     if (isnan(native_us) || isnan(rest_us))
         return 0; /* random, pheft: the workers' cost per task stays StarPU-SimGrid's */
@@ -241,7 +275,7 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
     cJSON_AddNumberToObject(w, "charge", native_us > rest_us ? native_us - rest_us : 0);
     cJSON_AddNumberToObject(w, "native", native_us);
     cJSON_AddNumberToObject(w, "simulated_rest", rest_us);
-    put(worker, key, value, w);
+    put(to->worker, key, value, w);
     return 0;
 }
 
@@ -264,6 +298,9 @@ cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *o, cons
     const cJSON *prev_worker = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "worker_us");
     cJSON *by_workers = prev_push != NULL ? cJSON_Duplicate(prev_push, true) : cJSON_CreateObject();
     cJSON *worker = prev_worker != NULL ? cJSON_Duplicate(prev_worker, true) : cJSON_CreateObject();
+    const cJSON *prev_spells = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "push_us_spells");
+    cJSON *spells = prev_spells != NULL ? cJSON_Duplicate(prev_spells, true) : cJSON_CreateObject();
+    const struct policy_costs to = {by_workers, spells, worker};
     const struct dahlsim_calibrate_cover *c = &o->covers[smallest_cover(o)];
     char list[sizeof(o->schedulers)], *save = NULL;
     snprintf(list, sizeof(list), "%s", o->schedulers);
@@ -282,10 +319,10 @@ cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *o, cons
             continue;
         if (!o->quiet)
             fprintf(stderr, "scheduling policy %s: %d plain native runs per worker count...\n", v, SCHED_RUNS);
-        if (measure_policy(o, p, c, v, 0, by_workers, worker, &all) != 0 ||
-            (all > 1 && measure_policy(o, p, c, v, 1, by_workers, worker, &one) != 0)) {
+        if (measure_policy(o, p, c, v, 0, &to, &all) != 0 || (all > 1 && measure_policy(o, p, c, v, 1, &to, &one) != 0)) {
             cJSON_Delete(by_workers);
             cJSON_Delete(worker);
+            cJSON_Delete(spells);
             return NULL;
         }
         measured++;
@@ -293,11 +330,13 @@ cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *o, cons
     if ((measured == 0 && prev != NULL) || cJSON_GetArraySize(by_workers) == 0) {
         cJSON_Delete(by_workers);
         cJSON_Delete(worker);
+        cJSON_Delete(spells);
         return measured == 0 && prev != NULL ? cJSON_Duplicate(prev, true) : cJSON_CreateNull();
     }
     cJSON *s = cJSON_CreateObject();
     cJSON_AddItemToObject(s, "push_us", by_workers);
     cJSON_AddItemToObject(s, "worker_us", worker);
+    cJSON_AddItemToObject(s, "push_us_spells", spells);
     cJSON_AddStringToObject(s, "dataset", c->dataset);
     cJSON_AddNumberToObject(s, "batch", DAHLSIM_CALIBRATE_SCHED_BATCH);
     cJSON_AddNumberToObject(s, "steps", (double)o->sched_steps);
@@ -310,6 +349,8 @@ cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *o, cons
                             "workers' time per task outside the task and its pushes, from popping it to asking for "
                             "the next (native), what a simulation still charges per task with StarPU-SimGrid's 1 us "
                             "per input fetched off (simulated_rest), and their difference (charge), which "
-                            "simulations sleep after each task a worker pops, in place of that per-input cost");
+                            "simulations sleep after each task a worker pops, in place of that per-input cost. push_us_spells: "
+                            "push_us's runs split by the cores' distance during them (apart: a round trip over 2 "
+                            "times the calibration's shortest), each spell's median");
     return s;
 }

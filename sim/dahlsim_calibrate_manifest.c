@@ -24,7 +24,7 @@
 
 int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_status *cs,
                                      const struct dahlsim_model_table *t, cJSON *submission, cJSON *scheduling,
-                                     cJSON *one_worker, const char *path)
+                                     cJSON *one_worker, cJSON *spread, const char *path)
 {
     cJSON *root = cJSON_CreateObject();
     char date[32];
@@ -100,6 +100,10 @@ int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, con
         cJSON_Delete(scheduling);
     if (one_worker != NULL)
         cJSON_AddItemToObject(root, "one_worker", one_worker);
+    if (spread != NULL && !cJSON_IsNull(spread))
+        cJSON_AddItemToObject(root, "machine_spread", spread);
+    else
+        cJSON_Delete(spread);
     cJSON *models = cJSON_AddArrayToObject(root, "models");
     for (size_t i = 0; i < t->n; i++) {
         const struct dahlsim_model_entry *e = &t->v[i];

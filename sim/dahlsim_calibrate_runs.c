@@ -6,9 +6,11 @@
 #include "dahlsim_experiment.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_probe.h"
+#include "dahlsim_proc.h"
 #include "dahlsim_spawn.h"
 #include "dahlsim_util.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -69,12 +71,19 @@ static void join_args(char **argv, const char *const *fixed, size_t nfixed, cons
     argv[n] = NULL;
 }
 
-/* ---- the machine probe around the measuring runs ---------------------------------------------------------- */
+/* ---- the machine around the runs: interference, and the speed spells ------------------------------------ */
 
-/* The session's best kernel probe per core and shortest round trip, and the current run's worst. */
+#define MAX_SPELL_RUNS 4096 /* runs recorded for the manifest's spread; later ones are not */
+
+/* The session's best kernel probe per core and shortest round trip, the current run's worst probe, what else
+ * ran since it started, and every kept run's probe and load. */
 static struct {
     int cores;
     struct dahlsim_probe best, run;
+    struct dahlsim_load_mark mark;
+    struct dahlsim_load load;
+    struct dahlsim_calibrate_spell runs[MAX_SPELL_RUNS];
+    int nruns;
 } quiet;
 
 int dahlsim_calibrate_probe(bool fresh)
@@ -83,23 +92,121 @@ int dahlsim_calibrate_probe(bool fresh)
     quiet.cores = online > 0 && online <= DAHLSIM_PROBE_MAX_CORES ? (int)online : 1;
     if (fresh)
         memset(&quiet.run, 0, sizeof(quiet.run));
-    return dahlsim_probe_around(quiet.cores, &quiet.run, &quiet.best);
+    else
+        dahlsim_load_since(&quiet.mark, &quiet.load); /* the run's load, before the probe's own */
+    int ret = dahlsim_probe_around(quiet.cores, &quiet.run, &quiet.best);
+    if (fresh)
+        dahlsim_load_mark(&quiet.mark);
+    return ret;
 }
 
-bool dahlsim_calibrate_probe_noisy(const struct dahlsim_calibrate_opts *o, char *why, size_t why_size)
+bool dahlsim_calibrate_disturbed(const struct dahlsim_calibrate_opts *o, char *why, size_t why_size)
 {
-    double slow = dahlsim_probe_slowness(quiet.cores, &quiet.run, &quiet.best);
-    double far = dahlsim_probe_latency_ratio(&quiet.run, &quiet.best);
-    if (far > dahlsim_probe_latency_limit(o->noisy))
-        snprintf(why, why_size, "a cache line's round trip between the cores %.1f times the shortest", far);
-    else
-        snprintf(why, why_size, "probe %.0f %% slower than the fastest", 100 * slow);
-    return dahlsim_probe_noisy(quiet.cores, &quiet.run, &quiet.best, o->noisy);
+    const struct dahlsim_load *l = &quiet.load;
+    snprintf(why, why_size,
+             "other processes took %.0f %% and the hypervisor %.0f %% of the cores' time over the run's %.1f s",
+             100 * l->others_s / (l->wall_s * quiet.cores), 100 * l->steal_s / (l->wall_s * quiet.cores), l->wall_s);
+    return l->known && l->share > o->noisy;
+}
+
+void dahlsim_calibrate_spell_keep(bool measuring)
+{
+    if (quiet.nruns == MAX_SPELL_RUNS)
+        return;
+    double g[DAHLSIM_PROBE_MAX_CORES];
+    memcpy(g, quiet.run.gflops, sizeof(double) * (size_t)quiet.cores);
+    quiet.runs[quiet.nruns++] = (struct dahlsim_calibrate_spell){
+        .measuring = measuring, .gflops = dahlsim_median(g, (size_t)quiet.cores),
+        .latency_ns = quiet.run.latency_ns, .share = quiet.load.share, .ivcsw_per_s = quiet.load.ivcsw_per_s};
+}
+
+const struct dahlsim_calibrate_spell *dahlsim_calibrate_spells(int *n)
+{
+    *n = quiet.nruns;
+    return quiet.runs;
+}
+
+bool dahlsim_calibrate_cores_apart(double latency_ns)
+{
+    return quiet.best.latency_ns > 0 && latency_ns > DAHLSIM_PROBE_LATENCY_SLACK * quiet.best.latency_ns;
+}
+
+double dahlsim_calibrate_run_latency(void)
+{
+    return quiet.run.latency_ns;
 }
 
 double dahlsim_calibrate_probe_latency(void)
 {
     return quiet.best.latency_ns;
+}
+
+/* The q-quantile (0..1) of v[n], sorted in place (linear between ranks). */
+static double quantile(double *v, int n, double q)
+{
+    dahlsim_median(v, (size_t)n); /* sorts */
+    double at = q * (n - 1);
+    int lo = (int)at;
+    return lo + 1 < n ? v[lo] + (at - lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+/* {"min", "p10", "median", "p90", "max"} of v[n] (sorted in place). */
+static cJSON *spread_of(double *v, int n)
+{
+    cJSON *o = cJSON_CreateObject();
+    const char *names[] = {"min", "p10", "median", "p90", "max"};
+    const double qs[] = {0, 0.1, 0.5, 0.9, 1};
+    for (int k = 0; k < 5; k++)
+        cJSON_AddNumberToObject(o, names[k], quantile(v, n, qs[k]));
+    return o;
+}
+
+cJSON *dahlsim_calibrate_spread(void)
+{
+    int n = quiet.nruns, nm = 0, apart = 0, apart_m = 0;
+    if (n == 0)
+        return cJSON_CreateNull();
+    double *v = calloc((size_t)n, sizeof(*v));
+    if (v == NULL)
+        return cJSON_CreateNull();
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "runs", n);
+    for (int r = 0; r < n; r++)
+        v[r] = quiet.runs[r].gflops;
+    cJSON_AddItemToObject(s, "probe_gflops", spread_of(v, n));
+    for (int r = 0; r < n; r++) /* the spell the perf models were measured in */
+        if (quiet.runs[r].measuring)
+            v[nm++] = quiet.runs[r].gflops;
+    cJSON *in = cJSON_AddObjectToObject(s, "calibrated_in");
+    cJSON_AddNumberToObject(in, "runs", nm);
+    cJSON_AddNumberToObject(in, "probe_gflops", nm > 0 ? quantile(v, nm, 0.5) : 0);
+    for (int r = 0; r < n; r++) {
+        bool far = dahlsim_calibrate_cores_apart(quiet.runs[r].latency_ns);
+        apart += far;
+        apart_m += far && quiet.runs[r].measuring;
+    }
+    cJSON_AddNumberToObject(in, "cores_apart_share", nm > 0 ? (double)apart_m / nm : 0);
+    if (quiet.best.latency_ns > 0) {
+        for (int r = 0; r < n; r++)
+            v[r] = quiet.runs[r].latency_ns;
+        cJSON_AddItemToObject(s, "core_latency_ns", spread_of(v, n));
+        cJSON_AddNumberToObject(s, "core_latency_shortest_ns", quiet.best.latency_ns);
+        cJSON_AddNumberToObject(s, "cores_apart_share", (double)apart / n);
+    }
+    for (int r = 0; r < n; r++)
+        v[r] = quiet.runs[r].share;
+    cJSON_AddItemToObject(s, "interference_share", spread_of(v, n));
+    for (int r = 0; r < n; r++)
+        v[r] = quiet.runs[r].ivcsw_per_s;
+    cJSON_AddItemToObject(s, "involuntary_switches_per_s", spread_of(v, n));
+    free(v);
+    cJSON_AddStringToObject(
+        s, "what",
+        "every native run the calibration kept: its kernel probe (dahl's conv2d on every core, the worse of before "
+        "and after the run, median over the cores), its cores' round trip (apart: over 2 times the shortest), the "
+        "share of the cores' time other processes and the hypervisor took (/proc/stat against the run's own CPU "
+        "time) and its involuntary context switches; calibrated_in: the perf-model runs' median probe");
+    return s;
 }
 
 /* A plain run stayed noisy (dahlsim_calibrate_native_train), so the runtime's costs were not measured. */
@@ -113,11 +220,10 @@ bool dahlsim_calibrate_plain_runs_noisy(void)
 void dahlsim_calibrate_noisy_error(const struct dahlsim_calibrate_opts *o, const char *what, long runs,
                                    const char *why)
 {
-    dahlsim_error("calibrate: %s: the machine stayed noisy: %ld run(s) in a row probed over %.0f %% slower than its "
-                  "fastest or with the cores over %.2f times as far apart (last: %s); nothing of them is stored",
-                  what, runs, 100 * o->noisy, dahlsim_probe_latency_limit(o->noisy), why);
-    fprintf(stderr, "hint: run calibrate on a quiet machine (nothing else running), raise --noisy, or --reruns "
-                    "to wait longer for the cores to come back together\n");
+    dahlsim_error("calibrate: %s: the machine was disturbed: %ld run(s) in a row shared over %.0f %% of the cores' "
+                  "time with other work (last: %s); nothing of them is stored",
+                  what, runs, 100 * o->noisy, why);
+    fprintf(stderr, "hint: stop the other work (top shows it), or raise --noisy to keep its load in the figures\n");
 }
 
 /* One native run, without probes. */
@@ -161,7 +267,7 @@ int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const
 {
     if (calibrating)
         return native_train_once(o, c, p, seed, calibrating, samples, batch, extra);
-    char why[128] = "";
+    char why[256] = "";
     for (long attempt = 0;; attempt++) {
         int ret = dahlsim_calibrate_probe(true);
         int status = ret == 0 ? native_train_once(o, c, p, seed, false, samples, batch, extra) : -1;
@@ -177,8 +283,11 @@ int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const
         bool faulty = fault != NULL && strcmp(fault, "noisy-plain-runs") == 0;
         if (faulty)
             snprintf(why, sizeof(why), "DAHLSIM_FAULT=noisy-plain-runs");
-        if (status != 0 || !(faulty || dahlsim_calibrate_probe_noisy(o, why, sizeof(why))))
+        if (status != 0 || !(faulty || dahlsim_calibrate_disturbed(o, why, sizeof(why)))) {
+            if (status == 0)
+                dahlsim_calibrate_spell_keep(false);
             return status;
+        }
         if (attempt == o->reruns) {
             char what[PATH_MAX + 64];
             snprintf(what, sizeof(what), "%s, plain run %d", c->dataset, seed);
@@ -187,7 +296,7 @@ int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const
             return DAHLSIM_CALIBRATE_NOISY;
         }
         if (!o->quiet)
-            fprintf(stderr, "dahlsim calibrate: %s: plain run %d was noisy (%s): running it again\n", c->dataset,
+            fprintf(stderr, "dahlsim calibrate: %s: plain run %d was disturbed (%s): running it again\n", c->dataset,
                     seed, why);
     }
 }

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static struct dahl_test_run run;
@@ -29,8 +31,8 @@ static void remove_tree(const char *dir)
     dahl_test_remove_tree(dir);
 }
 
-/* Runs build/dahlsim calibrate with args (NULL-terminated); the machine probe judges no run noisy (the
- * test suite's own load would), but in calibrate::noisy_runs_are_measured_again_then_refused, and StarPU keeps
+/* Runs build/dahlsim calibrate with args (NULL-terminated); no run is judged disturbed (the test suite's own
+ * load would be: --noisy 0.99), but in calibrate::a_busy_neighbour_is_refused, and StarPU keeps
  * the samples of loaded moments (--max-error 1000: under ctest -j2 its default 50 % refused so many that
  * dahl_sgd_update had 2 samples after 6 runs). */
 static void calibrate(const char *const *args)
@@ -324,42 +326,98 @@ static void calibrate_tiny(const char *dir, const char *machine, const char *fau
     dahl_test_run(&run, argv, env);
 }
 
+/* machine_spread of the manifest under dir/machine, parsed (cJSON_Delete the root *m). */
+static const cJSON *spread_of(const char *dir, const char *machine, cJSON **m)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "%s/%s/manifest.json", dir, machine);
+    *m = cJSON_Parse(dahl_test_read_file(path));
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(*m, "machine_spread");
+    cr_assert(cJSON_IsObject(s), "%s: no machine_spread", path);
+    return s;
+}
+
 /* A machine that probes slower after each run than before it (DAHLSIM_FAULT=slow-probe halves every probe
- * after the first): each run is noisy, measured again --reruns times, then calibrate stops with nothing
- * stored. */
-Test(calibrate, noisy_runs_are_measured_again_then_refused)
+ * after the first): a speed spell of its own, not interference. The runs are kept, and the manifest's
+ * machine_spread records the spell: every run's probe is the slowed one, half the fastest. */
+Test(calibrate, a_slow_spell_is_recorded_not_refused)
 {
     char dir[64];
     scratch_dir(dir, sizeof(dir));
-    calibrate_tiny(dir, "noisy", "slow-probe", "1", "0.05");
-    cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
-    cr_assert(strstr(run.err, "run 1 was noisy (probe ") != NULL, "%s", run.err);
-    cr_assert(strstr(run.err, "% slower than the fastest): its figures are dropped, measuring again") != NULL, "%s",
-              run.err);
-    cr_assert(strstr(run.err, "the machine stayed noisy: 2 run(s) in a row probed over 5 % slower") != NULL, "%s",
-              run.err);
-    char path[128];
-    snprintf(path, sizeof(path), "%s/noisy", dir);
-    cr_assert_neq(access(path, F_OK), 0, "a noisy calibration was stored in %s", path);
+    calibrate_tiny(dir, "spell", "slow-probe", "1", "0.99");
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "disturbed") == NULL, "%s", run.err);
+    cJSON *m;
+    const cJSON *s = spread_of(dir, "spell", &m);
+    const cJSON *probe = cJSON_GetObjectItemCaseSensitive(s, "probe_gflops");
+    double lo = dahl_test_number(probe, "min"), hi = dahl_test_number(probe, "max");
+    cr_assert(lo > 0 && lo <= dahl_test_number(probe, "median") && dahl_test_number(probe, "median") <= hi);
+    cr_assert_geq(dahl_test_number(s, "runs"), 2); /* a measuring run and the plain ones */
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(s, "calibrated_in");
+    cr_assert_geq(dahl_test_number(in, "runs"), 1);
+    cr_assert(dahl_test_number(in, "probe_gflops") >= lo && dahl_test_number(in, "probe_gflops") <= hi);
+    const cJSON *load = cJSON_GetObjectItemCaseSensitive(s, "interference_share");
+    cr_assert(dahl_test_number(load, "min") >= 0 && dahl_test_number(load, "max") <= 1.5);
+    cJSON_Delete(m);
+    remove_tree(dir);
 }
 
 /* Cores placed apart after the first probe (DAHLSIM_FAULT=far-cores: every round trip after the first ten
- * times as long), with the kernel probe forgiving 30 %: the runtime's costs would be measured with the cores
- * apart, so the runs are refused the same way. (Two cores or more: one has no round trip.) */
-Test(calibrate, runs_with_the_cores_placed_apart_are_refused)
+ * times as long): a spell of the machine's own too. Kept, and recorded: every kept run had its cores apart,
+ * and the runtime's costs say in which spell they were measured. (Two cores or more.) */
+Test(calibrate, cores_placed_apart_are_a_spell_recorded)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
         cr_skip_test("one core: no round trip between cores");
     char dir[64];
     scratch_dir(dir, sizeof(dir));
-    calibrate_tiny(dir, "apart", "far-cores", "1", "0.3");
-    cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
-    cr_assert(strstr(run.err, "run 1 was noisy (a cache line's round trip between the cores ") != NULL, "%s", run.err);
-    cr_assert(strstr(run.err, "the machine stayed noisy: 2 run(s) in a row probed over 30 % slower than its fastest "
-                              "or with the cores over 2.86 times as far apart") != NULL, "%s", run.err);
+    calibrate_tiny(dir, "apart", "far-cores", "1", "0.99");
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    cJSON *m;
+    const cJSON *s = spread_of(dir, "apart", &m);
+    cr_assert_eq(dahl_test_number(s, "cores_apart_share"), 1);
+    cr_assert_eq(dahl_test_number(cJSON_GetObjectItemCaseSensitive(s, "calibrated_in"), "cores_apart_share"), 1);
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "submission"), "per_shape"), "12x12x1");
+    const cJSON *spells = cJSON_GetObjectItemCaseSensitive(shape, "us_per_task_spells");
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(spells, "close"), "a close spell with every run apart");
+    cr_assert_eq(dahl_test_number(cJSON_GetObjectItemCaseSensitive(spells, "apart"), "runs"), 3);
+    cJSON_Delete(m);
+    remove_tree(dir);
+}
+
+/* A CPU-bound neighbour on every core while calibrate measures: other processes' CPU time, against the run's
+ * own, says the machine is disturbed; the runs are dropped, measured again --reruns times, then calibrate
+ * stops with exit 2 and one line saying what took the cores, and stores nothing. */
+Test(calibrate, a_busy_neighbour_is_refused)
+{
+    char dir[64];
+    scratch_dir(dir, sizeof(dir));
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    pid_t spin[64];
+    int nspin = (int)(cores < 64 ? cores : 64);
+    for (int k = 0; k < nspin; k++) {
+        spin[k] = fork();
+        cr_assert_geq(spin[k], 0);
+        if (spin[k] == 0) {
+            alarm(120); /* never outlives the test */
+            for (volatile unsigned long x = 0;; x++)
+                ;
+        }
+    }
+    calibrate_tiny(dir, "busy", NULL, "1", "0.1");
+    for (int k = 0; k < nspin; k++) {
+        kill(spin[k], SIGKILL);
+        waitpid(spin[k], NULL, 0);
+    }
+    cr_assert_eq(run.status, 2, "exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "run 1 was disturbed (other processes took ") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "the machine was disturbed: 2 run(s) in a row shared over 10 % of the cores' time "
+                              "with other work") != NULL, "%s", run.err);
     char path[128];
-    snprintf(path, sizeof(path), "%s/apart", dir);
-    cr_assert_neq(access(path, F_OK), 0, "a calibration measured with the cores apart was stored in %s", path);
+    snprintf(path, sizeof(path), "%s/busy", dir);
+    cr_assert_neq(access(path, F_OK), 0, "a disturbed calibration was stored in %s", path);
+    remove_tree(dir);
 }
 
 /* The perf models measured quietly, then every plain run noisy (DAHLSIM_FAULT=noisy-plain-runs: a machine
@@ -371,7 +429,7 @@ Test(calibrate, noisy_plain_runs_keep_the_perf_models_and_fail)
     scratch_dir(dir, sizeof(dir));
     calibrate_tiny(dir, "plain", "noisy-plain-runs", "0", "0.99");
     cr_assert_eq(run.status, 1, "exit %d: %s", run.status, run.err);
-    cr_assert(strstr(run.err, "synthetic:12x12x1, plain run 1: the machine stayed noisy: 1 run(s) in a row") != NULL,
+    cr_assert(strstr(run.err, "synthetic:12x12x1, plain run 1: the machine was disturbed: 1 run(s) in a row") != NULL,
               "%s", run.err);
     cr_assert(strstr(run.err, "with its perf models, but without the runtime's costs") != NULL, "%s", run.err);
     char path[160];

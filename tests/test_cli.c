@@ -4,6 +4,8 @@
 
 #include "dahl_test_util.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,163 @@ Test(cli, validate_without_machine_is_a_usage_error)
     dahlsim("validate", "--machine", "no-such-machine");
     cr_assert_eq(run.status, 2, "validate --machine no-such-machine exited %d", run.status);
     cr_assert(strstr(run.err, "validate: --machine no-such-machine: no calibration at") != NULL, "%s", run.err);
+}
+
+/* Member key of o, which must be a string (the test fails otherwise). */
+static const char *test_string(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsString(v), "no string \"%s\"", key);
+    return v->valuestring;
+}
+
+/* Member key of o, which must be a boolean. */
+static bool test_bool(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsBool(v), "no boolean \"%s\"", key);
+    return cJSON_IsTrue(v);
+}
+
+/* The row of fidelity.json's setups named name. */
+static const cJSON *setup_row(const cJSON *report, const char *name)
+{
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "setups"))
+        if (strcmp(test_string(row, "setup"), name) == 0)
+            return row;
+    cr_assert_fail("no setup \"%s\" in fidelity.json", name);
+    return NULL;
+}
+
+/* The kind of pair of setups rows a, b by validate's rule, from the rows' fields: "policy" (same dataset and
+ * batch, anything else differs), "batch-workers" (same dataset and scheduler, batch or workers differ), or
+ * NULL (not compared); never across nodes or GPUs. */
+static const char *rows_pair_kind(const cJSON *a, const cJSON *b)
+{
+    const char *rest[] = {"cpus", "pipeline_depth", "grain", "samples"};
+    bool same_sched = strcmp(test_string(a, "scheduler"), test_string(b, "scheduler")) == 0, same_rest = true;
+    for (size_t k = 0; k < sizeof(rest) / sizeof(rest[0]); k++)
+        same_rest = same_rest && dahl_test_number(a, rest[k]) == dahl_test_number(b, rest[k]);
+    if (strcmp(test_string(a, "dataset"), test_string(b, "dataset")) != 0 ||
+        dahl_test_number(a, "nodes") != dahl_test_number(b, "nodes") ||
+        dahl_test_number(a, "gpus") != dahl_test_number(b, "gpus"))
+        return NULL;
+    if (dahl_test_number(a, "batch") == dahl_test_number(b, "batch"))
+        return same_sched && same_rest ? NULL : "policy";
+    return same_sched ? "batch-workers" : NULL;
+}
+
+static int compare_doubles(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Run r of setups row `row`: its makespan, and whether it was noisy. */
+static double row_run(const cJSON *row, int r, bool *noisy)
+{
+    const cJSON *run = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(row, "runs"), r);
+    *noisy = test_bool(run, "noisy");
+    return dahl_test_number(run, "makespan_s");
+}
+
+/* The native ratio of rows a over b from their runs: the median over the rounds where neither is noisy (over
+ * all of them where there is none) of a's time per sample over b's. */
+static double rows_native_ratio(const cJSON *a, const cJSON *b)
+{
+    int rounds = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a, "runs")), quiet = 0, n = 0;
+    double ratio[32], ta[32], tb[32];
+    bool q[32], na, nb;
+    cr_assert(rounds > 0 && rounds <= 32);
+    for (int r = 0; r < rounds; r++) {
+        ta[r] = row_run(a, r, &na);
+        tb[r] = row_run(b, r, &nb);
+        q[r] = !na && !nb;
+        quiet += q[r];
+    }
+    for (int r = 0; r < rounds; r++)
+        if (quiet == 0 || q[r])
+            ratio[n++] = ta[r] / tb[r];
+    qsort(ratio, (size_t)n, sizeof(ratio[0]), compare_doubles);
+    double median = n % 2 == 1 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
+    return median * dahl_test_number(b, "samples") / dahl_test_number(a, "samples"); /* per sample */
+}
+
+static int sign_of(double d)
+{
+    return (d > 0) - (d < 0);
+}
+
+/* What the summary figures of fidelity.json's pairs should be, counted from them. */
+struct pairs_count {
+    int distinct, ordered, concordant, discordant, tied_native, tied_simulated;
+    double max_abs_error;
+};
+
+/* Pair p of fidelity.json against the setups rows it names: its kind, ratios, error and verdicts as the
+ * rows' figures give them; counted into c. */
+static void assert_pair(const cJSON *report, const cJSON *p, struct pairs_count *c)
+{
+    const cJSON *a = setup_row(report, test_string(p, "a")), *b = setup_row(report, test_string(p, "b"));
+    const char *kind = rows_pair_kind(a, b);
+    cr_assert(kind != NULL && strcmp(test_string(p, "kind"), kind) == 0, "%s / %s: kind %s, by the rule %s",
+              test_string(p, "a"), test_string(p, "b"), test_string(p, "kind"), kind != NULL ? kind : "none");
+    double native = dahl_test_number(p, "native_ratio"), simulated = dahl_test_number(p, "simulated_ratio");
+    double error = dahl_test_number(p, "paired_error");
+    /* per sample: a choice is about throughput */
+    double na = dahl_test_number(a, "samples"), nb = dahl_test_number(b, "samples");
+    double med_a = dahl_test_number(a, "native_median_s") / na, med_b = dahl_test_number(b, "native_median_s") / nb;
+    double sim_a = dahl_test_number(a, "simulated_s") / na, sim_b = dahl_test_number(b, "simulated_s") / nb;
+    cr_assert_float_eq(error, simulated / native - 1, 1e-12);
+    cr_assert_float_eq(simulated, sim_a / sim_b, 1e-12);
+    cr_assert_float_eq(native, rows_native_ratio(a, b), 1e-12);
+    bool distinct = test_bool(p, "distinct"), ordered = test_bool(p, "ordered");
+    int native_sign = sign_of(med_a - med_b), simulated_sign = sign_of(sim_a - sim_b);
+    cr_assert_eq(distinct, fabs(med_a / med_b - 1) > 0.05);
+    cr_assert_eq(ordered, native_sign == simulated_sign);
+    c->distinct += distinct;
+    c->ordered += distinct && ordered;
+    c->concordant += native_sign * simulated_sign > 0;
+    c->discordant += native_sign * simulated_sign < 0;
+    c->tied_native += native_sign == 0;
+    c->tied_simulated += simulated_sign == 0;
+    c->max_abs_error = fmax(c->max_abs_error, fabs(error));
+}
+
+/* fidelity.json's pairs against its setups rows: one per pair of rows the rule compares, each consistent with
+ * the rows (assert_pair), and the summary figures consistent with the pairs (null without one). Returns the
+ * number of pairs. */
+static int assert_pairs_consistent(const cJSON *report)
+{
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(report, "setups");
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(report, "pairs"), *p;
+    cr_assert(cJSON_IsArray(pairs), "fidelity.json has no \"pairs\" list");
+    int expected = 0, nrows = cJSON_GetArraySize(rows);
+    for (int i = 0; i < nrows; i++)
+        for (int j = i + 1; j < nrows; j++)
+            expected += rows_pair_kind(cJSON_GetArrayItem(rows, i), cJSON_GetArrayItem(rows, j)) != NULL;
+    cr_assert_eq(cJSON_GetArraySize(pairs), expected);
+    struct pairs_count c = {0};
+    cJSON_ArrayForEach(p, pairs) assert_pair(report, p, &c);
+    cr_assert_eq(dahl_test_number(report, "distinct_pairs"), c.distinct);
+    cr_assert_eq(dahl_test_number(report, "distinct_pairs_ordered"), c.ordered);
+    cr_assert_leq(c.ordered, c.distinct);
+    const char *figures[] = {"paired_median_abs_error", "paired_max_abs_error", "kendall_tau"};
+    for (size_t k = 0; expected == 0 && k < sizeof(figures) / sizeof(figures[0]); k++)
+        cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(report, figures[k])), "%s: not null", figures[k]);
+    if (expected == 0)
+        return 0;
+    cr_assert_float_eq(dahl_test_number(report, "paired_max_abs_error"), c.max_abs_error, 1e-12);
+    double median = dahl_test_number(report, "paired_median_abs_error");
+    cr_assert(median >= 0 && median <= c.max_abs_error, "median |error| %g", median);
+    double denominator = sqrt((double)(expected - c.tied_native) * (expected - c.tied_simulated));
+    if (denominator > 0)
+        cr_assert_float_eq(dahl_test_number(report, "kendall_tau"), (c.concordant - c.discordant) / denominator,
+                           1e-12);
+    else
+        cr_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(report, "kendall_tau")));
+    return expected;
 }
 
 /* validate's options, and a calibration measured on another machine (its manifest's node names another CPU):
@@ -153,6 +312,11 @@ Test(cli, validate_refuses_bad_options_and_another_machine)
     dahl_test_run(&run, auto_argv, env);
     cr_assert_eq(run.status, 0, "%s", run.err);
     cr_assert(strstr(run.err, "b8 lws 1cpu grain auto: auto: 1 of 1; predicted step") != NULL, "%s", run.err);
+    /* one setup: no pair to judge the decisions on */
+    cr_assert(strstr(run.out, "\npaired errors: no comparable pair\n") != NULL, "%s", run.out);
+    cJSON *report = dahl_test_json_in(out, "fidelity.json");
+    cr_assert_eq(assert_pairs_consistent(report), 0);
+    cJSON_Delete(report);
     dahl_test_remove_tree(home);
 }
 
@@ -169,13 +333,13 @@ static cJSON *fidelity_json(const char *dir)
     return dahl_test_json_in(dir, "fidelity.json");
 }
 
-/* Sets run r's probe distances of the first setup in dir/fidelity.json: as if its kernel probe had read slower
- * than the session's fastest, with the cores' round trip the session's shortest (the run's own may have been
+/* Sets run r's probe distances of setup i in dir/fidelity.json: as if its kernel probe had read slower than
+ * the session's fastest, with the cores' round trip the session's shortest (the run's own may have been
  * longer: this VM's cores move apart for minutes at a time, which made the verdicts below flaky). */
-static void set_probe_slower(const char *dir, int r, double slower)
+static void set_probe_slower(const char *dir, int i, int r, double slower)
 {
     cJSON *doc = fidelity_json(dir);
-    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "setups"), 0);
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "setups"), i);
     cJSON *run = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(row, "runs"), r);
     cr_assert(cJSON_ReplaceItemInObjectCaseSensitive(run, "probe_slower", cJSON_CreateNumber(slower)));
     cr_assert(cJSON_ReplaceItemInObjectCaseSensitive(run, "latency_ratio", cJSON_CreateNumber(1)));
@@ -200,8 +364,14 @@ Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
     snprintf(first, sizeof(first), "%s/first", home);
     snprintf(again, sizeof(again), "%s/again", home);
     snprintf(missing, sizeof(missing), "%s/none", home);
+    /* four setups, five pairs: lws/eager, 1/2 workers (lws), 1 worker eager/2 workers lws at batch 8; batch 8/16
+     * at lws, with 1 or 2 workers; not eager b8 against lws b16 (batch and scheduler both differ) */
     dahl_test_write_file(setups, "{\"setups\": [{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 8, "
-                                 "\"cpus\": 1, \"scheduler\": \"lws\"}]}");
+                                 "\"cpus\": 1, \"scheduler\": \"lws\"}, {\"dataset\": \"synthetic:12x12x1\", "
+                                 "\"samples\": 64, \"batch\": 8, \"cpus\": 1, \"scheduler\": \"eager\"}, "
+                                 "{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 16, \"cpus\": 1, "
+                                 "\"scheduler\": \"lws\"}, {\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, "
+                                 "\"batch\": 8, \"cpus\": 2, \"scheduler\": \"lws\"}]}");
     /* the fixture's manifest records no node: --force */
     const char *make[] = {"validate", "--machine", "tiny-2cpu", "--out", first, "--force", "--runs", "2",
                           "--setups", setups, "--quiet", NULL};
@@ -220,10 +390,21 @@ Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
     cr_assert(cJSON_IsString(from) && strcmp(from->valuestring, first) == 0);
     cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(now, "commit")));
     cr_assert_eq(dahl_test_number(now, "noisy_threshold"), dahl_test_number(was, "noisy_threshold"));
+    /* the decisions: the pairs as the rows give them, the same again */
+    cr_assert_eq(assert_pairs_consistent(was), 5);
+    cr_assert_eq(assert_pairs_consistent(now), 5);
+    cr_assert(strstr(run.out, " over 5 pairs; distinct pairs (native > 5 % apart) ordered as natively: ") != NULL,
+              "%s", run.out);
+    const cJSON *pairs_now = cJSON_GetObjectItemCaseSensitive(now, "pairs");
+    cr_assert(cJSON_Compare(pairs_now, cJSON_GetObjectItemCaseSensitive(was, "pairs"), true), "the pairs differ");
     cJSON_Delete(now);
-    /* judged again: run 1 probed 30 % slow is noisy at 0.2 (its median is run 2's), quiet at 0.5 */
-    set_probe_slower(first, 0, 0.3);
-    set_probe_slower(first, 1, 0);
+    /* judged again: run 1 probed 30 % slow is noisy at 0.2 (its median is run 2's), quiet at 0.5; the other
+     * setups' runs quiet */
+    set_probe_slower(first, 0, 0, 0.3);
+    set_probe_slower(first, 0, 1, 0);
+    for (int i = 1; i < 4; i++)
+        for (int r = 0; r < 2; r++)
+            set_probe_slower(first, i, r, 0);
     const char *strict[] = {"validate", "--machine", "tiny-2cpu", "--natives", first, "--out", again, "--noisy", "0.2",
                             NULL};
     dahl_test_run_args(&run, DAHLSIM_BIN, strict, env);
@@ -237,6 +418,16 @@ Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
     cr_assert_eq(first_setup_number(now, "native_median_s"), dahl_test_number(cJSON_GetArrayItem(runs, 1), "makespan_s"));
     cr_assert_eq(dahl_test_number(now, "noisy_threshold"), 0.2);
     cr_assert_eq(dahl_test_number(now, "noisy_runs_dropped"), 1);
+    /* the first setup's pairs: round 2's ratio alone (lws against eager at b8, the first pair) */
+    cr_assert_eq(assert_pairs_consistent(now), 5);
+    const cJSON *eager_runs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(was, "setups"), 1), "runs");
+    const cJSON *lws_eager = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(now, "pairs"), 0);
+    cr_assert_str_eq(test_string(lws_eager, "kind"), "policy");
+    cr_assert_float_eq(dahl_test_number(lws_eager, "native_ratio"),
+                       dahl_test_number(cJSON_GetArrayItem(runs, 1), "makespan_s") /
+                           dahl_test_number(cJSON_GetArrayItem(eager_runs, 1), "makespan_s"),
+                       1e-12);
     cJSON_Delete(now);
     const char *lenient[] = {"validate", "--machine", "tiny-2cpu", "--natives", first, "--out", again, "--noisy",
                              "0.5", "--quiet", NULL};

@@ -264,10 +264,12 @@ Test(scenario, a_sweep_records_each_points_energy)
     cr_assert_not_null(f);
     char line[4096];
     cr_assert_not_null(fgets(line, sizeof(line), f));
-    cr_assert(strstr(line, ",energy_j,energy_per_sample_j\n") != NULL, "header: %s", line);
+    cr_assert(strstr(line, ",energy_j,energy_per_sample_j,makespan_lo_s,makespan_hi_s\n") != NULL, "header: %s", line);
     int rows = 0;
     while (fgets(line, sizeof(line), f) != NULL) {
         int point = atoi(line);
+        for (int k = 0; k < 2; k++) /* the interval's ends */
+            *strrchr(line, ',') = '\0';
         char *last = strrchr(line, ','), *cut = last;
         *cut = '\0';
         double joules = strtod(strrchr(line, ',') + 1, NULL);
@@ -303,6 +305,49 @@ Test(scenario, a_calibration_missing_a_perf_model_is_refused_before_simulating)
     assert_input_error("missing perf model", TINY ": \"machine\": expected a calibration with every perf model",
                        "dahl_relu_forward.tiny-2cpu");
     cr_assert(strstr(run.err, "hint: recalibrate with dahlsim calibrate --machine tiny-2cpu") != NULL, "%s", run.err);
+    dahl_test_remove_tree(home);
+}
+
+/* The interval around a run's makespan: unknown on a calibration without a measured spread of its machine;
+ * on one with it (calibrated in a spell probing 80 GFLOP/s, p10 64, p90 100), the makespan times 80/100 to
+ * 80/64, and the throughput's likewise, in results.json. */
+Test(scenario, a_run_carries_the_calibrations_measured_spread)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    char out[64];
+    snprintf(out, sizeof(out), "%s/out", home);
+    dahlsim((const char *[]){"run", TINY, "--out", out, "--quiet", NULL});
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *r = dahl_test_results_json(out);
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(r, "prediction_interval");
+    cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(iv, "unknown")), "no unknown interval");
+    cJSON_Delete(r);
+
+    dahl_test_machine_copy(DATA "/calibration", "tiny-2cpu", home);
+    char machine[96];
+    snprintf(machine, sizeof(machine), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(machine, "machine_spread",
+                           "{\"runs\": 10, \"probe_gflops\": {\"min\": 50, \"p10\": 64, \"median\": 80, "
+                           "\"p90\": 100, \"max\": 110}, \"calibrated_in\": {\"runs\": 4, \"probe_gflops\": 80}}");
+    char home_var[128];
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out, NULL};
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.err, "the interval is the calibration's measured speed spread") != NULL, "%s", run.err);
+    r = dahl_test_results_json(out);
+    iv = cJSON_GetObjectItemCaseSensitive(r, "prediction_interval");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(iv, "makespan_s");
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(iv, "samples_per_s");
+    double makespan = dahl_test_number(r, "makespan_s"), samples = dahl_test_number(r, "samples_per_s");
+    cr_assert_eq(cJSON_GetArraySize(t), 2);
+    cr_assert_float_eq(cJSON_GetArrayItem(t, 0)->valuedouble, makespan * 0.8, 1e-12);
+    cr_assert_float_eq(cJSON_GetArrayItem(t, 1)->valuedouble, makespan * 1.25, 1e-12);
+    cr_assert_float_eq(cJSON_GetArrayItem(rate, 0)->valuedouble, samples / 1.25, 1e-9);
+    cr_assert_float_eq(cJSON_GetArrayItem(rate, 1)->valuedouble, samples / 0.8, 1e-9);
+    cJSON_Delete(r);
     dahl_test_remove_tree(home);
 }
 

@@ -59,12 +59,14 @@ static void calibrate_print_help(void)
            "                        cost per push the simulations charge, timed in plain native runs\n"
            "                        (default " DEFAULT_SCHEDULERS ")\n"
            "  --sched-steps N       steps of 32 samples per run timing a policy (default %d)\n"
-           "  --noisy X             a measuring run whose machine probe (dahl's conv2d kernel on every core,\n"
-           "                        before and after it) is X slower than the session's fastest, or whose\n"
-           "                        cores' round trip (a cache line between them) is over 2 / (1 - X) times\n"
-           "                        the shortest, is noisy: its figures are dropped and it runs again\n"
-           "                        (default 0.05); the plain runs timing the runtime's costs too\n"
-           "  --reruns N            at most N such runs again per run, then stop (default 2)\n"
+           "  --noisy X             a run during which other processes and the hypervisor (steal time) took\n"
+           "                        over X of the cores' time (/proc/stat against the run's own CPU time)\n"
+           "                        is disturbed: its figures are dropped and it runs again (default 0.1).\n"
+           "                        A run whose machine probe (dahl's conv2d kernel on every core, before\n"
+           "                        and after it) is slower, or whose cores are further apart, is a speed\n"
+           "                        spell of the machine's own: kept, and recorded in the manifest's\n"
+           "                        machine_spread, which predictions' intervals come from\n"
+           "  --reruns N            at most N disturbed runs again per run, then stop with exit 2 (default 2)\n"
            "  --max-error PCT       StarPU's STARPU_HISTORY_MAX_ERROR: a sample more than PCT %% away from its\n"
            "                        entry's mean is refused, and an entry with more refusals than samples\n"
            "                        starts over (default 50, StarPU's); on a machine shared with other work,\n"
@@ -207,7 +209,7 @@ static int calibrate_parse_options(int argc, char **argv, struct dahlsim_calibra
 {
     *o = (struct dahlsim_calibrate_opts){.batch = DEFAULT_BATCH, .steps = DEFAULT_STEPS, .rounds = DEFAULT_ROUNDS,
                                          .max_rsd = DEFAULT_MAX_RSD, .sched_steps = DEFAULT_SCHED_STEPS,
-                                         .noisy = 0.05, .reruns = 2, .history_max_error = 50,
+                                         .noisy = 0.1, .reruns = 2, .history_max_error = 50,
                                          .one_worker = true};
     snprintf(o->schedulers, sizeof(o->schedulers), "%s", DEFAULT_SCHEDULERS);
     dahlsim_command_line(argc, argv, o->command, sizeof(o->command)); /* before getopt_long reorders argv */
@@ -250,5 +252,6 @@ int dahlsim_cmd_calibrate(int argc, char **argv)
     dahl_kernels_init();
     if (o.report_only)
         return dahlsim_exit_of(dahlsim_calibrate_report(&o, &p));
-    return dahlsim_exit_of(dahlsim_calibrate(&o, &p));
+    int ret = dahlsim_calibrate(&o, &p);
+    return ret == -EBUSY ? DAHLSIM_EXIT_USAGE : dahlsim_exit_of(ret); /* disturbed: the machine, not a failure */
 }

@@ -5,6 +5,9 @@
 #include "dahlsim_fs.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,4 +106,74 @@ void dahlsim_proc_die_with_front_end(void)
     long pid = v != NULL ? strtol(v, &end, 10) : 0;
     if (v != NULL && *end == '\0')
         dahlsim_proc_die_with(pid);
+}
+
+/* ---- the load meter ---------------------------------------------------------------------------------------- */
+
+/* Every CPU's busy time (user, nice, system, irq, softirq: guest time is inside user) and stolen time in
+ * seconds, from /proc/stat's first line; false when it cannot be read. */
+static bool cpu_times(double *busy_s, double *steal_s)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (f == NULL)
+        return false;
+    unsigned long long user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq,
+                     &softirq, &steal);
+    fclose(f);
+    long tick = sysconf(_SC_CLK_TCK);
+    if (got < 7 || tick <= 0)
+        return false;
+    *busy_s = (double)(user + nice + sys + irq + softirq) / (double)tick;
+    *steal_s = got == 8 ? (double)steal / (double)tick : 0;
+    return true;
+}
+
+static double tv_s(struct timeval t)
+{
+    return (double)t.tv_sec + 1e-6 * (double)t.tv_usec;
+}
+
+/* This process's CPU time and its waited-for children's, and their involuntary context switches. */
+static void own_times(double *cpu_s, long *ivcsw)
+{
+    struct rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    *cpu_s = tv_s(self.ru_utime) + tv_s(self.ru_stime) + tv_s(children.ru_utime) + tv_s(children.ru_stime);
+    *ivcsw = self.ru_nivcsw + children.ru_nivcsw;
+}
+
+static double wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void dahlsim_load_mark(struct dahlsim_load_mark *m)
+{
+    *m = (struct dahlsim_load_mark){.wall_s = wall_now()};
+    m->known = cpu_times(&m->busy_s, &m->steal_s);
+    own_times(&m->own_s, &m->ivcsw);
+}
+
+void dahlsim_load_since(const struct dahlsim_load_mark *m, struct dahlsim_load *l)
+{
+    *l = (struct dahlsim_load){.wall_s = wall_now() - m->wall_s};
+    double busy = 0, steal = 0, own = 0;
+    long ivcsw = 0;
+    own_times(&own, &ivcsw);
+    l->own_s = own - m->own_s;
+    l->ivcsw_per_s = l->wall_s > 0 ? (double)(ivcsw - m->ivcsw) / l->wall_s : 0;
+    if (!m->known || !cpu_times(&busy, &steal))
+        return;
+    l->known = true;
+    /* /proc/stat counts in ticks, getrusage finer: a few ticks either way, never below 0 */
+    double others = (busy - m->busy_s) - l->own_s;
+    l->others_s = others > 0 ? others : 0;
+    l->steal_s = steal - m->steal_s > 0 ? steal - m->steal_s : 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double capacity = l->wall_s * (double)(cores > 0 ? cores : 1);
+    l->share = capacity > 0 ? (l->others_s + l->steal_s) / capacity : 0;
 }

@@ -33,4 +33,29 @@ void dahlsim_proc_meter_tick(struct dahlsim_proc_meter *m, bool force);
 void dahlsim_proc_die_with_front_end(void);
 void dahlsim_proc_die_with(long parent);
 
+/* What else ran on this machine while this process and its children ran: evidence of interference, where a
+ * slower kernel alone cannot tell a neighbour from the machine's own slow spell. From /proc/stat (every CPU's
+ * busy and stolen time) against getrusage (this process and the children it waited for): the rest is other
+ * processes'. Linux only; elsewhere nothing is known. */
+struct dahlsim_load_mark {
+    double wall_s, busy_s, steal_s, own_s;
+    long ivcsw;
+    bool known;
+};
+
+struct dahlsim_load {
+    double wall_s;      /* elapsed between the mark and now */
+    double others_s;    /* CPU time of every other process (at least 0) */
+    double steal_s;     /* time the hypervisor gave this machine's vCPUs to another guest */
+    double own_s;       /* CPU time of this process and its waited-for children */
+    double share;       /* (others + steal) over the cores' time (wall x online cores): 0 alone, 1 all taken */
+    double ivcsw_per_s; /* involuntary context switches of this process and its children, per second */
+    bool known;         /* false: /proc/stat could not be read (every figure 0) */
+};
+
+/* Marks now. */
+void dahlsim_load_mark(struct dahlsim_load_mark *m);
+/* What ran since mark m (taken in this process, whose children in between were waited for). */
+void dahlsim_load_since(const struct dahlsim_load_mark *m, struct dahlsim_load *l);
+
 #endif /* DAHLSIM_PROC_H */

@@ -213,8 +213,13 @@ static void point_row(FILE *f, const struct point *p)
     html(f, str(params, "dataset"));
     fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td>", num(params, "cpus", 0), num(params, "gpus", 0));
     html(f, str(params, "scheduler"));
-    fprintf(f, "</td><td>%.0f</td><td>%.6f</td><td>%.1f</td>", num(params, "batch", 0), num(p->line, "makespan_s", 0),
-            num(p->line, "samples_per_s", 0));
+    fprintf(f, "</td><td>%.0f</td><td>%.6f</td>", num(params, "batch", 0), num(p->line, "makespan_s", 0));
+    /* the interval the calibration's measured spread of its machine implies (dahlsim_interval.h) */
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p->line, "makespan_lo_s")))
+        fprintf(f, "<td>%.6f&ndash;%.6f</td>", num(p->line, "makespan_lo_s", 0), num(p->line, "makespan_hi_s", 0));
+    else
+        fputs("<td>unknown</td>", f);
+    fprintf(f, "<td>%.1f</td>", num(p->line, "samples_per_s", 0));
     /* the node's joules, simulated on a machine with power figures (docs/energy.md) */
     if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p->line, "energy_j")))
         fprintf(f, "<td>%.4g</td>", num(p->line, "energy_j", 0));
@@ -342,7 +347,7 @@ static void write_page(FILE *f, const char *dir, const struct point *pts, long n
     fputs("<h2>Plots</h2>\n", f);
     inline_plots(f, dir);
     fputs("<h2>Points</h2>\n<table><tr><th>#</th><th>point</th><th>dataset</th><th>CPUs</th><th>GPUs</th>"
-          "<th>scheduler</th><th>batch</th><th>makespan s</th><th>samples/s</th><th>energy J</th>"
+          "<th>scheduler</th><th>batch</th><th>makespan s</th><th>interval s</th><th>samples/s</th><th>energy J</th>"
           "<th>parallel efficiency</th><th>bytes moved</th><th>peak memory</th><th>Gantt chart</th></tr>\n",
           f);
     for (long i = 0; i < n; i++)

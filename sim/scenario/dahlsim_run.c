@@ -3,7 +3,9 @@
  * The simulated figures in OUT/results.json come from StarPU-SimGrid only; wall time and peak RSS of the
  * simulating process are recorded beside them. */
 #include "dahlsim_run.h"
+
 #include "dahlsim_fs.h"
+#include "dahlsim_interval.h"
 #include "dahlsim_kernels.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_smpi.h"
@@ -173,6 +175,9 @@ int dahlsim_run_experiment(const struct dahlsim_experiment *x, const char *scena
         dahlsim_error("run: %s", err);
     else
         status = simulate(x, scenario, out_dir, point_path, models, stderr_path, quiet);
+    /* the interval the calibration's measured spread implies; the simulated figures stand without it */
+    if (status == 0 && dahlsim_interval_add(x->machine_dir, out_dir, err, sizeof(err)) != 0)
+        fprintf(stderr, "dahlsim: warning: no prediction interval: %s\n", err);
     dahlsim_remove_tree(work);
     earlier_settle(out_dir, aside, status == 0);
     return status;

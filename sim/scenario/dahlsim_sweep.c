@@ -156,6 +156,13 @@ static char *point_record(const struct dahlsim_scenario *s, size_t i, const char
         if (v != NULL)
             cJSON_AddItemToObject(o, copy[k], cJSON_Duplicate(v, true));
     }
+    /* the interval the calibration's measured spread implies (dahlsim_interval.h); absent where unknown */
+    const cJSON *interval = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "prediction_interval"),
+                                                             "makespan_s");
+    if (cJSON_GetArraySize(interval) == 2) {
+        cJSON_AddNumberToObject(o, "makespan_lo_s", cJSON_GetArrayItem(interval, 0)->valuedouble);
+        cJSON_AddNumberToObject(o, "makespan_hi_s", cJSON_GetArrayItem(interval, 1)->valuedouble);
+    }
     /* The node's joules, simulated on a machine with power figures (docs/energy.md) */
     const cJSON *energy = cJSON_GetObjectItemCaseSensitive(r, "energy");
     const cJSON *total = cJSON_GetObjectItemCaseSensitive(energy, "total_j");

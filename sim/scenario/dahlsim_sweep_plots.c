@@ -93,8 +93,9 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g,%s",
                                          cJSON_IsNumber(depth) ? depth->valuedouble : 1.0,
                                          cJSON_IsString(schedule) ? schedule->valuestring : "fill");
-            const char *joules[] = {"energy_j", "energy_per_sample_j"}; /* nan without power figures */
-            for (size_t k = 0; k < 2 && used < sizeof(buf); k++) {
+            /* nan without power figures; the interval's ends nan where the calibration's spread is unknown */
+            const char *joules[] = {"energy_j", "energy_per_sample_j", "makespan_lo_s", "makespan_hi_s"};
+            for (size_t k = 0; k < 4 && used < sizeof(buf); k++) {
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, joules[k]);
                 used += (size_t)snprintf(buf + used, sizeof(buf) - used, ",%.17g", v ? v->valuedouble : NAN);
             }
@@ -111,7 +112,7 @@ int dahlsim_sweep_write_csv(const char *dir, const struct dahlsim_scenario *s)
         fputs("point,machine,dataset,model,scheduler,batch,samples,epochs,cpus,gpus,gpu_memory_mib,prefetch,"
               "perfmodel,reduction,seed,makespan_s,samples_per_s,iterations,nodes,wall_s,allreduce_s_mean,runtime_costs,"
               "job_order,h2d_bytes,d2h_bytes,evictions,gpu_wait_s,gpu_busy_fraction,gpu_peak_bytes,jobs,"
-              "job_contexts,grain,pipeline_depth,pipeline_schedule,energy_j,energy_per_sample_j\n",
+              "job_contexts,grain,pipeline_depth,pipeline_schedule,energy_j,energy_per_sample_j,makespan_lo_s,makespan_hi_s\n",
               out);
         for (size_t i = 0; i < n; i++)
             if (lines[i] != NULL)

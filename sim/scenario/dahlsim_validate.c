@@ -2,11 +2,14 @@
  * natively (`dahlsim train`, several repeats: median and spread of the training makespan) and simulates the
  * same setups with that machine's calibration (`dahlsim-sim sim-train`, once: simulations are
  * deterministic), then prints per setup the native and simulated makespans and the relative error
- * (simulated - native median) / native median, with the median and maximum absolute error. Writes
- * DIR/fidelity.json and DIR/fidelity.md. */
+ * (simulated - native median) / native median, with the median and maximum absolute error; then, per pair of
+ * setups that stands for a choice (a policy, a batch, a worker count), the simulated ratio against the native
+ * one and whether the simulation orders the pair as natively (dahlsim_pairs.h). Writes DIR/fidelity.json and
+ * DIR/fidelity.md. */
 #include "dahlsim_validate.h"
 
 #include "dahlsim_fs.h"
+#include "dahlsim_pairs.h"
 #include "dahlsim_probe.h"
 #include "dahlsim_run.h"
 #include "dahlsim_scenario.h"
@@ -762,9 +765,10 @@ static struct comparison compare(size_t i, long all, const double *t_all, const 
 /* The report as it is built: the JSON document and its rows, the Markdown text, the absolute errors. */
 struct fidelity {
     cJSON *root, *rows;
-    char md[16384];
+    char md[1 << 20]; /* room for the pairs of DAHLSIM_VALIDATE_MAX_SETUPS setups */
     size_t used;
     double errs[DAHLSIM_VALIDATE_MAX_SETUPS];
+    double med[DAHLSIM_VALIDATE_MAX_SETUPS], sim[DAHLSIM_VALIDATE_MAX_SETUPS]; /* per setup, for the pairs */
     size_t nerr;
     long dropped, all_noisy; /* noisy runs left out; setups with no quiet run (all of their runs used) */
 };
@@ -804,6 +808,8 @@ static void fidelity_add(struct fidelity *fy, const struct dahlsim_validate_opts
                          const double *t, const struct comparison *c, const struct native_figures *n, size_t i)
 {
     long repeats = o->repeats;
+    fy->med[i] = c->med / (double)s->samples; /* per sample: pairs of different lengths compare as choices */
+    fy->sim[i] = c->sim / (double)s->samples;
     fy->errs[fy->nerr++] = fabs(c->err);
     fy->dropped += c->quiet > 0 ? repeats - c->quiet : 0;
     fy->all_noisy += c->quiet == 0;
@@ -934,6 +940,132 @@ static void fidelity_end(struct fidelity *fy, const struct dahlsim_validate_opts
                  100 * med_err, 100 * max_err, fy->nerr, repeats);
     cJSON_AddNumberToObject(fy->root, "median_abs_error", med_err);
     cJSON_AddNumberToObject(fy->root, "max_abs_error", max_err);
+}
+
+/* Setup s as the comparability rule reads it (dahlsim_pairs.h). */
+static struct dahlsim_pair_setup pair_setup(const struct dahlsim_validate_opts *o, const struct setup *s)
+{
+    return (struct dahlsim_pair_setup){.dataset = s->dataset, .sched = s->sched, .samples = s->samples,
+                                       .batch = s->batch, .ncpu = s->ncpu, .ngpu = s->ngpu, .nodes = o->nodes,
+                                       .depth = s->depth > 1 ? s->depth : 1, .grain = s->grain > 1 ? s->grain : 1};
+}
+
+/* The comparable pairs of setups into p, judged: native ratios over the rounds of n (quiet rounds first),
+ * against the medians and simulations of fy, all per sample (a choice is about throughput: the default set
+ * compares setups of 4096 and 8192 samples). Returns how many. */
+static size_t find_pairs(const struct dahlsim_validate_opts *o, const struct native_figures *n,
+                         const struct fidelity *fy, struct dahlsim_pair *p)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < nsetups; i++)
+        for (size_t j = i + 1; j < nsetups; j++) {
+            struct dahlsim_pair_setup a = pair_setup(o, &setups[i]), b = pair_setup(o, &setups[j]);
+            enum dahlsim_pair_kind kind = dahlsim_pair_kind(&a, &b);
+            if (kind == DAHLSIM_PAIR_NONE)
+                continue;
+            double ratio = dahlsim_pair_native_ratio(n->times[i], n->noisy[i], n->times[j], n->noisy[j],
+                                                     (size_t)o->repeats) *
+                           (double)setups[j].samples / (double)setups[i].samples; /* per sample */
+            p[np++] = dahlsim_pair_judge(i, j, kind, ratio, fy->med, fy->sim);
+        }
+    return np;
+}
+
+/* v at key of obj, or null where it is not a number (no pair; tau-b undefined). */
+static void add_number_or_null(cJSON *obj, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(obj, key, v);
+    else
+        cJSON_AddNullToObject(obj, key);
+}
+
+/* The pairs and their summary into the JSON document. */
+static void pairs_json(struct fidelity *fy, const struct dahlsim_pair *p, size_t np,
+                       const struct dahlsim_pairs_summary *sum)
+{
+    cJSON *list = cJSON_AddArrayToObject(fy->root, "pairs");
+    for (size_t k = 0; k < np; k++) {
+        cJSON *pair = cJSON_CreateObject();
+        cJSON_AddStringToObject(pair, "a", setups[p[k].a].name);
+        cJSON_AddStringToObject(pair, "b", setups[p[k].b].name);
+        cJSON_AddStringToObject(pair, "kind", dahlsim_pair_kind_name(p[k].kind));
+        add_number_or_null(pair, "native_ratio", p[k].native_ratio);
+        add_number_or_null(pair, "simulated_ratio", p[k].simulated_ratio);
+        add_number_or_null(pair, "paired_error", p[k].error);
+        cJSON_AddBoolToObject(pair, "distinct", p[k].distinct);
+        cJSON_AddBoolToObject(pair, "ordered", p[k].ordered);
+        cJSON_AddItemToArray(list, pair);
+    }
+    add_number_or_null(fy->root, "paired_median_abs_error", sum->median_abs_error);
+    add_number_or_null(fy->root, "paired_max_abs_error", sum->max_abs_error);
+    cJSON_AddNumberToObject(fy->root, "distinct_pairs", (double)sum->distinct);
+    cJSON_AddNumberToObject(fy->root, "distinct_pairs_ordered", (double)sum->ordered);
+    add_number_or_null(fy->root, "kendall_tau", sum->tau_b);
+}
+
+/* The summary in one sentence (stdout's line and the Markdown's), into line. */
+static void pairs_sentence(const struct dahlsim_pairs_summary *sum, char *line, size_t size)
+{
+    if (sum->pairs == 0) {
+        snprintf(line, size, "paired errors: no comparable pair");
+        return;
+    }
+    char tau[48] = "undefined (every pair tied)";
+    if (isfinite(sum->tau_b))
+        snprintf(tau, sizeof(tau), "%.2f", sum->tau_b);
+    snprintf(line, size, "paired errors: median |error| %.1f %%, max %.1f %% over %zu pairs; distinct pairs (native "
+             "> %.0f %% apart) ordered as natively: %zu of %zu; Kendall's tau %s", 100 * sum->median_abs_error,
+             100 * sum->max_abs_error, sum->pairs, 100 * DAHLSIM_PAIR_DISTINCT, sum->ordered, sum->distinct, tau);
+}
+
+/* The pairs' section of the Markdown: what they are, their table, the summary sentence. */
+static void pairs_md(struct fidelity *fy, const struct dahlsim_pair *p, size_t np, const char *sentence)
+{
+    fy->used += (size_t)snprintf(
+        fy->md + fy->used, sizeof(fy->md) - fy->used,
+        "\n## Decisions: pairs of setups\n\n"
+        "What a user acts on is a choice between setups: which policy, which batch or worker count. A pair is\n"
+        "two setups on the same dataset, nodes and GPUs that differ by such a choice: the same batch (a policy\n"
+        "choice: scheduler, workers, pipeline depth, grain or samples differ) or the same scheduler (a batch or\n"
+        "worker choice). Native ratio: the median, over the rounds where neither run was noisy (all rounds\n"
+        "where there is none), of A's makespan over B's in the same round; the two runs of a round are made\n"
+        "back to back, so a slow or fast spell of the machine lands on both and cancels in the ratio.\n"
+        "Simulated ratio: A's simulated makespan over B's; paired error: simulated ratio / native ratio - 1.\n"
+        "Distinct: the native medians more than %.0f %% apart; ordered: the simulation puts A and B in the\n"
+        "order of their native medians (the count is over the distinct pairs). Kendall's tau-b of the native\n"
+        "medians against the simulated makespans, over these pairs only: (concordant - discordant) /\n"
+        "sqrt((P - pairs tied natively) (P - pairs tied simulated)), P the number of pairs; 1 when the\n"
+        "simulation orders every pair as natively.\n\n",
+        100 * DAHLSIM_PAIR_DISTINCT);
+    if (np > 0 && fy->used < sizeof(fy->md))
+        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
+                                     "| setup A | setup B | kind | native ratio A/B | simulated ratio | paired error "
+                                     "| distinct | ordered |\n|---|---|---|---|---|---|---|---|\n");
+    for (size_t k = 0; k < np && fy->used < sizeof(fy->md); k++)
+        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
+                                     "| %s | %s | %s | %.4f | %.4f | %+.1f %% | %s | %s |\n", setups[p[k].a].name,
+                                     setups[p[k].b].name, dahlsim_pair_kind_name(p[k].kind), p[k].native_ratio,
+                                     p[k].simulated_ratio, 100 * p[k].error, p[k].distinct ? "yes" : "no",
+                                     p[k].ordered ? "yes" : "no");
+    if (fy->used < sizeof(fy->md))
+        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used, "\n%c%s.\n",
+                                     sentence[0] == 'p' ? 'P' : sentence[0], sentence + 1);
+}
+
+/* Fidelity as decisions: the comparable pairs of setups, on stdout (one line after the summary) and in both
+ * documents. */
+static void fidelity_pairs(struct fidelity *fy, const struct dahlsim_validate_opts *o, const struct native_figures *n)
+{
+    static struct dahlsim_pair p[DAHLSIM_VALIDATE_MAX_SETUPS * (DAHLSIM_VALIDATE_MAX_SETUPS - 1) / 2];
+    size_t np = find_pairs(o, n, fy, p);
+    struct dahlsim_pairs_summary sum = dahlsim_pairs_summarize(p, np, fy->med, fy->sim);
+    char sentence[320];
+    pairs_sentence(&sum, sentence, sizeof(sentence));
+    printf("%s\n", sentence);
+    pairs_json(fy, p, np, &sum);
+    if (fy->used < sizeof(fy->md))
+        pairs_md(fy, p, np, sentence);
 }
 
 /* Writes out/fidelity.json and out/fidelity.md; deletes the JSON document. Returns 0, or -EIO after printing
@@ -1112,6 +1244,7 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
         return code;
     }
     fidelity_end(&fy, o, &n);
+    fidelity_pairs(&fy, o, &n);
     code = fidelity_write(&fy, o->out);
     if (code == 0 && !o->quiet)
         fprintf(stderr, "dahlsim validate: wrote %s/fidelity.json and fidelity.md\n", o->out);

@@ -1,6 +1,8 @@
 /* The fidelity report (`dahlsim validate`, sim/cmd/validate.c): a fixed set of small training setups run
  * natively on this machine, repeatedly, and simulated once with its calibration; per setup the makespans,
- * the relative error and where it comes from, on stdout and in DIR/fidelity.json and DIR/fidelity.md. */
+ * the relative error and where it comes from, and per pair of setups that differ by a user's choice (policy,
+ * batch, workers) the paired error and ordering (dahlsim_pairs.h), on stdout and in DIR/fidelity.json and
+ * DIR/fidelity.md. */
 #ifndef DAHLSIM_VALIDATE_H
 #define DAHLSIM_VALIDATE_H
 

@@ -1,0 +1,79 @@
+/* The interval a calibration's measured spread implies around a simulated makespan: see dahlsim_interval.h. */
+#include "dahlsim_interval.h"
+
+#include "dahlsim_fs.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* obj.key as a positive finite number, else 0. */
+static double positive(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble > 0 ? v->valuedouble : 0;
+}
+
+bool dahlsim_interval_of(const cJSON *manifest, struct dahlsim_interval *iv)
+{
+    const cJSON *spread = cJSON_GetObjectItemCaseSensitive(manifest, "machine_spread");
+    const cJSON *probe = cJSON_GetObjectItemCaseSensitive(spread, "probe_gflops");
+    iv->calibrated = positive(cJSON_GetObjectItemCaseSensitive(spread, "calibrated_in"), "probe_gflops");
+    iv->p10 = positive(probe, "p10");
+    iv->p90 = positive(probe, "p90");
+    if (iv->calibrated == 0 || iv->p10 == 0 || iv->p90 < iv->p10)
+        return false;
+    iv->lo = fmin(1, iv->calibrated / iv->p90);
+    iv->hi = fmax(1, iv->calibrated / iv->p10);
+    return true;
+}
+
+/* [a * lo, a * hi] as a JSON array. */
+static cJSON *range(double a, double lo, double hi)
+{
+    const double v[2] = {a * lo, a * hi};
+    return cJSON_CreateDoubleArray(v, 2);
+}
+
+int dahlsim_interval_add(const char *machine_dir, const char *out_dir, char *err, size_t err_size)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/manifest.json", machine_dir);
+    cJSON *manifest = dahlsim_read_json(path);
+    snprintf(path, sizeof(path), "%s/results.json", out_dir);
+    cJSON *r = dahlsim_read_json(path);
+    const cJSON *makespan = cJSON_GetObjectItemCaseSensitive(r, "makespan_s");
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(r, "samples_per_s");
+    if (!cJSON_IsNumber(makespan) || !cJSON_IsNumber(rate)) {
+        snprintf(err, err_size, "%s: no makespan_s and samples_per_s to put an interval around", path);
+        cJSON_Delete(manifest);
+        cJSON_Delete(r);
+        return -EINVAL;
+    }
+    struct dahlsim_interval iv;
+    cJSON *o = cJSON_CreateObject();
+    if (!dahlsim_interval_of(manifest, &iv)) {
+        cJSON_AddStringToObject(o, "unknown", "the calibration has no measured spread of its machine "
+                                              "(machine_spread: made before calibrate recorded it)");
+    } else {
+        cJSON_AddItemToObject(o, "makespan_s", range(makespan->valuedouble, iv.lo, iv.hi));
+        cJSON_AddItemToObject(o, "samples_per_s", range(rate->valuedouble, 1 / iv.hi, 1 / iv.lo));
+        cJSON_AddNumberToObject(o, "calibrated_probe_gflops", iv.calibrated);
+        cJSON_AddNumberToObject(o, "probe_p10_gflops", iv.p10);
+        cJSON_AddNumberToObject(o, "probe_p90_gflops", iv.p90);
+        cJSON_AddStringToObject(o, "basis",
+                                "the calibration's kernel probe, p10 to p90 over every run it kept, against the "
+                                "spell its perf models were measured in: the makespan scaled by calibrated/p90 to "
+                                "calibrated/p10 (kernels' speed spells; the runtime's costs per spell of the "
+                                "cores' distance are recorded, not in it)");
+    }
+    cJSON_Delete(manifest);
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "prediction_interval");
+    cJSON_AddItemToObject(r, "prediction_interval", o);
+    int ret = dahlsim_json_save(r, path, err, err_size);
+    cJSON_Delete(r);
+    return ret;
+}
