@@ -352,6 +352,42 @@ static void set_probe_slower(const char *dir, int i, int r, double slower)
 
 /* validate --natives DIR: an earlier report's native runs against simulations made now, judged again at
  * --noisy; what the report decides cannot be given; a report that is not one is an input error. */
+/* fidelity.json's figures on the machine's spread against its rows: each run's inside_interval as its makespan
+ * against its setup's simulated interval, its in_calibrated_spell as its probe against calibrated (GFLOP/s),
+ * and the counts; every run had an interval (runs in all). */
+static void assert_spread_consistent(const cJSON *report, double calibrated, int runs)
+{
+    const cJSON *row, *r;
+    int inside = 0, with = 0, spell_setups = 0;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "setups"))
+    {
+        const cJSON *iv = cJSON_GetObjectItemCaseSensitive(row, "simulated_interval_s");
+        cr_assert_eq(cJSON_GetArraySize(iv), 2, "no simulated_interval_s");
+        double lo = cJSON_GetArrayItem(iv, 0)->valuedouble, hi = cJSON_GetArrayItem(iv, 1)->valuedouble;
+        double sim = dahl_test_number(row, "simulated_s");
+        cr_assert(lo <= sim && sim <= hi, "%g outside [%g, %g]", sim, lo, hi);
+        int in_spell = 0;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(row, "runs"))
+        {
+            double t = dahl_test_number(r, "makespan_s"), g = dahl_test_number(r, "probe_gflops");
+            cr_assert(g > 0);
+            cr_assert_eq(test_bool(r, "inside_interval"), t >= lo && t <= hi);
+            cr_assert_eq(test_bool(r, "in_calibrated_spell"), fabs(g / calibrated - 1) <= 0.05);
+            cr_assert_geq(dahl_test_number(r, "interference_share"), 0);
+            inside += t >= lo && t <= hi;
+            in_spell += fabs(g / calibrated - 1) <= 0.05;
+            with++;
+        }
+        cr_assert_eq(dahl_test_number(row, "spell_runs"), in_spell);
+        spell_setups += in_spell > 0;
+    }
+    cr_assert_eq(with, runs);
+    cr_assert_eq(dahl_test_number(report, "runs_with_interval"), with);
+    cr_assert_eq(dahl_test_number(report, "runs_inside_interval"), inside);
+    cr_assert_eq(dahl_test_number(report, "spell_setups"), spell_setups);
+    cr_assert_eq(dahl_test_number(report, "calibrated_probe_gflops"), calibrated);
+}
+
 Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
 {
     char home[] = "/tmp/dahlsim-natives-XXXXXX";
@@ -372,7 +408,13 @@ Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
                                  "{\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, \"batch\": 16, \"cpus\": 1, "
                                  "\"scheduler\": \"lws\"}, {\"dataset\": \"synthetic:12x12x1\", \"samples\": 64, "
                                  "\"batch\": 8, \"cpus\": 2, \"scheduler\": \"lws\"}]}");
-    /* the fixture's manifest records no node: --force */
+    /* a measured spread of the machine, so that every simulation has an interval; the fixture's manifest
+     * records no node: --force */
+    char machine[224];
+    snprintf(machine, sizeof(machine), "%s/calibration/tiny-2cpu", home);
+    dahl_test_manifest_add(machine, "machine_spread",
+                           "{\"runs\": 10, \"probe_gflops\": {\"min\": 50, \"p10\": 64, \"median\": 80, "
+                           "\"p90\": 100, \"max\": 110}, \"calibrated_in\": {\"runs\": 4, \"probe_gflops\": 80}}");
     const char *make[] = {"validate", "--machine", "tiny-2cpu", "--out", first, "--force", "--runs", "2",
                           "--setups", setups, "--quiet", NULL};
     dahl_test_run_args(&run, DAHLSIM_BIN, make, env);
@@ -390,6 +432,9 @@ Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
     cr_assert(cJSON_IsString(from) && strcmp(from->valuestring, first) == 0);
     cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(now, "commit")));
     cr_assert_eq(dahl_test_number(now, "noisy_threshold"), dahl_test_number(was, "noisy_threshold"));
+    /* the intervals and the spell, from the runs' own figures, the same again */
+    assert_spread_consistent(was, 80, 8);
+    assert_spread_consistent(now, 80, 8);
     /* the decisions: the pairs as the rows give them, the same again */
     cr_assert_eq(assert_pairs_consistent(was), 5);
     cr_assert_eq(assert_pairs_consistent(now), 5);

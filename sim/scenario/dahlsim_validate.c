@@ -11,6 +11,7 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_pairs.h"
 #include "dahlsim_probe.h"
+#include "dahlsim_proc.h"
 #include "dahlsim_run.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_spawn.h"
@@ -226,6 +227,7 @@ struct figures {
     double makespan_s, busy_s;
     long tasks;
     double stall_s; /* over the steps longer than twice the run's median step, their time beyond the median */
+    double lo_s, hi_s; /* a simulation's prediction interval (dahlsim_interval.h); NAN where unknown */
 };
 
 /* Sum over the steps longer than twice the median step of what they take beyond the median: stalls of whole
@@ -250,7 +252,7 @@ static double step_stalls(const cJSON *times)
 
 static struct figures read_figures(const char *dir)
 {
-    struct figures f = {NAN, 0, 0, 0};
+    struct figures f = {NAN, 0, 0, 0, NAN, NAN};
     char path[PATH_MAX + 32];
     if (snprintf(path, sizeof(path), "%s/results.json", dir) >= (int)sizeof(path))
         return f;
@@ -258,6 +260,12 @@ static struct figures read_figures(const char *dir)
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "makespan_s");
     f.makespan_s = cJSON_IsNumber(m) ? m->valuedouble : NAN;
     f.stall_s = step_stalls(cJSON_GetObjectItemCaseSensitive(r, "iteration_times_s"));
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "prediction_interval"),
+                                                       "makespan_s");
+    if (cJSON_GetArraySize(iv) == 2) {
+        f.lo_s = cJSON_GetArrayItem(iv, 0)->valuedouble;
+        f.hi_s = cJSON_GetArrayItem(iv, 1)->valuedouble;
+    }
     const cJSON *w;
     cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(r, "workers_detail"))
     {
@@ -430,7 +438,23 @@ struct native_figures {
     double far[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];  /* round trip over the shortest */
     bool noisy[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
     int reruns[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS]; /* times the run was made again */
+    /* the run's kernel probe, median over its cores (the worse of before and after), and the share of the
+     * cores' time other work took during it (dahlsim_proc.h); NAN where an earlier report lacks them */
+    double gflops[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
+    double share[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
+    double calibrated_gflops; /* the spell the calibration's perf models were measured in (0: not recorded) */
 };
+
+/* A run is in the calibration's spell when its probe is within this of the calibration's. */
+#define SPELL_SLACK 0.05
+
+/* Whether run r of setup i was in the calibration's spell: 1, 0, or -1 where either probe is unknown. */
+static int in_spell(const struct native_figures *n, size_t i, long r)
+{
+    if (!(n->calibrated_gflops > 0) || !isfinite(n->gflops[i][r]))
+        return -1;
+    return fabs(n->gflops[i][r] / n->calibrated_gflops - 1) <= SPELL_SLACK;
+}
 
 /* The cores setup s's runs use, which its probes measure: its workers', on each of the ranks, and on one node
  * the submitting thread's where a core is left for it (a 1-worker run on 2 cores hands every task from one
@@ -526,6 +550,12 @@ static bool natives_setup(struct natives_doc *d, const cJSON *row, size_t i, lon
             !natives_number(d, run, "reruns", 0, 10, true, &reruns))
             return false;
         n->reruns[i][r] = (int)reruns;
+        n->gflops[i][r] = n->share[i][r] = NAN; /* absent from reports written before they were recorded */
+        if ((cJSON_GetObjectItemCaseSensitive(run, "probe_gflops") != NULL &&
+             !natives_number(d, run, "probe_gflops", 0, 1e9, false, &n->gflops[i][r])) ||
+            (cJSON_GetObjectItemCaseSensitive(run, "interference_share") != NULL &&
+             !natives_number(d, run, "interference_share", 0, 1e3, false, &n->share[i][r])))
+            return false;
         n->slow[i][r] = slow;
         n->far[i][r] = far;
         n->probe[i][r].latency_ns = latency;
@@ -661,14 +691,22 @@ static int native_repeat(const struct dahlsim_validate_opts *o, const char *mode
     int cores = probed_cores(o, s);
     memset(&n->probe[i][r], 0, sizeof(n->probe[i][r]));
     int pr = dahlsim_probe_around(cores, &n->probe[i][r], NULL);
+    struct dahlsim_load_mark mark;
+    struct dahlsim_load load;
+    dahlsim_load_mark(&mark);
     int st = pr == 0 ? native_run(o, s, dir, (int)r, models) : -1;
+    dahlsim_load_since(&mark, &load);
+    n->share[i][r] = load.known ? load.share : NAN;
     if (pr == 0)
         pr = dahlsim_probe_around(cores, &n->probe[i][r], NULL);
+    double g[DAHLSIM_PROBE_MAX_CORES];
+    memcpy(g, n->probe[i][r].gflops, sizeof(double) * (size_t)cores);
+    n->gflops[i][r] = dahlsim_median(g, (size_t)cores);
     if (pr != 0) {
         dahlsim_error("validate: the machine probe failed on %d core(s): %s", cores, strerror(-pr));
         return -EIO;
     }
-    struct figures f = st == 0 ? read_figures(dir) : (struct figures){NAN, 0, 0, 0};
+    struct figures f = st == 0 ? read_figures(dir) : (struct figures){NAN, 0, 0, 0, NAN, NAN};
     n->times[i][r] = f.makespan_s;
     n->busies[i][r] = f.busy_s;
     n->stalls[i][r] = f.stall_s;
@@ -771,6 +809,11 @@ struct fidelity {
     double med[DAHLSIM_VALIDATE_MAX_SETUPS], sim[DAHLSIM_VALIDATE_MAX_SETUPS]; /* per setup, for the pairs */
     size_t nerr;
     long dropped, all_noisy; /* noisy runs left out; setups with no quiet run (all of their runs used) */
+    long repeats;               /* native runs per setup */
+    long inside, with_interval; /* native runs inside their simulation's interval, and runs that had one */
+    double spell_errs[DAHLSIM_VALIDATE_MAX_SETUPS]; /* |error| of the median over the runs in the spell */
+    size_t nspell;
+    long spell_runs;
 };
 
 /* Starts the report: the JSON document, the Markdown table's head, the table's head on stdout. */
@@ -798,8 +841,47 @@ static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_op
                                  "busy native/sim | unmodelled µs/task | step stalls native/sim (s) |\n"
                                  "|---|---|---|---|---|---|---|---|\n");
     fy->dropped = fy->all_noisy = 0;
+    fy->repeats = o->repeats;
+    fy->inside = fy->with_interval = fy->spell_runs = 0;
+    fy->nspell = 0;
     printf("%-28s %5s %12s %22s %12s %8s %8s %11s %15s\n", "setup", "quiet", "native (s)", "native min-max (s)",
            "simulated (s)", "error", "busy n/s", "unmod us/t", "stalls n/s (s)");
+}
+
+/* v at key of obj, or null where it is not a number (no pair; tau-b undefined; not recorded). */
+static void add_number_or_null(cJSON *obj, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(obj, key, v);
+    else
+        cJSON_AddNullToObject(obj, key);
+}
+
+/* A verdict (1, 0) at key of obj, null where it cannot be told (-1). */
+static void add_verdict(cJSON *obj, const char *key, int verdict)
+{
+    if (verdict < 0)
+        cJSON_AddNullToObject(obj, key);
+    else
+        cJSON_AddBoolToObject(obj, key, verdict == 1);
+}
+
+/* Setup i's error over its runs in the calibration's spell (the median of their makespans t against the
+ * simulated sim), into row ("spell_runs", "spell_error": null without such a run) and fy. */
+static void spell_error(struct fidelity *fy, const struct native_figures *n, size_t i, const double *t, double sim,
+                        cJSON *row)
+{
+    double in[DAHLSIM_VALIDATE_MAX_REPEATS];
+    size_t k = 0;
+    for (long r = 0; r < DAHLSIM_VALIDATE_MAX_REPEATS && r < (long)fy->repeats; r++)
+        if (in_spell(n, i, r) == 1)
+            in[k++] = t[r];
+    cJSON_AddNumberToObject(row, "spell_runs", (double)k);
+    double err = k > 0 ? (sim - dahlsim_median(in, k)) / dahlsim_median(in, k) : NAN;
+    add_number_or_null(row, "spell_error", err);
+    fy->spell_runs += (long)k;
+    if (k > 0)
+        fy->spell_errs[fy->nspell++] = fabs(err);
 }
 
 /* Setup s's line of the table (stdout and Markdown) and its row of the JSON document; t: its native
@@ -856,9 +938,53 @@ static void fidelity_add(struct fidelity *fy, const struct dahlsim_validate_opts
         cJSON_AddNumberToObject(run, "core_latency_ns", n->probe[i][r].latency_ns); /* 0: one core */
         cJSON_AddNumberToObject(run, "latency_ratio", n->far[i][r]);              /* over the shortest */
         cJSON_AddNumberToObject(run, "reruns", n->reruns[i][r]);
+        add_number_or_null(run, "probe_gflops", n->gflops[i][r]);
+        add_number_or_null(run, "interference_share", n->share[i][r]);
+        int spell = in_spell(n, i, r), inside = -1;
+        if (isfinite(c->simf.lo_s))
+            inside = t[r] >= c->simf.lo_s && t[r] <= c->simf.hi_s;
+        fy->inside += inside == 1;
+        fy->with_interval += inside >= 0;
+        add_verdict(run, "in_calibrated_spell", spell);
+        add_verdict(run, "inside_interval", inside);
         cJSON_AddItemToArray(runs, run);
     }
+    if (isfinite(c->simf.lo_s)) {
+        const double iv[2] = {c->simf.lo_s, c->simf.hi_s};
+        cJSON_AddItemToObject(row, "simulated_interval_s", cJSON_CreateDoubleArray(iv, 2));
+    }
+    spell_error(fy, n, i, t, c->sim, row);
     cJSON_AddItemToArray(fy->rows, row);
+}
+
+/* The report's figures on the machine's spread: how many native runs fell inside their simulation's
+ * interval, and the errors over the runs in the calibration's spell; on stdout and in both documents. */
+static void fidelity_spread(struct fidelity *fy, const struct native_figures *n)
+{
+    char inside[160] = "no interval: the calibration has no measured spread of its machine";
+    if (fy->with_interval > 0)
+        snprintf(inside, sizeof(inside), "%ld of %ld native runs (%.0f %%) inside their predicted interval",
+                 fy->inside, fy->with_interval, 100.0 * (double)fy->inside / (double)fy->with_interval);
+    char spell[256] = "in the calibration's spell: no run (the calibration recorded no spell, or no run probed "
+                      "within 5 % of it)";
+    double med = NAN, max = NAN;
+    if (fy->nspell > 0) {
+        med = dahlsim_median(fy->spell_errs, fy->nspell); /* sorts */
+        max = fy->spell_errs[fy->nspell - 1];
+        snprintf(spell, sizeof(spell), "in the calibration's spell (probe within %.0f %% of its %.1f GFLOP/s): median "
+                 "|error| %.1f %%, max %.1f %% over %zu setups, %ld runs", 100 * SPELL_SLACK, n->calibrated_gflops,
+                 100 * med, 100 * max, fy->nspell, fy->spell_runs);
+    }
+    printf("%s\n%s\n", inside, spell);
+    if (fy->used < sizeof(fy->md))
+        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used, "\n%c%s; %s.\n",
+                                     inside[0] - ('a' - 'A') * (inside[0] >= 'a'), inside + 1, spell);
+    cJSON_AddNumberToObject(fy->root, "runs_inside_interval", (double)fy->inside);
+    cJSON_AddNumberToObject(fy->root, "runs_with_interval", (double)fy->with_interval);
+    add_number_or_null(fy->root, "calibrated_probe_gflops", n->calibrated_gflops > 0 ? n->calibrated_gflops : NAN);
+    add_number_or_null(fy->root, "spell_median_abs_error", med);
+    add_number_or_null(fy->root, "spell_max_abs_error", max);
+    cJSON_AddNumberToObject(fy->root, "spell_setups", (double)fy->nspell);
 }
 
 /* Ends the report: the median and maximum absolute error, the quiet runs and the probe, on stdout and in
@@ -940,6 +1066,7 @@ static void fidelity_end(struct fidelity *fy, const struct dahlsim_validate_opts
                  100 * med_err, 100 * max_err, fy->nerr, repeats);
     cJSON_AddNumberToObject(fy->root, "median_abs_error", med_err);
     cJSON_AddNumberToObject(fy->root, "max_abs_error", max_err);
+    fidelity_spread(fy, n);
 }
 
 /* Setup s as the comparability rule reads it (dahlsim_pairs.h). */
@@ -969,15 +1096,6 @@ static size_t find_pairs(const struct dahlsim_validate_opts *o, const struct nat
             p[np++] = dahlsim_pair_judge(i, j, kind, ratio, fy->med, fy->sim);
         }
     return np;
-}
-
-/* v at key of obj, or null where it is not a number (no pair; tau-b undefined). */
-static void add_number_or_null(cJSON *obj, const char *key, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(obj, key, v);
-    else
-        cJSON_AddNullToObject(obj, key);
 }
 
 /* The pairs and their summary into the JSON document. */
@@ -1106,7 +1224,7 @@ static int run_simulated(const struct dahlsim_validate_opts *o, const struct dah
         if (!o->quiet)
             fprintf(stderr, "[%zu/%zu] %s: simulated run\n", i + 1, nsetups, s->name);
         int st = dahlsim_run_experiment(&x[i], NULL, sdir, serr, true);
-        struct figures simf = st == 0 ? read_figures(sdir) : (struct figures){NAN, 0, 0, 0};
+        struct figures simf = st == 0 ? read_figures(sdir) : (struct figures){NAN, 0, 0, 0, NAN, NAN};
         if (isnan(simf.makespan_s)) {
             dahlsim_error("validate: %s: the simulation failed (exit %d); see %s", s->name, st, serr);
             return -EIO;
@@ -1202,6 +1320,21 @@ static int natives_again(struct dahlsim_validate_opts *o, const char *machine_di
     return 0;
 }
 
+/* The kernel probe of the spell the calibration in machine_dir measured its perf models in (manifest.json's
+ * machine_spread.calibrated_in), 0 where it is not recorded. */
+static double calibrated_spell(const char *machine_dir)
+{
+    char manifest[PATH_MAX + 16];
+    snprintf(manifest, sizeof(manifest), "%s/manifest.json", machine_dir);
+    cJSON *m = dahlsim_read_json(manifest);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "machine_spread"), "calibrated_in"),
+        "probe_gflops");
+    double v = cJSON_IsNumber(g) && g->valuedouble > 0 ? g->valuedouble : 0;
+    cJSON_Delete(m);
+    return v;
+}
+
 int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
 {
     static struct dahlsim_experiment x[DAHLSIM_VALIDATE_MAX_SETUPS];
@@ -1225,6 +1358,7 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
         code = load_experiments(o, x);
     if (code != 0)
         return code;
+    n.calibrated_gflops = calibrated_spell(machine_dir);
     char models[PATH_MAX + 32];
     snprintf(models, sizeof(models), "%s/models", o->out);
     char sampling[PATH_MAX + 16];
