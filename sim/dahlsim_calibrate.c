@@ -119,8 +119,12 @@ static int measure(const struct dahlsim_calibrate_opts *o, int i, const struct d
         char why[256];
         if (!dahlsim_calibrate_disturbed(o, why, sizeof(why))) {
             dahlsim_calibrate_spell_keep(true);
+            ret = dahlsim_calibrate_robust_record(before, p->sampling, o->machine);
             dahlsim_remove_tree(before);
-            return 0;
+            if (ret != 0)
+                dahlsim_error("calibrate: %s: cannot read the perf models in %s: %s", name, p->sampling,
+                              strerror(-ret));
+            return ret != 0 ? -EIO : 0;
         }
         /* noisy: its figures out, the models as they were */
         dahlsim_remove_tree(p->sampling);
@@ -336,6 +340,14 @@ static int measure_covers(const struct dahlsim_calibrate_opts *o, const struct d
         if (code != 0)
             return code;
     }
+    int changed = 0, ret = dahlsim_calibrate_robust_apply(p->sampling, o->machine, &changed);
+    if (ret != 0) {
+        dahlsim_error("calibrate: cannot rewrite the perf models in %s: %s", p->sampling, strerror(-ret));
+        return -EIO;
+    }
+    if (!o->quiet && changed > 0)
+        fprintf(stderr, "dahlsim calibrate: %d entries measured in %d runs or more take their runs' median mean\n",
+                changed, DAHLSIM_CALIBRATE_ROBUST_RUNS);
     return 0;
 }
 

@@ -199,6 +199,19 @@ struct cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *
 struct cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *o,
                                            const struct dahlsim_calibrate_paths *p, const struct cJSON *prev);
 
+/* ---- robust perf-model means (dahlsim_calibrate_robust.c) ----------------------------------------------- */
+
+/* An entry measured in at least this many kept runs takes the median of its runs' means. */
+#define DAHLSIM_CALIBRATE_ROBUST_RUNS 3
+
+/* After a kept measuring run into sampling (before: the models as they were before it, which may not exist):
+ * records each entry's mean over that run's own samples. 0 or a negative errno. */
+int dahlsim_calibrate_robust_record(const char *before, const char *sampling, const char *machine);
+
+/* Rewrites sampling's entries recorded in DAHLSIM_CALIBRATE_ROBUST_RUNS runs or more with the median of their
+ * runs' means (sample counts and deviations kept); *changed: how many. 0 or a negative errno. */
+int dahlsim_calibrate_robust_apply(const char *sampling, const char *machine, int *changed);
+
 /* ---- manifest.json (dahlsim_calibrate_manifest.c) --------------------------------------------------------- */
 
 /* Writes path: the machine, versions, method, covered setups (with cs), submission, scheduling, one_worker and

@@ -69,6 +69,11 @@ int dahlsim_calibrate_manifest_write(const struct dahlsim_calibrate_opts *o, con
     cJSON_AddNumberToObject(how, "max_rsd", o->max_rsd);
     cJSON_AddStringToObject(how, "converged_when",
                             "a simulated run of the setup prints no 'not calibrated' warning");
+    cJSON_AddNumberToObject(how, "disturbed_above", o->noisy);
+    cJSON_AddStringToObject(how, "means",
+                            "StarPU's running mean of an entry's samples (refusing those over "
+                            "STARPU_HISTORY_MAX_ERROR % from it); an entry measured in 3 kept runs or more: the "
+                            "median of its runs' own means instead");
     cJSON *covered = cJSON_AddArrayToObject(root, "covered");
     for (int i = 0; i < o->ncovers; i++) {
         cJSON *c = cJSON_CreateObject();

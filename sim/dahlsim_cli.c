@@ -32,6 +32,8 @@ static const struct subcommand subcommands[] = {
      dahlsim_cmd_platform, false},
     {"figures", "check or regenerate the simulated figures the docs quote (docs/figures.json)", dahlsim_cmd_figures,
      false},
+    {"demo", "the whole loop here: calibrate this machine, simulate a scenario, train it, predicted vs measured",
+     dahlsim_cmd_demo, false},
     {"doctor", "check the installation: a probe task graph, natively and simulated", dahlsim_cmd_doctor, false},
     {"engine-probe", "run the probe task graph in this binary's flavour", dahlsim_cmd_engine_probe, true},
     {"sim-train", "the training program under StarPU-SimGrid (dahlsim-sim only)", dahlsim_cmd_sim_train, true},

@@ -12,6 +12,8 @@ int dahlsim_cli_main(int argc, char **argv);
 
 /* Subcommands implemented in their own files. */
 int dahlsim_cmd_doctor(int argc, char **argv);
+/* `dahlsim demo` (cmd/demo.c): calibrate, simulate and train one scenario here, predicted against measured. */
+int dahlsim_cmd_demo(int argc, char **argv);
 /* train (cmd/train.c): --grain auto --machine NAME resolved, then the program's dahlsim_cmd_train. */
 int dahlsim_cmd_train_front(int argc, char **argv);
 int dahlsim_cmd_calibrate(int argc, char **argv);

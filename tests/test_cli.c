@@ -23,11 +23,49 @@ Test(cli, help_lists_every_command_on_stdout)
 {
     dahlsim("--help", NULL, NULL);
     cr_assert_eq(run.status, 0);
-    const char *commands[] = {"train", "calibrate", "run", "sweep", "validate", "check", "doctor"};
+    const char *commands[] = {"train", "calibrate", "demo", "run", "sweep", "validate", "check", "doctor"};
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         cr_assert(strstr(run.out, commands[i]) != NULL, "--help does not list %s", commands[i]);
     cr_assert_eq(run.err[0], '\0', "--help wrote to stderr: %s", run.err);
     cr_assert(strstr(run.out, "engine-probe") == NULL, "internal command listed");
+}
+
+/* dahlsim demo on the tiny fixture without calibrating (its calibration stands for this machine's, given a
+ * measured spread): the scenario simulated on it and on the scenario's machine, trained natively, and the
+ * figures printed each with its machine, the prediction with its interval and the verdict on the measured
+ * median. Bad options are usage errors. */
+Test(cli, demo_prints_predicted_against_measured)
+{
+    char home[] = "/tmp/dahlsim-demo-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    dahl_test_machine_copy(DAHLSIM_SOURCE_DIR "/tests/data/calibration", "tiny-2cpu", home);
+    char machine[96], env_home[96], out[96];
+    snprintf(machine, sizeof(machine), "%s/calibration/tiny-2cpu", home);
+    snprintf(env_home, sizeof(env_home), "DAHLSIM_HOME=%s", home);
+    snprintf(out, sizeof(out), "%s/demo", home);
+    dahl_test_manifest_add(machine, "machine_spread",
+                           "{\"runs\": 10, \"probe_gflops\": {\"min\": 50, \"p10\": 64, \"median\": 80, "
+                           "\"p90\": 100, \"max\": 110}, \"calibrated_in\": {\"runs\": 4, \"probe_gflops\": 80}}");
+    char *env[] = {env_home, "ASAN_OPTIONS=detect_leaks=0", NULL};
+    const char *args[] = {"demo", "--scenario", DAHLSIM_SOURCE_DIR "/tests/data/scenarios/tiny.json", "--machine",
+                          "tiny-2cpu", "--no-calibrate", "--runs", "1", "--out", out, NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, args, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert(strstr(run.out, "predicted for this machine (calibration tiny-2cpu):") != NULL, "%s", run.out);
+    cr_assert(strstr(run.out, "predicted by the scenario's machine (calibration tiny-2cpu):") != NULL, "%s", run.out);
+    cr_assert(strstr(run.out, "measured on this machine (median of 1 native runs, range):") != NULL, "%s", run.out);
+    cr_assert(strstr(run.out, "the measured median is inside the interval") != NULL ||
+                  strstr(run.out, "the measured median is outside the interval") != NULL, "%s", run.out);
+    char path[160];
+    snprintf(path, sizeof(path), "%s/native-1/results.json", out);
+    cJSON *r = cJSON_Parse(dahl_test_read_file(path));
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "mode")), "native");
+    cJSON_Delete(r);
+    const char *zero[] = {"demo", "--runs", "0", NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, zero, env);
+    cr_assert_eq(run.status, 2, "%s", run.err);
+    cr_assert(strstr(run.err, "--runs") != NULL, "%s", run.err);
+    dahl_test_remove_tree(home);
 }
 
 Test(cli, no_command_is_a_usage_error)

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include "dahl_test_util.h"
+#include "dahlsim_calibrate.h"
 #include "dahlsim_experiment.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_kernels.h"
@@ -154,4 +155,69 @@ Test(kernel_models, a_broken_one_worker_entry_names_the_file_and_the_field)
     cr_assert_eq(dahlsim_kernel_models(&x, work, dir, sizeof(dir), what, sizeof(what), err, sizeof(err)), -EINVAL);
     cr_assert(strstr(err, "sampling-gone, which is missing") != NULL, "%s", err);
     dahlsim_remove_tree(root);
+}
+
+/* sampling/codelets/45/dahl_relu_forward.m with one CPU entry of the given mean over n samples, as StarPU
+ * writes it. */
+static void write_cpu_entry(const char *sampling, double mean, unsigned n)
+{
+    char path[PATH_MAX], text[1024];
+    snprintf(path, sizeof(path), "%s/codelets/45", sampling);
+    cr_assert_eq(dahlsim_make_dirs(path), 0);
+    snprintf(path, sizeof(path), "%s/codelets/45/dahl_relu_forward.m", sampling);
+    snprintf(text, sizeof(text),
+             "##################\n# Performance Model Version\n45\n\n# Model for cpu0_impl0 (Comb0)\n"
+             "# number of entries\n1\n# hash\t\tsize\t\tflops\t\tmean (us)\tdev (us)\tsum\t\tsum2\t\tn\n"
+             "%08x\t%-15lu\t%-15e\t%-15e\t%-15e\t%-15e\t%-15e\t%u\n",
+             0xabcdu, 480ul, 480.0, mean, 1.0, mean * n, n * (1.0 + mean * mean), n);
+    dahl_test_write_file(path, text);
+}
+
+/* The CPU entry of dahl_relu_forward in dir. */
+static struct dahlsim_model_entry cpu_entry(const char *dir)
+{
+    struct dahlsim_model_table t = {0};
+    cr_assert_eq(dahlsim_model_table_load(dir, "m", &t), 0, "%s", dir);
+    const struct dahlsim_model_entry *e = dahlsim_model_table_find(&t, "dahl_relu_forward", "cpu0_impl0", 480, 0xabcd);
+    cr_assert_not_null(e);
+    struct dahlsim_model_entry copy = *e;
+    dahlsim_model_table_fini(&t);
+    return copy;
+}
+
+/* Robust means (calibrate): each kept run's own mean is the entry's sums after it less those before it (all
+ * of it where StarPU started the entry over); with 3 runs or more the entry takes their median, its sample
+ * count kept. Runs of 10 samples at 10 us, 10 at 30 us (a slow spell), 20 at 15 us: StarPU's mean 17.5, the
+ * median 15. */
+Test(kernel_models, an_entry_of_three_runs_takes_their_median_mean)
+{
+    snprintf(root, sizeof(root), "/tmp/dahl-kmodels-XXXXXX");
+    cr_assert_not_null(mkdtemp(root));
+    char before[PATH_MAX], now[PATH_MAX];
+    snprintf(before, sizeof(before), "%s/before", root);
+    snprintf(now, sizeof(now), "%s/sampling", root);
+    write_cpu_entry(now, 10, 10);
+    cr_assert_eq(dahlsim_calibrate_robust_record(before, now, "m"), 0); /* no models before the first run */
+    int changed = -1;
+    cr_assert_eq(dahlsim_calibrate_robust_apply(now, "m", &changed), 0);
+    cr_assert_eq(changed, 0, "one run: StarPU's mean stays");
+    write_cpu_entry(before, 10, 10);
+    write_cpu_entry(now, 20, 20);
+    cr_assert_eq(dahlsim_calibrate_robust_record(before, now, "m"), 0);
+    write_cpu_entry(before, 20, 20);
+    write_cpu_entry(now, 17.5, 40);
+    cr_assert_eq(dahlsim_calibrate_robust_record(before, now, "m"), 0);
+    cr_assert_eq(dahlsim_calibrate_robust_apply(now, "m", &changed), 0);
+    cr_assert_eq(changed, 1);
+    struct dahlsim_model_entry e = cpu_entry(now);
+    cr_assert_float_eq(e.mean_us, 15, 1e-9);
+    cr_assert_eq(e.nsample, 40);
+    /* StarPU started the entry over (5 samples after 40): the run's mean is all of it, 12; median of 10, 12,
+     * 15, 30 */
+    write_cpu_entry(before, 15, 40);
+    write_cpu_entry(now, 12, 5);
+    cr_assert_eq(dahlsim_calibrate_robust_record(before, now, "m"), 0);
+    cr_assert_eq(dahlsim_calibrate_robust_apply(now, "m", &changed), 0);
+    cr_assert_float_eq(cpu_entry(now).mean_us, 13.5, 1e-9);
+    dahl_test_remove_tree(root);
 }

@@ -133,9 +133,16 @@ const struct dahlsim_model_entry *dahlsim_model_table_find(const struct dahlsim_
     return t->n > 0 ? bsearch(&key, t->v, t->n, sizeof(*t->v), entry_cmp) : NULL;
 }
 
-/* One model file of dahlsim_model_dir_blend, rewritten through path.tmp. */
-static int blend_file(const char *path, const char *symbol, const struct dahlsim_model_table *other, double w)
+/* dahlsim_model_dir_rewrite's callback and its argument, for each file. */
+struct rewrite {
+    dahlsim_model_rewrite_fn fn;
+    void *ctx;
+};
+
+/* One model file of dahlsim_model_dir_rewrite, rewritten through path.tmp. */
+static int rewrite_file(const char *path, const char *symbol, void *arg)
 {
+    const struct rewrite *rw = arg;
     char *text = dahlsim_read_text(path, SIZE_MAX);
     if (text == NULL)
         return -errno;
@@ -154,15 +161,15 @@ static int blend_file(const char *path, const char *symbol, const struct dahlsim
         if (end != NULL)
             *end = '\0';
         struct dahlsim_model_entry e;
-        const struct dahlsim_model_entry *o = NULL;
-        if (scan_line(&scan, line, &e) && strncmp(e.arch, "cpu", 3) == 0)
-            o = dahlsim_model_table_find(other, symbol, e.arch, e.size, e.footprint);
-        if (o == NULL) {
+        double mean = 0, dev = 0;
+        bool entry = scan_line(&scan, line, &e);
+        if (entry)
+            snprintf(e.symbol, sizeof(e.symbol), "%s", symbol);
+        if (!entry || !rw->fn(&e, &mean, &dev, rw->ctx)) {
             fprintf(f, "%s\n", line);
             continue;
         }
         /* the format perfmodel_history.c writes its entries in */
-        double mean = (1 - w) * e.mean_us + w * o->mean_us, dev = (1 - w) * e.dev_us + w * o->dev_us;
         double n = (double)e.nsample;
         fprintf(f, "%08x\t%-15lu\t%-15e\t%-15e\t%-15e\t%-15e\t%-15e\t%u\n", e.footprint, e.size, e.flops, mean, dev,
                 mean * n, n * (dev * dev + mean * mean), e.nsample);
@@ -178,21 +185,35 @@ static int blend_file(const char *path, const char *symbol, const struct dahlsim
     return ret;
 }
 
+int dahlsim_model_dir_rewrite(const char *dir, const char *machine, dahlsim_model_rewrite_fn fn, void *ctx)
+{
+    struct rewrite rw = {fn, ctx};
+    return each_model_file(dir, machine, rewrite_file, &rw);
+}
+
 struct blend {
     const struct dahlsim_model_table *other;
     double w;
 };
 
-static int blend_one(const char *path, const char *symbol, void *arg)
+/* A CPU entry that other has: (1 - w) times its own figures plus w times other's. */
+static bool blend_entry(const struct dahlsim_model_entry *e, double *mean, double *dev, void *arg)
 {
     const struct blend *b = arg;
-    return blend_file(path, symbol, b->other, b->w);
+    const struct dahlsim_model_entry *o =
+        strncmp(e->arch, "cpu", 3) == 0 ? dahlsim_model_table_find(b->other, e->symbol, e->arch, e->size, e->footprint)
+                                        : NULL;
+    if (o == NULL)
+        return false;
+    *mean = (1 - b->w) * e->mean_us + b->w * o->mean_us;
+    *dev = (1 - b->w) * e->dev_us + b->w * o->dev_us;
+    return true;
 }
 
 int dahlsim_model_dir_blend(const char *dir, const char *machine, const struct dahlsim_model_table *other, double w)
 {
     struct blend b = {other, w};
-    return each_model_file(dir, machine, blend_one, &b);
+    return dahlsim_model_dir_rewrite(dir, machine, blend_entry, &b);
 }
 
 double dahlsim_model_entry_rsd(const struct dahlsim_model_entry *e)

@@ -47,6 +47,14 @@ const struct dahlsim_model_entry *dahlsim_model_table_find(const struct dahlsim_
  * Returns 0 or -errno. */
 int dahlsim_model_dir_blend(const char *dir, const char *machine, const struct dahlsim_model_table *other, double w);
 
+/* For dahlsim_model_dir_rewrite: the new mean and deviation of entry e (its symbol set) into *mean and *dev,
+ * or false to leave it as it is. */
+typedef bool (*dahlsim_model_rewrite_fn)(const struct dahlsim_model_entry *e, double *mean, double *dev, void *ctx);
+
+/* Rewrites every "<symbol>.<machine>" file in dir/codelets/45 in place, each history entry's mean and deviation
+ * as fn says (its sample count kept, its sum and sum of squares following). Returns 0 or -errno. */
+int dahlsim_model_dir_rewrite(const char *dir, const char *machine, dahlsim_model_rewrite_fn fn, void *ctx);
+
 /* One line per entry (FLAGGED above max_rsd) and a closing count, to f. */
 void dahlsim_model_table_print(const struct dahlsim_model_table *t, double max_rsd, FILE *f);
 

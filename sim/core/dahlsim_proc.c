@@ -173,7 +173,9 @@ void dahlsim_load_since(const struct dahlsim_load_mark *m, struct dahlsim_load *
     double others = (busy - m->busy_s) - l->own_s;
     l->others_s = others > 0 ? others : 0;
     l->steal_s = steal - m->steal_s > 0 ? steal - m->steal_s : 0;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), tick = sysconf(_SC_CLK_TCK);
     double capacity = l->wall_s * (double)(cores > 0 ? cores : 1);
-    l->share = capacity > 0 ? (l->others_s + l->steal_s) / capacity : 0;
+    /* /proc/stat's resolution: two ticks either way are forgiven (on a 0.2 s run of 2 cores, 5 % each) */
+    double taken = l->others_s + l->steal_s - (tick > 0 ? 2.0 / (double)tick : 0);
+    l->share = capacity > 0 && taken > 0 ? taken / capacity : 0;
 }

@@ -48,7 +48,8 @@ struct dahlsim_load {
     double others_s;    /* CPU time of every other process (at least 0) */
     double steal_s;     /* time the hypervisor gave this machine's vCPUs to another guest */
     double own_s;       /* CPU time of this process and its waited-for children */
-    double share;       /* (others + steal) over the cores' time (wall x online cores): 0 alone, 1 all taken */
+    double share;       /* (others + steal, less two clock ticks of /proc/stat's resolution) over the cores'
+                         * time (wall x online cores): 0 alone, 1 all taken */
     double ivcsw_per_s; /* involuntary context switches of this process and its children, per second */
     bool known;         /* false: /proc/stat could not be read (every figure 0) */
 };

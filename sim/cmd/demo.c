@@ -1,0 +1,269 @@
+/* `dahlsim demo`: the whole loop on the user's own machine, for scripts/quickstart. It calibrates this
+ * machine for a scenario (calibrate --scenario, the scenario's policy only), simulates the scenario on that
+ * calibration and on the scenario's own machine (a committed calibration of another machine), trains it
+ * natively a few times, and prints predicted against measured samples/s, each labelled with the machine it
+ * is for, the prediction with the interval the calibration's measured spread implies (dahlsim_interval.h).
+ * Everything is a subprocess of this binary (calibrate, run, train), so what it prints is what those
+ * commands give. */
+#include "dahlsim_calibrate.h"
+#include "dahlsim_cli.h"
+#include "dahlsim_experiment.h"
+#include "dahlsim_fs.h"
+#include "dahlsim_spawn.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SCENARIO "scenarios/fmnist-lenet-2core.json"
+#define DEFAULT_MACHINE "local"
+#define MAX_RUNS 9
+
+static const char usage[] = "usage: dahlsim demo [--scenario FILE] [--machine NAME] [--runs N] [--out DIR]\n"
+                            "                    [--no-calibrate]\n";
+
+static void demo_print_help(void)
+{
+    fputs(usage, stdout);
+    printf("\nThe whole loop on this machine: calibrates it for the scenario (dahlsim calibrate --machine NAME\n"
+           "--scenario FILE --schedulers <its policy>: only what the calibration lacks is measured), simulates\n"
+           "the scenario on that calibration and on the scenario's own machine (a calibration of another\n"
+           "machine), trains it natively N times, and prints the predicted samples/s, with the interval this\n"
+           "machine's measured spread implies, against the measured median, each labelled with its machine.\n"
+           "Results go to DIR/local, DIR/reference and DIR/native-K (default DIR: results/demo).\n\n"
+           "options:\n"
+           "  --scenario FILE  the scenario (default " DEFAULT_SCENARIO "; one point)\n"
+           "  --machine NAME   the calibration of this machine (default " DEFAULT_MACHINE
+           ": calibration/" DEFAULT_MACHINE "/)\n"
+           "  --runs N         native runs, median taken (default 3, at most %d)\n"
+           "  --out DIR        where the runs go\n"
+           "  --no-calibrate   use calibration NAME as it is\n",
+           MAX_RUNS);
+}
+
+struct demo_opts {
+    const char *scenario, *machine, *out;
+    long runs;
+    bool calibrate;
+};
+
+enum { O_SCENARIO = 1000, O_MACHINE, O_RUNS, O_OUT, O_NO_CALIBRATE, O_HELP };
+
+static bool demo_set(int opt, const char *arg, void *ctx)
+{
+    struct demo_opts *o = ctx;
+    switch (opt) {
+    case O_SCENARIO:
+        o->scenario = arg;
+        return true;
+    case O_MACHINE:
+        o->machine = arg;
+        return true;
+    case O_RUNS:
+        return dahlsim_parse_int("--runs", arg, 1, MAX_RUNS, &o->runs);
+    case O_OUT:
+        o->out = arg;
+        return true;
+    case O_NO_CALIBRATE:
+        o->calibrate = false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static const struct option demo_long_options[] = {
+    {"scenario", required_argument, NULL, O_SCENARIO}, {"machine", required_argument, NULL, O_MACHINE},
+    {"runs", required_argument, NULL, O_RUNS},         {"out", required_argument, NULL, O_OUT},
+    {"no-calibrate", no_argument, NULL, O_NO_CALIBRATE}, {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct dahlsim_options demo_options = {"demo", usage, demo_long_options, O_HELP, demo_print_help,
+                                                    demo_set};
+
+/* Runs this binary with args (NULL-terminated, args[0] the subcommand), its stderr shown unless quiet_err
+ * (then into err_path). The exit status, -1 when it could not start. */
+static int self(char *const args[], const struct dahlsim_env_var *env, size_t nenv, const char *err_path)
+{
+    char bin[PATH_MAX];
+    if (dahlsim_sibling_path("dahlsim", bin, sizeof(bin)) != 0)
+        return -1;
+    char *argv[48] = {bin};
+    size_t n = 1;
+    for (size_t k = 0; args[k] != NULL && n < 47; k++)
+        argv[n++] = args[k];
+    argv[n] = NULL;
+    char out[8192];
+    return dahlsim_spawn_err(argv, env, nenv, out, sizeof(out), err_path);
+}
+
+/* A run's figures from dir/results.json: samples/s, and the interval's (NAN where unknown). */
+struct figures {
+    double rate, lo, hi;
+    char unknown[256];
+};
+
+static bool read_run(const char *dir, struct figures *f)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    cJSON *r = dahlsim_read_json(path);
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(r, "samples_per_s");
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(r, "prediction_interval");
+    const cJSON *range = cJSON_GetObjectItemCaseSensitive(iv, "samples_per_s");
+    *f = (struct figures){cJSON_IsNumber(rate) ? rate->valuedouble : NAN, NAN, NAN, ""};
+    if (cJSON_GetArraySize(range) == 2) {
+        f->lo = cJSON_GetArrayItem(range, 0)->valuedouble;
+        f->hi = cJSON_GetArrayItem(range, 1)->valuedouble;
+    }
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(iv, "unknown"));
+    snprintf(f->unknown, sizeof(f->unknown), "%s", why != NULL ? why : "");
+    cJSON_Delete(r);
+    return isfinite(f->rate);
+}
+
+/* Simulates the scenario into out/name on machine (NULL: the scenario's own). 0, or the error after its
+ * line. */
+static int simulate(const struct demo_opts *o, const char *machine, const char *name, struct figures *f)
+{
+    char dir[PATH_MAX], set[128], errlog[PATH_MAX + 16];
+    snprintf(dir, sizeof(dir), "%s/%s", o->out, name);
+    snprintf(errlog, sizeof(errlog), "%s.log", dir);
+    snprintf(set, sizeof(set), "machine=%s", machine != NULL ? machine : "");
+    char *args[] = {"run", (char *)o->scenario, "--out", dir, "--quiet", machine != NULL ? "--set" : NULL, set,
+                    NULL};
+    int st = self(args, NULL, 0, errlog);
+    if (st != 0 || !read_run(dir, f)) {
+        char line[512];
+        dahlsim_calibrate_last_line(errlog, line, sizeof(line));
+        dahlsim_error("demo: simulating %s on %s failed (exit %d): %s", o->scenario,
+                      machine != NULL ? machine : "its machine", st, line);
+        return -EIO;
+    }
+    return 0;
+}
+
+/* Trains the experiment x natively into out/native-K, runs times: the median samples/s and the range. */
+static int train(const struct demo_opts *o, const struct dahlsim_experiment *x, double *med, double *lo,
+                 double *hi)
+{
+    char samples[32], epochs[32], batch[32], ncpu[32], seed[32], sched[64], priorities[80] = "";
+    snprintf(samples, sizeof(samples), "%ld", x->samples);
+    snprintf(epochs, sizeof(epochs), "%ld", x->epochs);
+    snprintf(batch, sizeof(batch), "%ld", x->batch);
+    snprintf(ncpu, sizeof(ncpu), "%ld", x->cpus);
+    snprintf(sched, sizeof(sched), "%s", x->scheduler);
+    if (strncmp(x->scheduler, "heteroprio:auto-", 16) == 0) { /* train's --sched heteroprio --priorities */
+        snprintf(sched, sizeof(sched), "heteroprio");
+        snprintf(priorities, sizeof(priorities), "auto:%s", x->scheduler + 16);
+    }
+    char sampling[PATH_MAX + 16];
+    snprintf(sampling, sizeof(sampling), "%s/%s/sampling", dahlsim_calibration_root(), o->machine);
+    const struct dahlsim_env_var env[] = {{"STARPU_PERF_MODEL_DIR", sampling},
+                                          {"STARPU_HOSTNAME", o->machine},
+                                          {"STARPU_CALIBRATE", "0"},
+                                          {"STARPU_SILENT", "1"}};
+    double rates[MAX_RUNS];
+    for (long k = 0; k < o->runs; k++) {
+        char dir[PATH_MAX], errlog[PATH_MAX + 16];
+        snprintf(dir, sizeof(dir), "%s/native-%ld", o->out, k + 1);
+        snprintf(errlog, sizeof(errlog), "%s.log", dir);
+        snprintf(seed, sizeof(seed), "%ld", k + 1);
+        char *args[] = {"train", "--dataset", (char *)x->dataset, "--model", (char *)x->model, "--samples", samples,
+                        "--epochs", epochs, "--test-samples", batch, "--batch", batch, "--ncpu", ncpu, "--sched", sched, "--seed", seed,
+                        "--quiet", "--out", dir, priorities[0] ? "--priorities" : NULL, priorities, NULL};
+        fprintf(stderr, "dahlsim demo: native run %ld/%ld ...\n", k + 1, o->runs);
+        struct figures f;
+        int st = self(args, env, sizeof(env) / sizeof(env[0]), errlog);
+        if (st != 0 || !read_run(dir, &f)) {
+            char line[512];
+            dahlsim_calibrate_last_line(errlog, line, sizeof(line));
+            dahlsim_error("demo: the native run failed (exit %d): %s", st, line);
+            return -EIO;
+        }
+        rates[k] = f.rate;
+    }
+    *med = dahlsim_median(rates, (size_t)o->runs); /* sorts */
+    *lo = rates[0];
+    *hi = rates[o->runs - 1];
+    return 0;
+}
+
+/* One line of the comparison: label, samples/s and its range or why there is none. */
+static void line(const char *label, double rate, double lo, double hi, const char *unknown)
+{
+    printf("  %-62s %8.0f samples/s", label, rate);
+    if (isfinite(lo))
+        printf("  (%.0f to %.0f)\n", lo, hi);
+    else
+        printf("  (no interval: %s)\n", unknown[0] ? unknown : "none recorded");
+}
+
+static int demo(const struct demo_opts *o)
+{
+    int ret = dahlsim_make_dirs(o->out);
+    if (ret != 0) {
+        dahlsim_error("demo: cannot create %s: %s", o->out, strerror(-ret));
+        return -EINVAL;
+    }
+    struct figures ref;
+    if ((ret = simulate(o, NULL, "reference", &ref)) != 0) /* also checks the scenario first */
+        return ret;
+    char point[PATH_MAX + 32], err[PATH_MAX + 256];
+    snprintf(point, sizeof(point), "%s/reference/point.json", o->out);
+    struct dahlsim_experiment x;
+    if (dahlsim_experiment_load(point, &x, err, sizeof(err)) != 0) {
+        dahlsim_error("demo: %s", err);
+        return -EIO;
+    }
+    if (o->calibrate) {
+        fprintf(stderr, "dahlsim demo: calibrating this machine as %s for %s (scheduler %s) ...\n", o->machine,
+                o->scenario, x.scheduler);
+        char *args[] = {"calibrate", "--machine", (char *)o->machine, "--scenario", (char *)o->scenario,
+                        "--schedulers", x.scheduler, NULL};
+        int st = self(args, NULL, 0, NULL);
+        if (st != 0) {
+            dahlsim_error("demo: calibrate --machine %s failed (exit %d): see its lines above", o->machine, st);
+            return st == DAHLSIM_EXIT_USAGE ? -EINVAL : -EIO;
+        }
+    }
+    struct figures here;
+    if ((ret = simulate(o, o->machine, "local", &here)) != 0)
+        return ret;
+    double med, lo, hi;
+    if ((ret = train(o, &x, &med, &lo, &hi)) != 0)
+        return ret;
+    printf("dahlsim demo: %s: %s, %s, batch %ld, %s, %ld CPU workers\n", o->scenario, x.dataset, x.model, x.batch,
+           x.scheduler, x.cpus);
+    char label[128];
+    snprintf(label, sizeof(label), "predicted for this machine (calibration %s):", o->machine);
+    line(label, here.rate, here.lo, here.hi, here.unknown);
+    snprintf(label, sizeof(label), "predicted by the scenario's machine (calibration %s):", x.machine);
+    line(label, ref.rate, ref.lo, ref.hi, ref.unknown);
+    snprintf(label, sizeof(label), "measured on this machine (median of %ld native runs, range):", o->runs);
+    line(label, med, lo, hi, "");
+    if (isfinite(here.lo))
+        printf("  the measured median is %s the interval; prediction error %+.1f %%\n",
+               med >= here.lo && med <= here.hi ? "inside" : "outside", 100 * (here.rate - med) / med);
+    return 0;
+}
+
+int dahlsim_cmd_demo(int argc, char **argv)
+{
+    struct demo_opts o = {.scenario = DEFAULT_SCENARIO, .machine = DEFAULT_MACHINE, .out = "results/demo",
+                          .runs = 3, .calibrate = true};
+    bool help = false;
+    if (dahlsim_options_parse(&demo_options, argc, argv, &o, &help) != 0)
+        return DAHLSIM_EXIT_USAGE;
+    if (help)
+        return DAHLSIM_EXIT_OK;
+    if (optind < argc)
+        return dahlsim_unexpected_argument("demo", argv[optind], usage);
+    return dahlsim_exit_of(demo(&o));
+}
