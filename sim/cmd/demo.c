@@ -107,6 +107,7 @@ static int self(char *const args[], const struct dahlsim_env_var *env, size_t ne
 struct figures {
     double rate, lo, hi;
     char unknown[256];
+    char cores[32]; /* the cores' placement the calibration measured ("" unknown) */
 };
 
 static bool read_run(const char *dir, struct figures *f)
@@ -117,7 +118,9 @@ static bool read_run(const char *dir, struct figures *f)
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(r, "samples_per_s");
     const cJSON *iv = cJSON_GetObjectItemCaseSensitive(r, "prediction_interval");
     const cJSON *range = cJSON_GetObjectItemCaseSensitive(iv, "samples_per_s");
-    *f = (struct figures){cJSON_IsNumber(rate) ? rate->valuedouble : NAN, NAN, NAN, ""};
+    *f = (struct figures){cJSON_IsNumber(rate) ? rate->valuedouble : NAN, NAN, NAN, "", ""};
+    const char *cores = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(iv, "cores_calibrated"));
+    snprintf(f->cores, sizeof(f->cores), "%s", cores != NULL ? cores : "");
     if (cJSON_GetArraySize(range) == 2) {
         f->lo = cJSON_GetArrayItem(range, 0)->valuedouble;
         f->hi = cJSON_GetArrayItem(range, 1)->valuedouble;
@@ -242,7 +245,9 @@ static int demo(const struct demo_opts *o)
     printf("dahlsim demo: %s: %s, %s, batch %ld, %s, %ld CPU workers\n", o->scenario, x.dataset, x.model, x.batch,
            x.scheduler, x.cpus);
     char label[128];
-    snprintf(label, sizeof(label), "predicted for this machine (calibration %s):", o->machine);
+    bool placed = strcmp(here.cores, "close") == 0 || strcmp(here.cores, "apart") == 0;
+    snprintf(label, sizeof(label), "predicted for this machine (calibration %s%s%s):", o->machine,
+             placed ? ", cores " : "", placed ? here.cores : "");
     line(label, here.rate, here.lo, here.hi, here.unknown);
     snprintf(label, sizeof(label), "predicted by the scenario's machine (calibration %s):", x.machine);
     line(label, ref.rate, ref.lo, ref.hi, ref.unknown);

@@ -64,11 +64,23 @@ int dahlsim_interval_add(const char *machine_dir, const char *out_dir, char *err
         cJSON_AddNumberToObject(o, "calibrated_probe_gflops", iv.calibrated);
         cJSON_AddNumberToObject(o, "probe_p10_gflops", iv.p10);
         cJSON_AddNumberToObject(o, "probe_p90_gflops", iv.p90);
+        /* the placement of the cores the perf models and costs were measured in: runs in the other one are
+         * outside what the calibration saw (the interval does not span it) */
+        const cJSON *apart = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(manifest, "machine_spread"),
+                                             "calibrated_in"),
+            "cores_apart_share");
+        cJSON_AddStringToObject(o, "cores_calibrated",
+                                !cJSON_IsNumber(apart)        ? "not recorded"
+                                : apart->valuedouble <= 0.1 ? "close"
+                                : apart->valuedouble >= 0.9 ? "apart"
+                                                            : "both");
         cJSON_AddStringToObject(o, "basis",
                                 "the calibration's kernel probe, p10 to p90 over every run it kept, against the "
                                 "spell its perf models were measured in: the makespan scaled by calibrated/p90 to "
                                 "calibrated/p10 (kernels' speed spells; the runtime's costs per spell of the "
-                                "cores' distance are recorded, not in it)");
+                                "cores' distance are recorded, not in it: cores_calibrated says which placement the "
+                                "calibration measured, and a run in the other one can fall outside)");
     }
     cJSON_Delete(manifest);
     cJSON_DeleteItemFromObjectCaseSensitive(r, "prediction_interval");

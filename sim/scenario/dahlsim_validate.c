@@ -443,17 +443,29 @@ struct native_figures {
     double gflops[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
     double share[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
     double calibrated_gflops; /* the spell the calibration's perf models were measured in (0: not recorded) */
+    int calibrated_apart;     /* and whether its cores were apart then (1), close (0), or unknown (-1) */
+    double calibrated_shortest_ns; /* the calibration's shortest round trip between the cores (0: unknown) */
 };
 
 /* A run is in the calibration's spell when its probe is within this of the calibration's. */
 #define SPELL_SLACK 0.05
 
-/* Whether run r of setup i was in the calibration's spell: 1, 0, or -1 where either probe is unknown. */
+/* Whether run r of setup i was in the calibration's spell: its probe within SPELL_SLACK of the calibration's
+ * and its cores placed as most of the perf-model runs had them (apart: a round trip over
+ * DAHLSIM_PROBE_LATENCY_SLACK times the shorter of the calibration's and this session's shortest). 1, 0, or
+ * -1 where either is unknown. */
 static int in_spell(const struct native_figures *n, size_t i, long r)
 {
     if (!(n->calibrated_gflops > 0) || !isfinite(n->gflops[i][r]))
         return -1;
-    return fabs(n->gflops[i][r] / n->calibrated_gflops - 1) <= SPELL_SLACK;
+    if (fabs(n->gflops[i][r] / n->calibrated_gflops - 1) > SPELL_SLACK)
+        return 0;
+    double shortest = n->best.latency_ns, trip = n->probe[i][r].latency_ns;
+    if (n->calibrated_shortest_ns > 0 && (shortest <= 0 || n->calibrated_shortest_ns < shortest))
+        shortest = n->calibrated_shortest_ns;
+    if (n->calibrated_apart < 0 || !(shortest > 0) || !(trip > 0))
+        return 1; /* one core, or placements not recorded: the probe alone */
+    return (trip > DAHLSIM_PROBE_LATENCY_SLACK * shortest) == (n->calibrated_apart == 1);
 }
 
 /* The cores setup s's runs use, which its probes measure: its workers', on each of the ranks, and on one node
@@ -971,8 +983,9 @@ static void fidelity_spread(struct fidelity *fy, const struct native_figures *n)
     if (fy->nspell > 0) {
         med = dahlsim_median(fy->spell_errs, fy->nspell); /* sorts */
         max = fy->spell_errs[fy->nspell - 1];
-        snprintf(spell, sizeof(spell), "in the calibration's spell (probe within %.0f %% of its %.1f GFLOP/s): median "
-                 "|error| %.1f %%, max %.1f %% over %zu setups, %ld runs", 100 * SPELL_SLACK, n->calibrated_gflops,
+        snprintf(spell, sizeof(spell), "in the calibration's spell (probe within %.0f %% of its %.1f GFLOP/s, cores "
+                 "%s): median |error| %.1f %%, max %.1f %% over %zu setups, %ld runs", 100 * SPELL_SLACK,
+                 n->calibrated_gflops, n->calibrated_apart < 0 ? "not recorded" : n->calibrated_apart ? "apart" : "close",
                  100 * med, 100 * max, fy->nspell, fy->spell_runs);
     }
     printf("%s\n%s\n", inside, spell);
@@ -1320,19 +1333,23 @@ static int natives_again(struct dahlsim_validate_opts *o, const char *machine_di
     return 0;
 }
 
-/* The kernel probe of the spell the calibration in machine_dir measured its perf models in (manifest.json's
- * machine_spread.calibrated_in), 0 where it is not recorded. */
-static double calibrated_spell(const char *machine_dir)
+/* The spell the calibration in machine_dir measured its perf models in (manifest.json's
+ * machine_spread.calibrated_in) into n: its kernel probe (0 where not recorded), whether its cores were apart
+ * (-1: not recorded) and its shortest round trip. */
+static void calibrated_spell(const char *machine_dir, struct native_figures *n)
 {
     char manifest[PATH_MAX + 16];
     snprintf(manifest, sizeof(manifest), "%s/manifest.json", machine_dir);
     cJSON *m = dahlsim_read_json(manifest);
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "machine_spread"), "calibrated_in"),
-        "probe_gflops");
-    double v = cJSON_IsNumber(g) && g->valuedouble > 0 ? g->valuedouble : 0;
+    const cJSON *spread = cJSON_GetObjectItemCaseSensitive(m, "machine_spread");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(spread, "calibrated_in");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(in, "probe_gflops");
+    const cJSON *apart = cJSON_GetObjectItemCaseSensitive(in, "cores_apart_share");
+    const cJSON *shortest = cJSON_GetObjectItemCaseSensitive(spread, "core_latency_shortest_ns");
+    n->calibrated_gflops = cJSON_IsNumber(g) && g->valuedouble > 0 ? g->valuedouble : 0;
+    n->calibrated_apart = cJSON_IsNumber(apart) ? apart->valuedouble >= 0.5 : -1;
+    n->calibrated_shortest_ns = cJSON_IsNumber(shortest) ? shortest->valuedouble : 0;
     cJSON_Delete(m);
-    return v;
 }
 
 int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
@@ -1358,7 +1375,7 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
         code = load_experiments(o, x);
     if (code != 0)
         return code;
-    n.calibrated_gflops = calibrated_spell(machine_dir);
+    calibrated_spell(machine_dir, &n);
     char models[PATH_MAX + 32];
     snprintf(models, sizeof(models), "%s/models", o->out);
     char sampling[PATH_MAX + 16];
