@@ -9,9 +9,9 @@
 #include "dahlsim_cli.h"
 #include "dahlsim_experiment.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_interval.h"
 #include "dahlsim_spawn.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -103,37 +103,9 @@ static int self(char *const args[], const struct dahlsim_env_var *env, size_t ne
     return dahlsim_spawn_err(argv, env, nenv, out, sizeof(out), err_path);
 }
 
-/* A run's figures from dir/results.json: samples/s, and the interval's (NAN where unknown). */
-struct figures {
-    double rate, lo, hi;
-    char unknown[256];
-    char cores[32]; /* the cores' placement the calibration measured ("" unknown) */
-};
-
-static bool read_run(const char *dir, struct figures *f)
-{
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof(path), "%s/results.json", dir);
-    cJSON *r = dahlsim_read_json(path);
-    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(r, "samples_per_s");
-    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(r, "prediction_interval");
-    const cJSON *range = cJSON_GetObjectItemCaseSensitive(iv, "samples_per_s");
-    *f = (struct figures){cJSON_IsNumber(rate) ? rate->valuedouble : NAN, NAN, NAN, "", ""};
-    const char *cores = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(iv, "cores_calibrated"));
-    snprintf(f->cores, sizeof(f->cores), "%s", cores != NULL ? cores : "");
-    if (cJSON_GetArraySize(range) == 2) {
-        f->lo = cJSON_GetArrayItem(range, 0)->valuedouble;
-        f->hi = cJSON_GetArrayItem(range, 1)->valuedouble;
-    }
-    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(iv, "unknown"));
-    snprintf(f->unknown, sizeof(f->unknown), "%s", why != NULL ? why : "");
-    cJSON_Delete(r);
-    return isfinite(f->rate);
-}
-
 /* Simulates the scenario into out/name on machine (NULL: the scenario's own). 0, or the error after its
  * line. */
-static int simulate(const struct demo_opts *o, const char *machine, const char *name, struct figures *f)
+static int simulate(const struct demo_opts *o, const char *machine, const char *name, struct dahlsim_prediction *f)
 {
     char dir[PATH_MAX], set[128], errlog[PATH_MAX + 16];
     snprintf(dir, sizeof(dir), "%s/%s", o->out, name);
@@ -142,7 +114,7 @@ static int simulate(const struct demo_opts *o, const char *machine, const char *
     char *args[] = {"run", (char *)o->scenario, "--out", dir, "--quiet", machine != NULL ? "--set" : NULL, set,
                     NULL};
     int st = self(args, NULL, 0, errlog);
-    if (st != 0 || !read_run(dir, f)) {
+    if (st != 0 || !dahlsim_prediction_read(dir, f)) {
         char line[512];
         dahlsim_calibrate_last_line(errlog, line, sizeof(line));
         dahlsim_error("demo: simulating %s on %s failed (exit %d): %s", o->scenario,
@@ -182,15 +154,15 @@ static int train(const struct demo_opts *o, const struct dahlsim_experiment *x, 
                         "--epochs", epochs, "--test-samples", batch, "--batch", batch, "--ncpu", ncpu, "--sched", sched, "--seed", seed,
                         "--quiet", "--out", dir, priorities[0] ? "--priorities" : NULL, priorities, NULL};
         fprintf(stderr, "dahlsim demo: native run %ld/%ld ...\n", k + 1, o->runs);
-        struct figures f;
+        struct dahlsim_prediction f;
         int st = self(args, env, sizeof(env) / sizeof(env[0]), errlog);
-        if (st != 0 || !read_run(dir, &f)) {
+        if (st != 0 || !dahlsim_prediction_read(dir, &f)) {
             char line[512];
             dahlsim_calibrate_last_line(errlog, line, sizeof(line));
             dahlsim_error("demo: the native run failed (exit %d): %s", st, line);
             return -EIO;
         }
-        rates[k] = f.rate;
+        rates[k] = f.samples_per_s;
     }
     *med = dahlsim_median(rates, (size_t)o->runs); /* sorts */
     *lo = rates[0];
@@ -215,7 +187,7 @@ static int demo(const struct demo_opts *o)
         dahlsim_error("demo: cannot create %s: %s", o->out, strerror(-ret));
         return -EINVAL;
     }
-    struct figures ref;
+    struct dahlsim_prediction ref;
     if ((ret = simulate(o, NULL, "reference", &ref)) != 0) /* also checks the scenario first */
         return ret;
     char point[PATH_MAX + 32], err[PATH_MAX + 256];
@@ -236,7 +208,7 @@ static int demo(const struct demo_opts *o)
             return st == DAHLSIM_EXIT_USAGE ? -EINVAL : -EIO;
         }
     }
-    struct figures here;
+    struct dahlsim_prediction here;
     if ((ret = simulate(o, o->machine, "local", &here)) != 0)
         return ret;
     double med, lo, hi;
@@ -248,14 +220,15 @@ static int demo(const struct demo_opts *o)
     bool placed = strcmp(here.cores, "close") == 0 || strcmp(here.cores, "apart") == 0;
     snprintf(label, sizeof(label), "predicted for this machine (calibration %s%s%s):", o->machine,
              placed ? ", cores " : "", placed ? here.cores : "");
-    line(label, here.rate, here.lo, here.hi, here.unknown);
+    line(label, here.samples_per_s, here.rate_lo, here.rate_hi, here.unknown);
     snprintf(label, sizeof(label), "predicted by the scenario's machine (calibration %s):", x.machine);
-    line(label, ref.rate, ref.lo, ref.hi, ref.unknown);
+    line(label, ref.samples_per_s, ref.rate_lo, ref.rate_hi, ref.unknown);
     snprintf(label, sizeof(label), "measured on this machine (median of %ld native runs, range):", o->runs);
     line(label, med, lo, hi, "");
-    if (isfinite(here.lo))
+    if (isfinite(here.rate_lo))
         printf("  the measured median is %s the interval; prediction error %+.1f %%\n",
-               med >= here.lo && med <= here.hi ? "inside" : "outside", 100 * (here.rate - med) / med);
+               med >= here.rate_lo && med <= here.rate_hi ? "inside" : "outside",
+               100 * (here.samples_per_s - med) / med);
     return 0;
 }
 

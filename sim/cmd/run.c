@@ -1,16 +1,16 @@
 /* `dahlsim check FILE` and `dahlsim run FILE`: validate a scenario, and simulate its one experiment
  * (dahlsim_run.h). */
 #include "dahlsim_cli.h"
-#include "dahlsim_fs.h"
+#include "dahlsim_interval.h"
 #include "dahlsim_run.h"
 #include "dahlsim_scenario.h"
 #include "dahlsim_trace.h"
 #include "dahlsim_util.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,25 +32,16 @@ struct run_opts {
  * that it is unknown), from out/results.json, on stderr. */
 static void print_interval(const char *out)
 {
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof(path), "%s/results.json", out);
-    cJSON *r = dahlsim_read_json(path);
-    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(r, "prediction_interval");
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(iv, "makespan_s");
-    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(iv, "samples_per_s");
-    double makespan = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "makespan_s"));
-    double samples = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "samples_per_s"));
-    if (cJSON_GetArraySize(t) == 2 && cJSON_GetArraySize(rate) == 2)
+    struct dahlsim_prediction p;
+    if (!dahlsim_prediction_read(out, &p))
+        return;
+    if (isfinite(p.makespan_lo))
         fprintf(stderr, "dahlsim run: predicted %.4f s (%.4f to %.4f s), %.0f samples/s (%.0f to %.0f): the "
-                "interval is the calibration's measured speed spread of its machine\n", makespan,
-                cJSON_GetArrayItem(t, 0)->valuedouble, cJSON_GetArrayItem(t, 1)->valuedouble, samples,
-                cJSON_GetArrayItem(rate, 0)->valuedouble, cJSON_GetArrayItem(rate, 1)->valuedouble);
-    else if (r != NULL)
-        fprintf(stderr, "dahlsim run: predicted %.4f s, %.0f samples/s; no interval: %s\n", makespan, samples,
-                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(iv, "unknown")) != NULL
-                    ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(iv, "unknown"))
-                    : "none recorded");
-    cJSON_Delete(r);
+                "interval is the calibration's measured speed spread of its machine\n", p.makespan_s,
+                p.makespan_lo, p.makespan_hi, p.samples_per_s, p.rate_lo, p.rate_hi);
+    else
+        fprintf(stderr, "dahlsim run: predicted %.4f s, %.0f samples/s; no interval: %s\n", p.makespan_s,
+                p.samples_per_s, p.unknown[0] ? p.unknown : "none recorded");
 }
 
 /* Parses check's or run's options (takes_out: run's --out and --trace too) into o (o->help: --help was

@@ -89,3 +89,31 @@ int dahlsim_interval_add(const char *machine_dir, const char *out_dir, char *err
     cJSON_Delete(r);
     return ret;
 }
+
+/* The two ends of a [lo, hi] array into lo and hi; NAN where it is not one. */
+static void ends(const cJSON *range, double *lo, double *hi)
+{
+    bool two = cJSON_GetArraySize(range) == 2;
+    *lo = two ? cJSON_GetNumberValue(cJSON_GetArrayItem(range, 0)) : NAN;
+    *hi = two ? cJSON_GetNumberValue(cJSON_GetArrayItem(range, 1)) : NAN;
+}
+
+bool dahlsim_prediction_read(const char *dir, struct dahlsim_prediction *p)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    cJSON *r = dahlsim_read_json(path);
+    const cJSON *makespan = cJSON_GetObjectItemCaseSensitive(r, "makespan_s");
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(r, "samples_per_s");
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(r, "prediction_interval");
+    *p = (struct dahlsim_prediction){.makespan_s = cJSON_IsNumber(makespan) ? makespan->valuedouble : NAN,
+                                     .samples_per_s = cJSON_IsNumber(rate) ? rate->valuedouble : NAN};
+    ends(cJSON_GetObjectItemCaseSensitive(iv, "makespan_s"), &p->makespan_lo, &p->makespan_hi);
+    ends(cJSON_GetObjectItemCaseSensitive(iv, "samples_per_s"), &p->rate_lo, &p->rate_hi);
+    const char *unknown = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(iv, "unknown"));
+    const char *cores = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(iv, "cores_calibrated"));
+    snprintf(p->unknown, sizeof(p->unknown), "%s", unknown != NULL ? unknown : "");
+    snprintf(p->cores, sizeof(p->cores), "%s", cores != NULL ? cores : "");
+    cJSON_Delete(r);
+    return isfinite(p->makespan_s) && isfinite(p->samples_per_s);
+}

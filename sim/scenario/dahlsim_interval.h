@@ -30,4 +30,15 @@ bool dahlsim_interval_of(const struct cJSON *manifest, struct dahlsim_interval *
  * with the reason in err. */
 int dahlsim_interval_add(const char *machine_dir, const char *out_dir, char *err, size_t err_size);
 
+/* What a run's results.json says of its prediction: makespan and samples/s, their interval's ends (NAN where
+ * unknown), why it is unknown ("" when known, or not said) and the cores' placement calibrated ("" unknown). */
+struct dahlsim_prediction {
+    double makespan_s, samples_per_s;
+    double makespan_lo, makespan_hi, rate_lo, rate_hi;
+    char unknown[256], cores[32];
+};
+
+/* Reads dir/results.json into p. false when it has no makespan_s and samples_per_s. */
+bool dahlsim_prediction_read(const char *dir, struct dahlsim_prediction *p);
+
 #endif /* DAHLSIM_INTERVAL_H */

@@ -1160,12 +1160,12 @@ static void pairs_md(struct fidelity *fy, const struct dahlsim_pair *p, size_t n
         "two setups on the same dataset, nodes and GPUs that differ by such a choice: the same batch (a policy\n"
         "choice: scheduler, workers, pipeline depth, grain or samples differ) or the same scheduler (a batch or\n"
         "worker choice). Native ratio: the median, over the rounds where neither run was noisy (all rounds\n"
-        "where there is none), of A's makespan over B's in the same round; the two runs of a round are made\n"
+        "where there is none), of A's time per sample over B's in the same round; the two runs of a round are made\n"
         "back to back, so a slow or fast spell of the machine lands on both and cancels in the ratio.\n"
-        "Simulated ratio: A's simulated makespan over B's; paired error: simulated ratio / native ratio - 1.\n"
+        "Simulated ratio: A's simulated time per sample over B's; paired error: simulated ratio / native ratio - 1.\n"
         "Distinct: the native medians more than %.0f %% apart; ordered: the simulation puts A and B in the\n"
         "order of their native medians (the count is over the distinct pairs). Kendall's tau-b of the native\n"
-        "medians against the simulated makespans, over these pairs only: (concordant - discordant) /\n"
+        "medians against the simulated times (per sample), over these pairs only: (concordant - discordant) /\n"
         "sqrt((P - pairs tied natively) (P - pairs tied simulated)), P the number of pairs; 1 when the\n"
         "simulation orders every pair as natively.\n\n",
         100 * DAHLSIM_PAIR_DISTINCT);
