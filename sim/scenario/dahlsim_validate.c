@@ -8,6 +8,8 @@
  * DIR/fidelity.md. */
 #include "dahlsim_validate.h"
 
+#include "dahlsim_validate_report.h"
+
 #include "dahlsim_fs.h"
 #include "dahlsim_pairs.h"
 #include "dahlsim_probe.h"
@@ -26,18 +28,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One validation setup: what it varies is in its name. */
-struct setup {
-    char name[96];
-    char dataset[64];
-    long samples, batch, ncpu;
-    long ngpu;      /* CUDA workers (0: CPUs only; a machine calibrated with --ngpu) */
-    char sched[64]; /* a scenario's "scheduler" value (heteroprio:auto-HEURISTIC included) */
-    long depth;     /* pipeline depth (0 or 1: synchronous) */
-    long grain;     /* samples per layer task (0 or 1: one); needs a calibration covering it; GRAIN_AUTO:
-                     * "auto", resolved by load_experiments to the grain a scenario's auto picks */
-};
-#define GRAIN_AUTO (-2L)
 
 /* The default set: image sizes 28x28x1 to 128x128x3, batch 4 to 64, every policy family (eager, prio, ws,
  * lws, dm, dmda, dmdar, dmdas, heteroprio:auto), 1 and 2 CPU workers. The first nine are the setups the
@@ -95,8 +85,8 @@ static const struct setup node_defaults[] = {
 #define NODES_LATENCY "1us"
 
 /* The setups this validation runs: the defaults, or --setups FILE's. */
-static struct setup setups[DAHLSIM_VALIDATE_MAX_SETUPS];
-static size_t nsetups;
+struct setup validate_setups[DAHLSIM_VALIDATE_MAX_SETUPS];
+size_t validate_nsetups;
 
 size_t dahlsim_validate_nsetups(void)
 {
@@ -117,25 +107,25 @@ static void setups_error(const char *path, const char *field, const cJSON *got, 
     free(text);
 }
 
-/* setups[] from o->setups ({"setups": [{"name", "dataset", "samples", "batch", "cpus", "scheduler"}]}; name
+/* validate_setups[] from o->setups ({"setups": [{"name", "dataset", "samples", "batch", "cpus", "scheduler"}]}; name
  * optional) or the defaults. Returns 0, or -EINVAL after the error line. */
 static int load_setups(const struct dahlsim_validate_opts *o);
 
 long dahlsim_validate_setups_load(const char *path)
 {
     struct dahlsim_validate_opts o = {.setups = path};
-    return load_setups(&o) == 0 ? (long)nsetups : -EINVAL;
+    return load_setups(&o) == 0 ? (long)validate_nsetups : -EINVAL;
 }
 
 static int load_setups(const struct dahlsim_validate_opts *o)
 {
-    nsetups = 0;
+    validate_nsetups = 0;
     if (o->setups == NULL) {
         if (o->nodes > 0)
-            memcpy(setups, node_defaults, sizeof(node_defaults));
+            memcpy(validate_setups, node_defaults, sizeof(node_defaults));
         else
-            memcpy(setups, defaults, sizeof(defaults));
-        nsetups = o->nodes > 0 ? NNODE_DEFAULTS : NDEFAULTS;
+            memcpy(validate_setups, defaults, sizeof(defaults));
+        validate_nsetups = o->nodes > 0 ? NNODE_DEFAULTS : NDEFAULTS;
         return 0;
     }
     cJSON *doc = NULL;
@@ -154,7 +144,7 @@ static int load_setups(const struct dahlsim_validate_opts *o)
     }
     const cJSON *items = ret == 0 ? list : NULL;
     cJSON_ArrayForEach(e, items) {
-        struct setup *s = &setups[nsetups];
+        struct setup *s = &validate_setups[validate_nsetups];
         const char *skeys[] = {"dataset", "scheduler"};
         char *sout[] = {s->dataset, s->sched};
         size_t ssize[] = {sizeof(s->dataset), sizeof(s->sched)};
@@ -166,7 +156,7 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         s->ngpu = 0;
         for (int k = 0; ret == 0 && k < 2; k++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, skeys[k]);
-            snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, skeys[k]);
+            snprintf(field, sizeof(field), "setups[%zu].%s", validate_nsetups, skeys[k]);
             if (!cJSON_IsString(v) || v->valuestring[0] == '\0' || strlen(v->valuestring) >= ssize[k]) {
                 setups_error(o->setups, field, v, "a non-empty string");
                 ret = -EINVAL;
@@ -182,7 +172,7 @@ static int load_setups(const struct dahlsim_validate_opts *o)
                 s->grain = GRAIN_AUTO;
                 continue;
             }
-            snprintf(field, sizeof(field), "setups[%zu].%s", nsetups, nkeys[k]);
+            snprintf(field, sizeof(field), "setups[%zu].%s", validate_nsetups, nkeys[k]);
             if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < nmin[k] ||
                 v->valuedouble > nmax[k]) {
                 snprintf(err, sizeof(err), "an integer in [%.0f, %.0f]%s", nmin[k], nmax[k],
@@ -195,7 +185,7 @@ static int load_setups(const struct dahlsim_validate_opts *o)
         }
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
         if (ret == 0 && name != NULL && (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof(s->name))) {
-            snprintf(field, sizeof(field), "setups[%zu].name", nsetups);
+            snprintf(field, sizeof(field), "setups[%zu].name", validate_nsetups);
             setups_error(o->setups, field, name, "a string of under 96 characters");
             ret = -EINVAL;
         }
@@ -214,21 +204,12 @@ static int load_setups(const struct dahlsim_validate_opts *o)
             memcpy(s->name, made, sizeof(s->name) - 1);
             s->name[sizeof(s->name) - 1] = '\0';
         }
-        nsetups++;
+        validate_nsetups++;
     }
     cJSON_Delete(doc);
     return ret;
 }
 
-/* What a run's results.json says: the makespan, and the busy time and task count summed over its workers
- * (busy = time StarPU saw tasks execute; the rest of a worker's time is scheduling, data management and
- * waiting). makespan is NAN when the file is unreadable. */
-struct figures {
-    double makespan_s, busy_s;
-    long tasks;
-    double stall_s; /* over the steps longer than twice the run's median step, their time beyond the median */
-    double lo_s, hi_s; /* a simulation's prediction interval (dahlsim_interval.h); NAN where unknown */
-};
 
 /* Sum over the steps longer than twice the median step of what they take beyond the median: stalls of whole
  * steps (a thread descheduled for a timeslice natively), not a slower body. */
@@ -348,20 +329,20 @@ static void drop_uncovered_grains(const struct dahlsim_validate_opts *o)
     cJSON *manifest = dahlsim_read_json(path);
     static struct dahlsim_experiment x;
     size_t kept = 0;
-    for (size_t i = 0; i < nsetups; i++) {
-        const struct setup *s = &setups[i];
+    for (size_t i = 0; i < validate_nsetups; i++) {
+        const struct setup *s = &validate_setups[i];
         snprintf(x.dataset, sizeof(x.dataset), "%s", s->dataset);
         snprintf(x.model, sizeof(x.model), "lenet");
         snprintf(x.perfmodel, sizeof(x.perfmodel), "history");
         if (s->grain == GRAIN_AUTO || dahlsim_grain_uncovered(manifest, &x, s->grain > 1 ? s->grain : 1, s->batch) == 0)
-            setups[kept++] = *s;
+            validate_setups[kept++] = *s;
         else if (!o->quiet)
             fprintf(stderr,
                     "dahlsim validate: %s left out: calibration %s has no tasks over %ld samples (dahlsim calibrate "
                     "--machine %s --cover %s,grain=%ld)\n",
                     s->name, o->machine, s->grain, o->machine, s->dataset, s->grain);
     }
-    nsetups = kept;
+    validate_nsetups = kept;
     cJSON_Delete(manifest);
 }
 
@@ -404,69 +385,27 @@ static int load_experiments(const struct dahlsim_validate_opts *o, struct dahlsi
 {
     if (o->natives == NULL)
         drop_uncovered_grains(o); /* a report read back has the setups its native runs made, all of them */
-    if (nsetups == 0) {
+    if (validate_nsetups == 0) {
         dahlsim_error("validate: no setup left: calibration %s covers none of their grains", o->machine);
         return -EINVAL;
     }
-    for (size_t i = 0; i < nsetups; i++) {
-        struct dahlsim_scenario *s = setup_scenario(o, &setups[i]);
+    for (size_t i = 0; i < validate_nsetups; i++) {
+        struct dahlsim_scenario *s = setup_scenario(o, &validate_setups[i]);
         if (s == NULL)
             return -EINVAL;
         x[i] = *dahlsim_scenario_point(s, 0);
         dahlsim_scenario_destroy(s);
-        if (setups[i].grain == GRAIN_AUTO) {
+        if (validate_setups[i].grain == GRAIN_AUTO) {
             /* the native runs take the grain the simulated one was given */
-            setups[i].grain = x[i].grain < 0 ? setups[i].batch : x[i].grain;
+            validate_setups[i].grain = x[i].grain < 0 ? validate_setups[i].batch : x[i].grain;
             if (!o->quiet)
-                fprintf(stderr, "dahlsim validate: %s: %s\n", setups[i].name, x[i].grain_choice);
+                fprintf(stderr, "dahlsim validate: %s: %s\n", validate_setups[i].name, x[i].grain_choice);
         }
     }
     return 0;
 }
 
-/* The native figures of every setup, [setup][repeat], with the probes around each run: per core it used,
- * the slower of the probes before and after it (GFLOP/s). */
-struct native_figures {
-    double times[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
-    double busies[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
-    double stalls[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
-    struct dahlsim_probe probe[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
-    struct dahlsim_probe best; /* the session's fastest kernel probe per core, and shortest round trip */
-    double calibrated_latency_ns; /* the calibration's round trip between the cores (0: not recorded) */
-    int cores;                            /* the most cores a setup probed */
-    double slow[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS]; /* below the fastest (0: as fast) */
-    double far[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];  /* round trip over the shortest */
-    bool noisy[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
-    int reruns[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS]; /* times the run was made again */
-    /* the run's kernel probe, median over its cores (the worse of before and after), and the share of the
-     * cores' time other work took during it (dahlsim_proc.h); NAN where an earlier report lacks them */
-    double gflops[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
-    double share[DAHLSIM_VALIDATE_MAX_SETUPS][DAHLSIM_VALIDATE_MAX_REPEATS];
-    double calibrated_gflops; /* the spell the calibration's perf models were measured in (0: not recorded) */
-    int calibrated_apart;     /* and whether its cores were apart then (1), close (0), or unknown (-1) */
-    double calibrated_shortest_ns; /* the calibration's shortest round trip between the cores (0: unknown) */
-};
 
-/* A run is in the calibration's spell when its probe is within this of the calibration's. */
-#define SPELL_SLACK 0.05
-
-/* Whether run r of setup i was in the calibration's spell: its probe within SPELL_SLACK of the calibration's
- * and its cores placed as most of the perf-model runs had them (apart: a round trip over
- * DAHLSIM_PROBE_LATENCY_SLACK times the shorter of the calibration's and this session's shortest). 1, 0, or
- * -1 where either is unknown. */
-static int in_spell(const struct native_figures *n, size_t i, long r)
-{
-    if (!(n->calibrated_gflops > 0) || !isfinite(n->gflops[i][r]))
-        return -1;
-    if (fabs(n->gflops[i][r] / n->calibrated_gflops - 1) > SPELL_SLACK)
-        return 0;
-    double shortest = n->best.latency_ns, trip = n->probe[i][r].latency_ns;
-    if (n->calibrated_shortest_ns > 0 && (shortest <= 0 || n->calibrated_shortest_ns < shortest))
-        shortest = n->calibrated_shortest_ns;
-    if (n->calibrated_apart < 0 || !(shortest > 0) || !(trip > 0))
-        return 1; /* one core, or placements not recorded: the probe alone */
-    return (trip > DAHLSIM_PROBE_LATENCY_SLACK * shortest) == (n->calibrated_apart == 1);
-}
 
 /* The cores setup s's runs use, which its probes measure: its workers', on each of the ranks, and on one node
  * the submitting thread's where a core is left for it (a 1-worker run on 2 cores hands every task from one
@@ -517,12 +456,12 @@ static bool natives_string(struct natives_doc *d, const cJSON *obj, const char *
     return true;
 }
 
-/* Setup i of the report (its row) into setups[i] and its runs into n; the busy time and step stalls from
+/* Setup i of the report (its row) into validate_setups[i] and its runs into n; the busy time and step stalls from
  * the native run's own results.json. False after the error line. */
 static bool natives_setup(struct natives_doc *d, const cJSON *row, size_t i, long repeats, const char *dir,
                           struct native_figures *n)
 {
-    struct setup *s = &setups[i];
+    struct setup *s = &validate_setups[i];
     double v[6];
     const char *keys[] = {"samples", "batch", "cpus", "gpus", "pipeline_depth", "grain"};
     const double hi[] = {1e7, 65536, 64, 8, 64, 65536};
@@ -585,7 +524,7 @@ static bool natives_setup(struct natives_doc *d, const cJSON *row, size_t i, lon
     return true;
 }
 
-/* --natives DIR: setups[], the repeats and ranks (into *repeats, *nodes), the native figures and the
+/* --natives DIR: validate_setups[], the repeats and ranks (into *repeats, *nodes), the native figures and the
  * session's probes (into n) from DIR's report; *threshold: the threshold it judged at. Returns 0, or -EINVAL
  * after the error line. */
 static int load_natives(const char *dir, long *repeats, long *nodes, long *reruns, double *threshold, char *commit,
@@ -630,7 +569,7 @@ static int load_natives(const char *dir, long *repeats, long *nodes, long *rerun
     double most = (double)*reruns; /* the reruns a noisy run was allowed: absent from older reports */
     if (ok && cJSON_GetObjectItemCaseSensitive(doc, "reruns") != NULL)
         ok = natives_number(&d, doc, "reruns", 0, 10, true, &most);
-    nsetups = 0;
+    validate_nsetups = 0;
     if (!ok) {
         cJSON_Delete(doc);
         return -EINVAL;
@@ -641,7 +580,7 @@ static int load_natives(const char *dir, long *repeats, long *nodes, long *rerun
     *repeats = (long)v[0];
     *nodes = (long)v[1];
     *threshold = v[2];
-    for (int i = 0; ok && i < cJSON_GetArraySize(rows); i++, nsetups++)
+    for (int i = 0; ok && i < cJSON_GetArraySize(rows); i++, validate_nsetups++)
         ok = natives_setup(&d, cJSON_GetArrayItem(rows, i), (size_t)i, *repeats, dir, n);
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "commit");
     snprintf(commit, commit_size, "%s", cJSON_IsString(c) ? c->valuestring : "not recorded");
@@ -655,7 +594,7 @@ long dahlsim_validate_natives_load(const char *dir)
     long repeats, nodes, reruns = 2;
     double threshold;
     char commit[64];
-    return load_natives(dir, &repeats, &nodes, &reruns, &threshold, commit, sizeof(commit), &n) == 0 ? (long)nsetups
+    return load_natives(dir, &repeats, &nodes, &reruns, &threshold, commit, sizeof(commit), &n) == 0 ? (long)validate_nsetups
                                                                                                       : -EINVAL;
 }
 
@@ -663,7 +602,7 @@ long dahlsim_validate_natives_load(const char *dir)
  * session's fastest probe and shortest round trip, by the criterion of dahlsim_probe_noisy. */
 static void judge_again(const struct dahlsim_validate_opts *o, struct native_figures *n)
 {
-    for (size_t i = 0; i < nsetups; i++)
+    for (size_t i = 0; i < validate_nsetups; i++)
         for (long r = 0; r < o->repeats; r++)
             n->noisy[i][r] = dahlsim_probe_noisy_at(n->slow[i][r], n->far[i][r], o->noisy);
 }
@@ -674,15 +613,15 @@ static void judge(const struct dahlsim_validate_opts *o, struct native_figures *
 {
     memset(&n->best, 0, sizeof(n->best));
     n->cores = 1;
-    for (size_t i = 0; i < nsetups; i++) {
-        int cores = probed_cores(o, &setups[i]);
+    for (size_t i = 0; i < validate_nsetups; i++) {
+        int cores = probed_cores(o, &validate_setups[i]);
         n->cores = cores > n->cores ? cores : n->cores;
         for (long r = 0; r < o->repeats; r++)
             dahlsim_probe_raise(cores, &n->probe[i][r], &n->best);
     }
-    for (size_t i = 0; i < nsetups; i++)
+    for (size_t i = 0; i < validate_nsetups; i++)
         for (long r = 0; r < o->repeats; r++) {
-            int cores = probed_cores(o, &setups[i]);
+            int cores = probed_cores(o, &validate_setups[i]);
             n->slow[i][r] = dahlsim_probe_slowness(cores, &n->probe[i][r], &n->best);
             n->far[i][r] = dahlsim_probe_latency_ratio(&n->probe[i][r], &n->best);
             n->noisy[i][r] = dahlsim_probe_noisy(cores, &n->probe[i][r], &n->best, o->noisy);
@@ -697,7 +636,7 @@ static void judge(const struct dahlsim_validate_opts *o, struct native_figures *
 static int native_repeat(const struct dahlsim_validate_opts *o, const char *models, struct native_figures *n,
                          size_t i, long r)
 {
-    const struct setup *s = &setups[i];
+    const struct setup *s = &validate_setups[i];
     char dir[PATH_MAX + 64];
     snprintf(dir, sizeof(dir), "%s/native/%02zu-%ld", o->out, i, r);
     int cores = probed_cores(o, s);
@@ -732,10 +671,10 @@ static int native_repeat(const struct dahlsim_validate_opts *o, const char *mode
 static int run_native(const struct dahlsim_validate_opts *o, const char *models, struct native_figures *n)
 {
     for (long r = 0; r < o->repeats; r++)
-        for (size_t i = 0; i < nsetups; i++) {
+        for (size_t i = 0; i < validate_nsetups; i++) {
             if (!o->quiet)
-                fprintf(stderr, "[round %ld/%ld, %zu/%zu] %s: native run\n", r + 1, o->repeats, i + 1, nsetups,
-                        setups[i].name);
+                fprintf(stderr, "[round %ld/%ld, %zu/%zu] %s: native run\n", r + 1, o->repeats, i + 1, validate_nsetups,
+                        validate_setups[i].name);
             int ret = native_repeat(o, models, n, i, r);
             if (ret != 0)
                 return ret;
@@ -745,7 +684,7 @@ static int run_native(const struct dahlsim_validate_opts *o, const char *models,
     judge(o, n);
     for (long pass = 0; pass < o->reruns; pass++) {
         bool any = false;
-        for (size_t i = 0; i < nsetups; i++)
+        for (size_t i = 0; i < validate_nsetups; i++)
             for (long r = 0; r < o->repeats; r++) {
                 if (!n->noisy[i][r])
                     continue;
@@ -753,7 +692,7 @@ static int run_native(const struct dahlsim_validate_opts *o, const char *models,
                 if (!o->quiet)
                     fprintf(stderr, "[rerun %ld/%ld] %s: run %ld was noisy (probe %.0f %% slow, round trip %.1f "
                                     "times the shortest): native run\n",
-                            pass + 1, o->reruns, setups[i].name, r + 1, 100 * n->slow[i][r], n->far[i][r]);
+                            pass + 1, o->reruns, validate_setups[i].name, r + 1, 100 * n->slow[i][r], n->far[i][r]);
                 n->reruns[i][r]++;
                 int ret = native_repeat(o, models, n, i, r);
                 if (ret != 0)
@@ -766,484 +705,27 @@ static int run_native(const struct dahlsim_validate_opts *o, const char *models,
     return 0;
 }
 
-/* One setup's native repeats against its simulation. */
-struct comparison {
-    long quiet;             /* the repeats the figures below come from: the quiet ones (all when none is) */
-    double med, lo, hi;     /* native makespan: median and range */
-    double sim, err;        /* simulated makespan, relative error */
-    double busy_med, busy_ratio, unmodelled_us, stall_med;
-    struct figures simf;
-};
-
-/* Compares setup i's native figures (t, busy and stalls of its quiet repeats, or of all when none was quiet)
- * with its simulation's simf. */
-static struct comparison compare(size_t i, long all, const double *t_all, const double *busy_all,
-                                 const double *stalls_all, const bool *noisy, struct figures simf)
-{
-    double t[DAHLSIM_VALIDATE_MAX_REPEATS], busy[DAHLSIM_VALIDATE_MAX_REPEATS], stalls[DAHLSIM_VALIDATE_MAX_REPEATS];
-    long quiet = 0, repeats = 0;
-    for (long r = 0; r < all; r++)
-        quiet += !noisy[r];
-    for (long r = 0; r < all; r++)
-        if (quiet == 0 || !noisy[r]) {
-            t[repeats] = t_all[r];
-            busy[repeats] = busy_all[r];
-            stalls[repeats++] = stalls_all[r];
-        }
-    struct comparison c = {.quiet = quiet, .sim = simf.makespan_s, .simf = simf};
-    c.stall_med = dahlsim_median(stalls, (size_t)repeats);
-    c.lo = c.hi = t[0];
-    for (long r = 1; r < repeats; r++) {
-        c.lo = t[r] < c.lo ? t[r] : c.lo;
-        c.hi = t[r] > c.hi ? t[r] : c.hi;
-    }
-    c.med = dahlsim_median(t, (size_t)repeats);
-    c.err = (c.sim - c.med) / c.med;
-    /* Where the error comes from: busy_ratio > 1 when tasks ran longer natively than their perf models say
-     * (cores shared with the submitting thread, cache and memory contention between workers); the
-     * unmodelled time is the native worker time outside tasks beyond the simulated one (runtime overhead and
-     * waiting the simulation leaves out), per task. */
-    c.busy_med = dahlsim_median(busy, (size_t)repeats);
-    c.busy_ratio = simf.busy_s > 0 ? c.busy_med / simf.busy_s : NAN;
-    double ncpu = (double)setups[i].ncpu;
-    c.unmodelled_us = simf.tasks > 0
-                          ? 1e6 * ((ncpu * c.med - c.busy_med) - (ncpu * c.sim - simf.busy_s)) / (double)simf.tasks
-                          : NAN;
-    return c;
-}
-
-/* The report as it is built: the JSON document and its rows, the Markdown text, the absolute errors. */
-struct fidelity {
-    cJSON *root, *rows;
-    char md[1 << 20]; /* room for the pairs of DAHLSIM_VALIDATE_MAX_SETUPS setups */
-    size_t used;
-    double errs[DAHLSIM_VALIDATE_MAX_SETUPS];
-    double med[DAHLSIM_VALIDATE_MAX_SETUPS], sim[DAHLSIM_VALIDATE_MAX_SETUPS]; /* per setup, for the pairs */
-    size_t nerr;
-    long dropped, all_noisy; /* noisy runs left out; setups with no quiet run (all of their runs used) */
-    long repeats;               /* native runs per setup */
-    long inside, with_interval; /* native runs inside their simulation's interval, and runs that had one */
-    double spell_errs[DAHLSIM_VALIDATE_MAX_SETUPS]; /* |error| of the median over the runs in the spell */
-    size_t nspell;
-    long spell_runs;
-};
-
-/* Starts the report: the JSON document, the Markdown table's head, the table's head on stdout. */
-static void fidelity_start(struct fidelity *fy, const struct dahlsim_validate_opts *o, const char *natives_commit)
-{
-    fy->root = cJSON_CreateObject();
-    cJSON_AddStringToObject(fy->root, "machine", o->machine);
-    cJSON_AddNumberToObject(fy->root, "repeats", (double)o->repeats);
-    cJSON_AddNumberToObject(fy->root, "nodes", (double)o->nodes);
-    cJSON_AddStringToObject(fy->root, "commit", o->commit != NULL ? o->commit : "unknown");
-    fy->used = (size_t)snprintf(fy->md, sizeof(fy->md), "# Fidelity of calibration %s\n\n", o->machine);
-    if (o->natives != NULL) {
-        /* the native runs of an earlier report: where they are, and the commit that made them */
-        cJSON_AddStringToObject(fy->root, "natives_from", o->natives);
-        cJSON_AddStringToObject(fy->root, "natives_commit", natives_commit);
-        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
-                                     "Native runs: those of %s (made at commit %s), judged again at --noisy %g;\n"
-                                     "simulated at commit %s.\n\n",
-                                     o->natives, natives_commit, o->noisy, o->commit != NULL ? o->commit : "unknown");
-    }
-    fy->rows = cJSON_AddArrayToObject(fy->root, "setups");
-    fy->nerr = 0;
-    fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
-                                 "| setup | quiet runs | native makespan, median (min–max) | simulated | error | "
-                                 "busy native/sim | unmodelled µs/task | step stalls native/sim (s) |\n"
-                                 "|---|---|---|---|---|---|---|---|\n");
-    fy->dropped = fy->all_noisy = 0;
-    fy->repeats = o->repeats;
-    fy->inside = fy->with_interval = fy->spell_runs = 0;
-    fy->nspell = 0;
-    printf("%-28s %5s %12s %22s %12s %8s %8s %11s %15s\n", "setup", "quiet", "native (s)", "native min-max (s)",
-           "simulated (s)", "error", "busy n/s", "unmod us/t", "stalls n/s (s)");
-}
-
-/* v at key of obj, or null where it is not a number (no pair; tau-b undefined; not recorded). */
-static void add_number_or_null(cJSON *obj, const char *key, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(obj, key, v);
-    else
-        cJSON_AddNullToObject(obj, key);
-}
-
-/* A verdict (1, 0) at key of obj, null where it cannot be told (-1). */
-static void add_verdict(cJSON *obj, const char *key, int verdict)
-{
-    if (verdict < 0)
-        cJSON_AddNullToObject(obj, key);
-    else
-        cJSON_AddBoolToObject(obj, key, verdict == 1);
-}
-
-/* Setup i's error over its runs in the calibration's spell (the median of their makespans t against the
- * simulated sim), into row ("spell_runs", "spell_error": null without such a run) and fy. */
-static void spell_error(struct fidelity *fy, const struct native_figures *n, size_t i, const double *t, double sim,
-                        cJSON *row)
-{
-    double in[DAHLSIM_VALIDATE_MAX_REPEATS];
-    size_t k = 0;
-    for (long r = 0; r < DAHLSIM_VALIDATE_MAX_REPEATS && r < (long)fy->repeats; r++)
-        if (in_spell(n, i, r) == 1)
-            in[k++] = t[r];
-    cJSON_AddNumberToObject(row, "spell_runs", (double)k);
-    double err = k > 0 ? (sim - dahlsim_median(in, k)) / dahlsim_median(in, k) : NAN;
-    add_number_or_null(row, "spell_error", err);
-    fy->spell_runs += (long)k;
-    if (k > 0)
-        fy->spell_errs[fy->nspell++] = fabs(err);
-}
-
-/* Setup s's line of the table (stdout and Markdown) and its row of the JSON document; t: its native
- * makespans, n and i: the probes and verdicts of its runs. */
-static void fidelity_add(struct fidelity *fy, const struct dahlsim_validate_opts *o, const struct setup *s,
-                         const double *t, const struct comparison *c, const struct native_figures *n, size_t i)
-{
-    long repeats = o->repeats;
-    fy->med[i] = c->med / (double)s->samples; /* per sample: pairs of different lengths compare as choices */
-    fy->sim[i] = c->sim / (double)s->samples;
-    fy->errs[fy->nerr++] = fabs(c->err);
-    fy->dropped += c->quiet > 0 ? repeats - c->quiet : 0;
-    fy->all_noisy += c->quiet == 0;
-    char range[64], quiet[64];
-    snprintf(range, sizeof(range), "%.4f-%.4f", c->lo, c->hi);
-    snprintf(quiet, sizeof(quiet), "%ld/%ld%s", c->quiet, repeats, c->quiet == 0 ? " (none: all used)" : "");
-    printf("%-28s %5s %12.4f %22s %12.4f %+7.1f%% %8.2f %11.1f %7.3f/%-7.3f\n", s->name, quiet, c->med, range,
-           c->sim, 100 * c->err, c->busy_ratio, c->unmodelled_us, c->stall_med, c->simf.stall_s);
-    fflush(stdout);
-    if (fy->used < sizeof(fy->md))
-        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
-                                     "| %s | %s | %.4f s (%.4f–%.4f) | %.4f s | %+.1f %% | %.2f | %.1f | %.3f / %.3f |\n",
-                                     s->name, quiet, c->med, c->lo, c->hi, c->sim, 100 * c->err, c->busy_ratio,
-                                     c->unmodelled_us, c->stall_med, c->simf.stall_s);
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "setup", s->name);
-    cJSON_AddStringToObject(row, "dataset", s->dataset);
-    cJSON_AddNumberToObject(row, "samples", (double)s->samples);
-    cJSON_AddNumberToObject(row, "batch", (double)s->batch);
-    cJSON_AddNumberToObject(row, "cpus", (double)s->ncpu);
-    cJSON_AddNumberToObject(row, "gpus", (double)s->ngpu);
-    cJSON_AddStringToObject(row, "scheduler", s->sched);
-    cJSON_AddNumberToObject(row, "pipeline_depth", (double)(s->depth > 1 ? s->depth : 1));
-    cJSON_AddNumberToObject(row, "grain", (double)(s->grain > 1 ? s->grain : 1));
-    cJSON_AddNumberToObject(row, "nodes", (double)o->nodes);
-    cJSON_AddItemToObject(row, "native_makespans_s", cJSON_CreateDoubleArray(t, (int)repeats));
-    cJSON_AddNumberToObject(row, "native_median_s", c->med);
-    cJSON_AddNumberToObject(row, "simulated_s", c->sim);
-    cJSON_AddNumberToObject(row, "relative_error", c->err);
-    cJSON_AddNumberToObject(row, "native_busy_median_s", c->busy_med);
-    cJSON_AddNumberToObject(row, "simulated_busy_s", c->simf.busy_s);
-    cJSON_AddNumberToObject(row, "busy_ratio", c->busy_ratio);
-    cJSON_AddNumberToObject(row, "tasks", (double)c->simf.tasks);
-    cJSON_AddNumberToObject(row, "unmodelled_us_per_task", c->unmodelled_us);
-    cJSON_AddNumberToObject(row, "native_step_stalls_median_s", c->stall_med);
-    cJSON_AddNumberToObject(row, "simulated_step_stalls_s", c->simf.stall_s);
-    cJSON_AddNumberToObject(row, "quiet_runs", (double)c->quiet);
-    cJSON *runs = cJSON_AddArrayToObject(row, "runs");
-    for (long r = 0; r < repeats; r++) {
-        cJSON *run = cJSON_CreateObject();
-        cJSON_AddNumberToObject(run, "makespan_s", t[r]);
-        cJSON_AddBoolToObject(run, "noisy", n->noisy[i][r]);
-        cJSON_AddNumberToObject(run, "probe_slower", n->slow[i][r]); /* than the session's fastest */
-        cJSON_AddNumberToObject(run, "core_latency_ns", n->probe[i][r].latency_ns); /* 0: one core */
-        cJSON_AddNumberToObject(run, "latency_ratio", n->far[i][r]);              /* over the shortest */
-        cJSON_AddNumberToObject(run, "reruns", n->reruns[i][r]);
-        add_number_or_null(run, "probe_gflops", n->gflops[i][r]);
-        add_number_or_null(run, "interference_share", n->share[i][r]);
-        int spell = in_spell(n, i, r), inside = -1;
-        if (isfinite(c->simf.lo_s))
-            inside = t[r] >= c->simf.lo_s && t[r] <= c->simf.hi_s;
-        fy->inside += inside == 1;
-        fy->with_interval += inside >= 0;
-        add_verdict(run, "in_calibrated_spell", spell);
-        add_verdict(run, "inside_interval", inside);
-        cJSON_AddItemToArray(runs, run);
-    }
-    if (isfinite(c->simf.lo_s)) {
-        const double iv[2] = {c->simf.lo_s, c->simf.hi_s};
-        cJSON_AddItemToObject(row, "simulated_interval_s", cJSON_CreateDoubleArray(iv, 2));
-    }
-    spell_error(fy, n, i, t, c->sim, row);
-    cJSON_AddItemToArray(fy->rows, row);
-}
-
-/* The report's figures on the machine's spread: how many native runs fell inside their simulation's
- * interval, and the errors over the runs in the calibration's spell; on stdout and in both documents. */
-static void fidelity_spread(struct fidelity *fy, const struct native_figures *n)
-{
-    char inside[160] = "no interval: the calibration has no measured spread of its machine";
-    if (fy->with_interval > 0)
-        snprintf(inside, sizeof(inside), "%ld of %ld native runs (%.0f %%) inside their predicted interval",
-                 fy->inside, fy->with_interval, 100.0 * (double)fy->inside / (double)fy->with_interval);
-    char spell[256] = "in the calibration's spell: no run (the calibration recorded no spell, or no run probed "
-                      "within 5 % of it)";
-    double med = NAN, max = NAN;
-    if (fy->nspell > 0) {
-        med = dahlsim_median(fy->spell_errs, fy->nspell); /* sorts */
-        max = fy->spell_errs[fy->nspell - 1];
-        snprintf(spell, sizeof(spell), "in the calibration's spell (probe within %.0f %% of its %.1f GFLOP/s, cores "
-                 "%s): median |error| %.1f %%, max %.1f %% over %zu setups, %ld runs", 100 * SPELL_SLACK,
-                 n->calibrated_gflops, n->calibrated_apart < 0 ? "not recorded" : n->calibrated_apart ? "apart" : "close",
-                 100 * med, 100 * max, fy->nspell, fy->spell_runs);
-    }
-    printf("%s\n%s\n", inside, spell);
-    if (fy->used < sizeof(fy->md))
-        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used, "\n%c%s; %s.\n",
-                                     inside[0] - ('a' - 'A') * (inside[0] >= 'a'), inside + 1, spell);
-    cJSON_AddNumberToObject(fy->root, "runs_inside_interval", (double)fy->inside);
-    cJSON_AddNumberToObject(fy->root, "runs_with_interval", (double)fy->with_interval);
-    add_number_or_null(fy->root, "calibrated_probe_gflops", n->calibrated_gflops > 0 ? n->calibrated_gflops : NAN);
-    add_number_or_null(fy->root, "spell_median_abs_error", med);
-    add_number_or_null(fy->root, "spell_max_abs_error", max);
-    cJSON_AddNumberToObject(fy->root, "spell_setups", (double)fy->nspell);
-}
-
-/* Ends the report: the median and maximum absolute error, the quiet runs and the probe, on stdout and in
- * both documents. */
-static void fidelity_end(struct fidelity *fy, const struct dahlsim_validate_opts *o, const struct native_figures *n)
-{
-    long repeats = o->repeats;
-    double med_err = dahlsim_median(fy->errs, fy->nerr), max_err = fy->errs[fy->nerr - 1];
-    double spread = 0, far = 1; /* the slowest probe of the session against the fastest; the longest round trip */
-    for (size_t i = 0; i < nsetups; i++)
-        for (long r = 0; r < repeats; r++) {
-            spread = n->slow[i][r] > spread ? n->slow[i][r] : spread;
-            far = n->far[i][r] > far ? n->far[i][r] : far;
-        }
-    double lo = n->best.gflops[0], hi = n->best.gflops[0]; /* the fastest probe's range over the cores */
-    for (int c = 1; c < n->cores; c++) {
-        lo = n->best.gflops[c] < lo ? n->best.gflops[c] : lo;
-        hi = n->best.gflops[c] > hi ? n->best.gflops[c] : hi;
-    }
-    char trip[160] = ""; /* the round trip's line: none with one core */
-    double limit = dahlsim_probe_latency_limit(o->noisy);
-    char calibrated_at[48] = "";
-    if (n->calibrated_latency_ns > 0)
-        snprintf(calibrated_at, sizeof(calibrated_at), "; calibrated at %.0f ns", n->calibrated_latency_ns);
-    if (n->best.latency_ns > 0)
-        snprintf(trip, sizeof(trip), "round trip between the cores: shortest %.0f ns, longest run %.1f times that "
-                 "(noisy above %.2f)%s\n", n->best.latency_ns, far, limit, calibrated_at);
-    printf("median |error| %.1f %%, max |error| %.1f %% over %zu setups (quiet runs only: %ld noisy run(s) left "
-           "out, %ld setup(s) without a quiet run)\n"
-           "probe: fastest %.2f to %.2f GFLOP/s over the %d core(s) used, slowest run %.1f %% below (noisy above "
-           "%.1f %%)\n%s",
-           100 * med_err, 100 * max_err, fy->nerr, fy->dropped, fy->all_noisy, lo, hi, n->cores, 100 * spread,
-           100 * o->noisy, trip);
-    cJSON_AddNumberToObject(fy->root, "noisy_threshold", o->noisy);
-    cJSON_AddNumberToObject(fy->root, "reruns", (double)o->reruns);
-    cJSON_AddNumberToObject(fy->root, "noisy_runs_dropped", (double)fy->dropped);
-    cJSON_AddNumberToObject(fy->root, "setups_without_quiet_run", (double)fy->all_noisy);
-    cJSON_AddItemToObject(fy->root, "probe_fastest_gflops", cJSON_CreateDoubleArray(n->best.gflops, n->cores));
-    cJSON_AddNumberToObject(fy->root, "probe_spread", spread);
-    cJSON_AddNumberToObject(fy->root, "core_latency_shortest_ns", n->best.latency_ns); /* 0: one core */
-    cJSON_AddNumberToObject(fy->root, "core_latency_spread", far);
-    cJSON_AddNumberToObject(fy->root, "core_latency_limit", isfinite(limit) ? limit : 0); /* 0: none */
-    cJSON_AddNumberToObject(fy->root, "core_latency_calibrated_ns", n->calibrated_latency_ns); /* 0: not recorded */
-    /* the session's cores against the calibration's (validate warned at the start if they differed then) */
-    struct dahlsim_node calibrated = {.core_latency_ns = n->calibrated_latency_ns},
-                        here = {.core_latency_ns = n->best.latency_ns};
-    char why[512];
-    if (dahlsim_node_latency_differs(&calibrated, &here, why, sizeof(why)))
-        fprintf(stderr, "dahlsim validate: warning: with the quietest runs of this session, %s\n", why);
-    if (fy->used < sizeof(fy->md))
-        fy->used += (size_t)snprintf(
-            fy->md + fy->used, sizeof(fy->md) - fy->used,
-            "\nQuiet runs: before and after every native run a fixed compute probe (dahl's conv2d kernel) ran on\n"
-            "each core the run used, and a cache line went from the first of them to each other and back; a run\n"
-            "whose probe was more than %.1f %% slower than the session's fastest on a core, or whose round trip\n"
-            "was more than %.2f times the session's shortest, is noisy: run again up to %ld times, and left out\n"
-            "of the medians (%ld left out; %ld setup(s) had no quiet run and use all of theirs). Probe: fastest\n"
-            "%.2f to %.2f GFLOP/s over the %d core(s) used, the slowest run's %.1f %% below; round trip: shortest\n"
-            "%.0f ns (0: one core), the longest run's %.1f times that.\n",
-            100 * o->noisy, limit, o->reruns, fy->dropped, fy->all_noisy, lo, hi, n->cores, 100 * spread,
-            n->best.latency_ns, far);
-    if (fy->used < sizeof(fy->md))
-        snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
-                 "\nMedian |error| %.1f %%, max |error| %.1f %% over %zu setups, %ld native repeats each.\n\n"
-                 "busy native/sim: time the workers spent executing tasks (summed over workers; native median over\n"
-                 "the repeats) over the simulated one. Above 1, tasks ran longer natively than their perf models\n"
-                 "say: cores shared with the thread submitting tasks, cache and memory contention between workers.\n"
-                 "Where every core runs a worker the simulation executes the submitting thread's cost on the\n"
-                 "workers' cores, and the tasks it overlaps share their core's speed with it: their simulated busy\n"
-                 "time includes that share, and the ratio reads below 1 (0.84 at 28x28x3 b32 lws, where the tasks\n"
-                 "alone are within 3 %% of their perf models).\n"
-                 "unmodelled µs/task: native worker time outside tasks (scheduling, data management, waiting) minus\n"
-                 "the simulated one, per task: what the simulation leaves out (where the calibration measured them,\n"
-                 "it charges the policy's cost per push and the workers' cost per task; StarPU-SimGrid alone, 1 µs\n"
-                 "per input and per driver loop turn). step stalls: what the steps longer than twice the run's\n"
-                 "median step took beyond the median, summed (native: median over the repeats): whole steps held up, as\n"
-                 "when the operating system deschedules a thread for a timeslice, which the simulation does not\n"
-                 "model. These say where an error comes from; none corrects it.\n",
-                 100 * med_err, 100 * max_err, fy->nerr, repeats);
-    cJSON_AddNumberToObject(fy->root, "median_abs_error", med_err);
-    cJSON_AddNumberToObject(fy->root, "max_abs_error", max_err);
-    fidelity_spread(fy, n);
-}
-
-/* Setup s as the comparability rule reads it (dahlsim_pairs.h). */
-static struct dahlsim_pair_setup pair_setup(const struct dahlsim_validate_opts *o, const struct setup *s)
-{
-    return (struct dahlsim_pair_setup){.dataset = s->dataset, .sched = s->sched, .samples = s->samples,
-                                       .batch = s->batch, .ncpu = s->ncpu, .ngpu = s->ngpu, .nodes = o->nodes,
-                                       .depth = s->depth > 1 ? s->depth : 1, .grain = s->grain > 1 ? s->grain : 1};
-}
-
-/* The comparable pairs of setups into p, judged: native ratios over the rounds of n (quiet rounds first),
- * against the medians and simulations of fy, all per sample (a choice is about throughput: the default set
- * compares setups of 4096 and 8192 samples). Returns how many. */
-static size_t find_pairs(const struct dahlsim_validate_opts *o, const struct native_figures *n,
-                         const struct fidelity *fy, struct dahlsim_pair *p)
-{
-    size_t np = 0;
-    for (size_t i = 0; i < nsetups; i++)
-        for (size_t j = i + 1; j < nsetups; j++) {
-            struct dahlsim_pair_setup a = pair_setup(o, &setups[i]), b = pair_setup(o, &setups[j]);
-            enum dahlsim_pair_kind kind = dahlsim_pair_kind(&a, &b);
-            if (kind == DAHLSIM_PAIR_NONE)
-                continue;
-            double ratio = dahlsim_pair_native_ratio(n->times[i], n->noisy[i], n->times[j], n->noisy[j],
-                                                     (size_t)o->repeats) *
-                           (double)setups[j].samples / (double)setups[i].samples; /* per sample */
-            p[np++] = dahlsim_pair_judge(i, j, kind, ratio, fy->med, fy->sim);
-        }
-    return np;
-}
-
-/* The pairs and their summary into the JSON document. */
-static void pairs_json(struct fidelity *fy, const struct dahlsim_pair *p, size_t np,
-                       const struct dahlsim_pairs_summary *sum)
-{
-    cJSON *list = cJSON_AddArrayToObject(fy->root, "pairs");
-    for (size_t k = 0; k < np; k++) {
-        cJSON *pair = cJSON_CreateObject();
-        cJSON_AddStringToObject(pair, "a", setups[p[k].a].name);
-        cJSON_AddStringToObject(pair, "b", setups[p[k].b].name);
-        cJSON_AddStringToObject(pair, "kind", dahlsim_pair_kind_name(p[k].kind));
-        add_number_or_null(pair, "native_ratio", p[k].native_ratio);
-        add_number_or_null(pair, "simulated_ratio", p[k].simulated_ratio);
-        add_number_or_null(pair, "paired_error", p[k].error);
-        cJSON_AddBoolToObject(pair, "distinct", p[k].distinct);
-        cJSON_AddBoolToObject(pair, "ordered", p[k].ordered);
-        cJSON_AddItemToArray(list, pair);
-    }
-    add_number_or_null(fy->root, "paired_median_abs_error", sum->median_abs_error);
-    add_number_or_null(fy->root, "paired_max_abs_error", sum->max_abs_error);
-    cJSON_AddNumberToObject(fy->root, "distinct_pairs", (double)sum->distinct);
-    cJSON_AddNumberToObject(fy->root, "distinct_pairs_ordered", (double)sum->ordered);
-    add_number_or_null(fy->root, "kendall_tau", sum->tau_b);
-}
-
-/* The summary in one sentence (stdout's line and the Markdown's), into line. */
-static void pairs_sentence(const struct dahlsim_pairs_summary *sum, char *line, size_t size)
-{
-    if (sum->pairs == 0) {
-        snprintf(line, size, "paired errors: no comparable pair");
-        return;
-    }
-    char tau[48] = "undefined (every pair tied)";
-    if (isfinite(sum->tau_b))
-        snprintf(tau, sizeof(tau), "%.2f", sum->tau_b);
-    snprintf(line, size, "paired errors: median |error| %.1f %%, max %.1f %% over %zu pairs; distinct pairs (native "
-             "> %.0f %% apart) ordered as natively: %zu of %zu; Kendall's tau %s", 100 * sum->median_abs_error,
-             100 * sum->max_abs_error, sum->pairs, 100 * DAHLSIM_PAIR_DISTINCT, sum->ordered, sum->distinct, tau);
-}
-
-/* The pairs' section of the Markdown: what they are, their table, the summary sentence. */
-static void pairs_md(struct fidelity *fy, const struct dahlsim_pair *p, size_t np, const char *sentence)
-{
-    fy->used += (size_t)snprintf(
-        fy->md + fy->used, sizeof(fy->md) - fy->used,
-        "\n## Decisions: pairs of setups\n\n"
-        "What a user acts on is a choice between setups: which policy, which batch or worker count. A pair is\n"
-        "two setups on the same dataset, nodes and GPUs that differ by such a choice: the same batch (a policy\n"
-        "choice: scheduler, workers, pipeline depth, grain or samples differ) or the same scheduler (a batch or\n"
-        "worker choice). Native ratio: the median, over the rounds where neither run was noisy (all rounds\n"
-        "where there is none), of A's time per sample over B's in the same round; the two runs of a round are made\n"
-        "back to back, so a slow or fast spell of the machine lands on both and cancels in the ratio.\n"
-        "Simulated ratio: A's simulated time per sample over B's; paired error: simulated ratio / native ratio - 1.\n"
-        "Distinct: the native medians more than %.0f %% apart; ordered: the simulation puts A and B in the\n"
-        "order of their native medians (the count is over the distinct pairs). Kendall's tau-b of the native\n"
-        "medians against the simulated times (per sample), over these pairs only: (concordant - discordant) /\n"
-        "sqrt((P - pairs tied natively) (P - pairs tied simulated)), P the number of pairs; 1 when the\n"
-        "simulation orders every pair as natively.\n\n",
-        100 * DAHLSIM_PAIR_DISTINCT);
-    if (np > 0 && fy->used < sizeof(fy->md))
-        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
-                                     "| setup A | setup B | kind | native ratio A/B | simulated ratio | paired error "
-                                     "| distinct | ordered |\n|---|---|---|---|---|---|---|---|\n");
-    for (size_t k = 0; k < np && fy->used < sizeof(fy->md); k++)
-        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used,
-                                     "| %s | %s | %s | %.4f | %.4f | %+.1f %% | %s | %s |\n", setups[p[k].a].name,
-                                     setups[p[k].b].name, dahlsim_pair_kind_name(p[k].kind), p[k].native_ratio,
-                                     p[k].simulated_ratio, 100 * p[k].error, p[k].distinct ? "yes" : "no",
-                                     p[k].ordered ? "yes" : "no");
-    if (fy->used < sizeof(fy->md))
-        fy->used += (size_t)snprintf(fy->md + fy->used, sizeof(fy->md) - fy->used, "\n%c%s.\n",
-                                     sentence[0] == 'p' ? 'P' : sentence[0], sentence + 1);
-}
-
-/* Fidelity as decisions: the comparable pairs of setups, on stdout (one line after the summary) and in both
- * documents. */
-static void fidelity_pairs(struct fidelity *fy, const struct dahlsim_validate_opts *o, const struct native_figures *n)
-{
-    static struct dahlsim_pair p[DAHLSIM_VALIDATE_MAX_SETUPS * (DAHLSIM_VALIDATE_MAX_SETUPS - 1) / 2];
-    size_t np = find_pairs(o, n, fy, p);
-    struct dahlsim_pairs_summary sum = dahlsim_pairs_summarize(p, np, fy->med, fy->sim);
-    char sentence[320];
-    pairs_sentence(&sum, sentence, sizeof(sentence));
-    printf("%s\n", sentence);
-    pairs_json(fy, p, np, &sum);
-    if (fy->used < sizeof(fy->md))
-        pairs_md(fy, p, np, sentence);
-}
-
-/* Writes out/fidelity.json and out/fidelity.md; deletes the JSON document. Returns 0, or -EIO after printing
- * the error. */
-static int fidelity_write(struct fidelity *fy, const char *out)
-{
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof(path), "%s/fidelity.json", out);
-    char err[PATH_MAX + 128];
-    int ret = dahlsim_json_save(fy->root, path, err, sizeof(err));
-    cJSON_Delete(fy->root);
-    fy->root = NULL;
-    if (ret != 0) {
-        dahlsim_error("validate: %s", err);
-        return -EIO;
-    }
-    snprintf(path, sizeof(path), "%s/fidelity.md", out);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        dahlsim_error("validate: %s: %s", path, strerror(errno));
-        return -EIO;
-    }
-    fputs(fy->md, f);
-    fclose(f);
-    return 0;
-}
 
 /* Simulates every setup, compares it with its native figures n and adds it to the report. Returns 0, or -EIO
  * after printing the error. */
 static int run_simulated(const struct dahlsim_validate_opts *o, const struct dahlsim_experiment *x,
                          struct native_figures *n, struct fidelity *fy)
 {
-    for (size_t i = 0; i < nsetups; i++) {
-        const struct setup *s = &setups[i];
+    for (size_t i = 0; i < validate_nsetups; i++) {
+        const struct setup *s = &validate_setups[i];
         char sdir[PATH_MAX + 64], serr[PATH_MAX + 80];
         snprintf(sdir, sizeof(sdir), "%s/simulated/%02zu", o->out, i);
         snprintf(serr, sizeof(serr), "%s/simulated-%02zu.log", o->out, i);
         if (!o->quiet)
-            fprintf(stderr, "[%zu/%zu] %s: simulated run\n", i + 1, nsetups, s->name);
+            fprintf(stderr, "[%zu/%zu] %s: simulated run\n", i + 1, validate_nsetups, s->name);
         int st = dahlsim_run_experiment(&x[i], NULL, sdir, serr, true);
         struct figures simf = st == 0 ? read_figures(sdir) : (struct figures){NAN, 0, 0, 0, NAN, NAN};
         if (isnan(simf.makespan_s)) {
             dahlsim_error("validate: %s: the simulation failed (exit %d); see %s", s->name, st, serr);
             return -EIO;
         }
-        struct comparison c = compare(i, o->repeats, n->times[i], n->busies[i], n->stalls[i], n->noisy[i], simf);
-        fidelity_add(fy, o, s, n->times[i], &c, n, i);
+        struct comparison c = dahlsim_validate_compare(i, o->repeats, n->times[i], n->busies[i], n->stalls[i], n->noisy[i], simf);
+        dahlsim_fidelity_add(fy, o, s, n->times[i], &c, n, i);
     }
     return 0;
 }
@@ -1295,8 +777,8 @@ static int check_nodes(const struct dahlsim_validate_opts *o)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     char mpi[PATH_MAX];
-    for (size_t i = 0; o->nodes > 0 && i < nsetups; i++) {
-        const struct setup *s = &setups[i];
+    for (size_t i = 0; o->nodes > 0 && i < validate_nsetups; i++) {
+        const struct setup *s = &validate_setups[i];
         if (s->ngpu > 0 || s->ncpu * o->nodes > cores) {
             dahlsim_error("validate: --nodes %ld: setup \"%s\": expected CPU workers only, cpus x nodes within this "
                           "machine's cores, got %ld CPU(s) x %ld ranks%s on %ld cores",
@@ -1329,7 +811,7 @@ static int natives_again(struct dahlsim_validate_opts *o, const char *machine_di
     if (!o->quiet)
         fprintf(stderr, "dahlsim validate: the native runs of %s (%zu setups, %ld runs each, made at commit %s), "
                         "judged at --noisy %g, against simulations made now\n",
-                o->natives, nsetups, o->repeats, commit, o->noisy);
+                o->natives, validate_nsetups, o->repeats, commit, o->noisy);
     return 0;
 }
 
@@ -1386,7 +868,7 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
         dahlsim_error("validate: cannot copy %s to %s: %s", sampling, models, strerror(-ret));
         return -EIO;
     }
-    fidelity_start(&fy, o, natives_commit);
+    dahlsim_fidelity_start(&fy, o, natives_commit);
     code = o->natives != NULL ? 0 : run_native(o, models, &n);
     if (code == 0)
         code = run_simulated(o, x, &n, &fy);
@@ -1394,9 +876,9 @@ int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
         cJSON_Delete(fy.root);
         return code;
     }
-    fidelity_end(&fy, o, &n);
-    fidelity_pairs(&fy, o, &n);
-    code = fidelity_write(&fy, o->out);
+    dahlsim_fidelity_end(&fy, o, &n);
+    dahlsim_fidelity_pairs(&fy, o, &n);
+    code = dahlsim_fidelity_write(&fy, o->out);
     if (code == 0 && !o->quiet)
         fprintf(stderr, "dahlsim validate: wrote %s/fidelity.json and fidelity.md\n", o->out);
     return code;
