@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XPATH (PATH_MAX + 512) /* paths built from another path buffer */
 #define SUBMIT_RUNS 3
@@ -88,6 +89,65 @@ static bool same_shape(const struct dahlsim_calibrate_opts *o, int a, int b)
  * with the image (build-2core-epyc: 2.2 us at 28x28x3, 3.0 at 128x128x3, 3.9 at 512x512x3). NULL after an
  * error line. */
 
+static int smallest_cover(const struct dahlsim_calibrate_opts *o);
+
+/* Samples of the runs timing the submitting thread per worker count: long enough that the first steps'
+ * costs do not weigh (at batch 8: 5.4-5.7 us per task over 128 samples, 4.75 over 2048). */
+#define PER_WORKERS_SAMPLES 1024
+
+/* The submitting thread per CPU worker count k (1, 2, 4, ... and every core), on the covered setup with the
+ * smallest images, SUBMIT_RUNS plain runs each of PER_WORKERS_SAMPLES samples: its CPU time per task, its time
+ * runnable but waiting for a core per task (the kernel's run_delay), and the share of a core it had,
+ * cpu / (cpu + waiting); medians. Where the workers fill the cores the thread competes with them: on the
+ * 2-vCPU VM 0.53-0.60 of a core at 2 workers, all of one at 1. The simulation does not read it yet. NULL
+ * after an error line (DAHLSIM_CALIBRATE_NOISY runs included). */
+static cJSON *submission_per_workers(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p)
+{
+    const struct dahlsim_calibrate_cover *c = &o->covers[smallest_cover(o)];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cJSON *per = cJSON_CreateObject();
+    for (long k = 1; k <= cores; k = k * 2 > cores && k < cores ? cores : k * 2) {
+        if (!o->quiet)
+            fprintf(stderr, "submitting thread: %s, %ld CPU worker(s), %d plain native runs...\n", c->dataset, k,
+                    SUBMIT_RUNS);
+        char ncpu[24];
+        snprintf(ncpu, sizeof(ncpu), "%ld", k);
+        const char *extra[] = {"--ncpu", ncpu, NULL};
+        double cpu[SUBMIT_RUNS], wait[SUBMIT_RUNS], share[SUBMIT_RUNS];
+        for (int r = 0; r < SUBMIT_RUNS; r++) {
+            int st = dahlsim_calibrate_native_train(o, c, p, r + 1, false, PER_WORKERS_SAMPLES, o->batch, extra);
+            cJSON *res = st == 0 ? run_results(p) : NULL;
+            const cJSON *sub = cJSON_GetObjectItemCaseSensitive(res, "submission");
+            double t = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sub, "thread_cpu_s"));
+            double w = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sub, "thread_wait_s"));
+            double n = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sub, "tasks"));
+            cJSON_Delete(res);
+            if (st != 0 || !(t > 0) || !(n > 0)) {
+                if (st != DAHLSIM_CALIBRATE_NOISY)
+                    dahlsim_error("calibrate: %s: the plain native run timing the submitting thread with %ld "
+                                  "worker(s) failed (exit %d)", c->dataset, k, st);
+                cJSON_Delete(per);
+                return NULL;
+            }
+            w = isfinite(w) && w > 0 ? w : 0; /* null: no schedstat in /proc */
+            cpu[r] = 1e6 * t / n;
+            wait[r] = 1e6 * w / n;
+            share[r] = t / (t + w);
+        }
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "cpu_us_per_task", dahlsim_median(cpu, SUBMIT_RUNS));
+        cJSON_AddNumberToObject(e, "waiting_us_per_task", dahlsim_median(wait, SUBMIT_RUNS));
+        cJSON_AddNumberToObject(e, "core_share", dahlsim_median(share, SUBMIT_RUNS));
+        cJSON_AddNumberToObject(e, "runs", SUBMIT_RUNS);
+        char key[32];
+        snprintf(key, sizeof(key), "%ld", k);
+        cJSON_AddItemToObject(per, key, e);
+    }
+    cJSON_AddStringToObject(per, "dataset", c->dataset);
+    cJSON_AddNumberToObject(per, "samples", PER_WORKERS_SAMPLES);
+    return per;
+}
+
 cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
                                     const struct dahlsim_calibrate_status *cs, const cJSON *prev_submission)
 {
@@ -140,6 +200,19 @@ cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o, cons
         cJSON_Delete(shapes);
         return cJSON_CreateNull();
     }
+    bool measured = false; /* any setup had native runs in this calibration: the thread timed again */
+    for (int j = 0; j < o->ncovers; j++)
+        measured = measured || cs[j].rounds > 0;
+    const cJSON *prev_workers = cJSON_GetObjectItemCaseSensitive(prev_submission, "per_workers");
+    cJSON *workers = NULL;
+    if (o->ngpu == 0 && (measured || prev_workers == NULL)) {
+        if ((workers = submission_per_workers(o, p)) == NULL) {
+            cJSON_Delete(shapes);
+            return NULL;
+        }
+    } else if (prev_workers != NULL) {
+        workers = cJSON_Duplicate(prev_workers, true);
+    }
     /* over all shapes, weighted by their tasks: the mean cost per task, the harmonic mean rate */
     double tasks = 0, us = 0, per_rate = 0;
     cJSON_ArrayForEach(e, shapes)
@@ -153,13 +226,17 @@ cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o, cons
     cJSON_AddNumberToObject(s, "us_per_task", us / tasks);
     cJSON_AddNumberToObject(s, "input_copy_bytes_per_s", tasks / per_rate);
     cJSON_AddItemToObject(s, "per_shape", shapes);
+    if (workers != NULL)
+        cJSON_AddItemToObject(s, "per_workers", workers);
     cJSON_AddStringToObject(s, "what",
                             "CPU time of the thread submitting the tasks (its CPU clock over the training phase, "
                             "image copies apart) per task submitted, and the rate of its image copies, per image "
                             "shape: median of plain native runs (STARPU_CALIBRATE=0) with the calibration's batch "
                             "and steps; simulations charge it, on the workers' cores when no core is left for that "
                             "thread, else on its own. us_per_task_spells: the runs split by the cores' distance (apart: a "
-                            "round trip over 2 times the calibration's shortest), each spell's median");
+                            "round trip over 2 times the calibration's shortest), each spell's median. per_workers: per CPU "
+                            "worker count, the thread's CPU and runnable-but-waiting time per task and the share "
+                            "of a core it had, on the smallest covered images (not read by simulations yet)");
     return s;
 }
 

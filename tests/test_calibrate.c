@@ -191,6 +191,19 @@ Test(calibrate, a_small_calibration_serves_simulation_and_survives_a_failed_reru
     cr_assert(cJSON_IsNumber(us) && us->valuedouble > 0 && us->valuedouble < 1000, "submission: %s", manifest);
     cr_assert(cJSON_IsNumber(runs) && runs->valuedouble >= 1, "submission: %s", manifest);
     cr_assert_gt(cJSON_GetObjectItemCaseSensitive(sub, "input_copy_bytes_per_s")->valuedouble, 0);
+    /* ... and per CPU worker count, the share of a core the thread had (all of one with a core to itself) */
+    const cJSON *per_workers = cJSON_GetObjectItemCaseSensitive(sub, "per_workers");
+    cr_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(per_workers, "1")), "submission: %s", manifest);
+    const cJSON *w;
+    cJSON_ArrayForEach(w, per_workers)
+    {
+        if (!cJSON_IsObject(w))
+            continue;
+        double share = dahl_test_number(w, "core_share");
+        cr_assert(share > 0 && share <= 1, "per_workers.%s.core_share %g", w->string, share);
+        cr_assert_gt(dahl_test_number(w, "cpu_us_per_task"), 0);
+        cr_assert_geq(dahl_test_number(w, "waiting_us_per_task"), 0);
+    }
     char *first_sub = cJSON_PrintUnformatted(sub);
     /* The policies' cost per push, for all cores' CPU workers and for one, each timed natively */
     const cJSON *push = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "scheduling"), "push_us");
