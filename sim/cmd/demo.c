@@ -173,7 +173,7 @@ static int train(const struct demo_opts *o, const struct dahlsim_experiment *x, 
 /* One line of the comparison: label, samples/s and its range or why there is none. */
 static void line(const char *label, double rate, double lo, double hi, const char *unknown)
 {
-    printf("  %-62s %8.0f samples/s", label, rate);
+    printf("  %-68s %8.0f samples/s", label, rate);
     if (isfinite(lo))
         printf("  (%.0f to %.0f)\n", lo, hi);
     else
