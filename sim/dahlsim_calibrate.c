@@ -491,11 +491,17 @@ static int write_results(const struct dahlsim_calibrate_opts *o, const struct da
     }
     dahlsim_remove_tree(p->run); /* the plain runs' results and the last stderr: not part of the calibration */
     remove(p->errlog);
-    cJSON *spread = dahlsim_calibrate_spread(); /* none measured: the previous calibration's */
+    /* No run at all: the previous calibration's spread. No perf-model run (only the runtime's costs timed
+     * again): the spell its perf models were measured in is still the previous one's. */
+    cJSON *spread = dahlsim_calibrate_spread();
     const cJSON *prev_spread = o->force ? NULL : cJSON_GetObjectItemCaseSensitive(prev, "machine_spread");
+    const cJSON *prev_in = cJSON_GetObjectItemCaseSensitive(prev_spread, "calibrated_in");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(spread, "calibrated_in");
     if (cJSON_IsNull(spread) && prev_spread != NULL) {
         cJSON_Delete(spread);
         spread = cJSON_Duplicate(prev_spread, true);
+    } else if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(in, "runs")) == 0 && prev_in != NULL) {
+        cJSON_ReplaceItemInObjectCaseSensitive(spread, "calibrated_in", cJSON_Duplicate(prev_in, true));
     }
     ret = dahlsim_calibrate_manifest_write(o, cs, &t, submission, scheduling, one_worker, spread, manifest);
     if (ret != 0)

@@ -458,6 +458,11 @@ Test(calibrate, noisy_plain_runs_keep_the_perf_models_and_fail)
     cr_assert(strstr(run.err, "already calibrated") != NULL, "%s", run.err);
     m = cJSON_Parse(dahl_test_read_file(path));
     cr_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(m, "submission")), "%s: no submission", path);
+    /* no perf-model run this time: the spell the models were measured in is still the first calibrate's */
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "machine_spread"),
+                                                       "calibrated_in");
+    cr_assert_geq(dahl_test_number(in, "runs"), 1, "%s: calibrated_in lost", path);
+    cr_assert_gt(dahl_test_number(in, "probe_gflops"), 0);
     cJSON_Delete(m);
 }
 
