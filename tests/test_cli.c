@@ -54,6 +54,9 @@ Test(cli, demo_prints_predicted_against_measured)
     cr_assert(strstr(run.out, "predicted for this machine (calibration tiny-2cpu):") != NULL, "%s", run.out);
     cr_assert(strstr(run.out, "predicted by the scenario's machine (calibration tiny-2cpu):") != NULL, "%s", run.out);
     cr_assert(strstr(run.out, "measured on this machine (median of 1 native runs, range):") != NULL, "%s", run.out);
+    cr_assert(strstr(run.out, "machine probe: ") != NULL &&
+                  strstr(run.out, " where the perf models were measured (64.0 to 100.0 over the calibration)") != NULL,
+              "%s", run.out);
     cr_assert(strstr(run.out, "the measured median is inside the interval") != NULL ||
                   strstr(run.out, "the measured median is outside the interval") != NULL, "%s", run.out);
     char path[160];

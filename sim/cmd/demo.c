@@ -10,8 +10,10 @@
 #include "dahlsim_experiment.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_interval.h"
+#include "dahlsim_probe.h"
 #include "dahlsim_spawn.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_SCENARIO "scenarios/fmnist-lenet-2core.json"
 #define DEFAULT_MACHINE "local"
@@ -180,6 +183,33 @@ static void line(const char *label, double rate, double lo, double hi, const cha
         printf("  (no interval: %s)\n", unknown[0] ? unknown : "none recorded");
 }
 
+/* The machine's probe now (dahl's conv2d on every core, median over them) against the spell the calibration
+ * measured its perf models in and its spread, from its manifest: which spell the native runs met. */
+static void spell_line(const struct demo_opts *o)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = online > 0 && online <= DAHLSIM_PROBE_MAX_CORES ? (int)online : 1;
+    struct dahlsim_probe now = {0};
+    if (dahlsim_probe_around(cores, &now, NULL) != 0)
+        return;
+    double g = dahlsim_median(now.gflops, (size_t)cores);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/%s/manifest.json", dahlsim_calibration_root(), o->machine);
+    cJSON *m = dahlsim_read_json(path);
+    const cJSON *spread = cJSON_GetObjectItemCaseSensitive(m, "machine_spread");
+    const cJSON *probe = cJSON_GetObjectItemCaseSensitive(spread, "probe_gflops");
+    double cal = cJSON_GetNumberValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spread, "calibrated_in"), "probe_gflops"));
+    double p10 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(probe, "p10"));
+    double p90 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(probe, "p90"));
+    if (cal > 0)
+        printf("  machine probe: %.1f GFLOP/s after the native runs, %.1f where the perf models were measured "
+               "(%.1f to %.1f over the calibration)\n", g, cal, p10, p90);
+    else
+        printf("  machine probe: %.1f GFLOP/s after the native runs (the calibration recorded none)\n", g);
+    cJSON_Delete(m);
+}
+
 static int demo(const struct demo_opts *o)
 {
     int ret = dahlsim_make_dirs(o->out);
@@ -225,6 +255,7 @@ static int demo(const struct demo_opts *o)
     line(label, ref.samples_per_s, ref.rate_lo, ref.rate_hi, ref.unknown);
     snprintf(label, sizeof(label), "measured on this machine (median of %ld native runs, range):", o->runs);
     line(label, med, lo, hi, "");
+    spell_line(o);
     if (isfinite(here.rate_lo))
         printf("  the measured median is %s the interval; prediction error %+.1f %%\n",
                med >= here.rate_lo && med <= here.rate_hi ? "inside" : "outside",
