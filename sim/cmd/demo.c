@@ -153,9 +153,11 @@ static int train(const struct demo_opts *o, const struct dahlsim_experiment *x, 
         snprintf(dir, sizeof(dir), "%s/native-%ld", o->out, k + 1);
         snprintf(errlog, sizeof(errlog), "%s.log", dir);
         snprintf(seed, sizeof(seed), "%ld", k + 1);
-        char *args[] = {"train", "--dataset", (char *)x->dataset, "--model", (char *)x->model, "--samples", samples,
-                        "--epochs", epochs, "--test-samples", batch, "--batch", batch, "--ncpu", ncpu, "--sched", sched, "--seed", seed,
-                        "--quiet", "--out", dir, priorities[0] ? "--priorities" : NULL, priorities, NULL};
+        char *args[] = {"train", "--dataset", (char *)x->dataset, "--model", (char *)x->model,
+                        "--samples", samples, "--epochs", epochs, "--test-samples", batch,
+                        "--batch", batch, "--ncpu", ncpu, "--sched", sched,
+                        "--seed", seed, "--quiet", "--out", dir,
+                        priorities[0] ? "--priorities" : NULL, priorities, NULL};
         fprintf(stderr, "dahlsim demo: native run %ld/%ld ...\n", k + 1, o->runs);
         struct dahlsim_prediction f;
         int st = self(args, env, sizeof(env) / sizeof(env[0]), errlog);

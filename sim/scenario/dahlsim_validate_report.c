@@ -232,7 +232,8 @@ static void fidelity_spread(struct fidelity *fy, const struct native_figures *n)
         max = fy->spell_errs[fy->nspell - 1];
         snprintf(spell, sizeof(spell), "in the calibration's spell (probe within %.0f %% of its %.1f GFLOP/s, cores "
                  "%s): median |error| %.1f %%, max %.1f %% over %zu setups, %ld runs", 100 * SPELL_SLACK,
-                 n->calibrated_gflops, n->calibrated_apart < 0 ? "not recorded" : n->calibrated_apart ? "apart" : "close",
+                 n->calibrated_gflops,
+                 n->calibrated_apart < 0 ? "not recorded" : n->calibrated_apart ? "apart" : "close",
                  100 * med, 100 * max, fy->nspell, fy->spell_runs);
     }
     printf("%s\n%s\n", inside, spell);
