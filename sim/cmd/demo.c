@@ -13,7 +13,6 @@
 #include "dahlsim_probe.h"
 #include "dahlsim_spawn.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -195,21 +194,14 @@ static void spell_line(const struct demo_opts *o)
     if (dahlsim_probe_around(cores, &now, NULL) != 0)
         return;
     double g = dahlsim_median(now.gflops, (size_t)cores);
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof(path), "%s/%s/manifest.json", dahlsim_calibration_root(), o->machine);
-    cJSON *m = dahlsim_read_json(path);
-    const cJSON *spread = cJSON_GetObjectItemCaseSensitive(m, "machine_spread");
-    const cJSON *probe = cJSON_GetObjectItemCaseSensitive(spread, "probe_gflops");
-    double cal = cJSON_GetNumberValue(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spread, "calibrated_in"), "probe_gflops"));
-    double p10 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(probe, "p10"));
-    double p90 = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(probe, "p90"));
-    if (cal > 0)
+    char machine_dir[PATH_MAX + 32];
+    snprintf(machine_dir, sizeof(machine_dir), "%s/%s", dahlsim_calibration_root(), o->machine);
+    struct dahlsim_interval iv;
+    if (dahlsim_interval_of_machine(machine_dir, &iv))
         printf("  machine probe: %.1f GFLOP/s after the native runs, %.1f where the perf models were measured "
-               "(%.1f to %.1f over the calibration)\n", g, cal, p10, p90);
+               "(%.1f to %.1f over the calibration)\n", g, iv.calibrated, iv.p10, iv.p90);
     else
         printf("  machine probe: %.1f GFLOP/s after the native runs (the calibration recorded none)\n", g);
-    cJSON_Delete(m);
 }
 
 static int demo(const struct demo_opts *o)

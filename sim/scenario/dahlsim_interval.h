@@ -14,15 +14,21 @@
 
 struct cJSON;
 
-/* The factors a makespan is multiplied by for the interval's ends, from a manifest's "machine_spread". */
+/* The factors a makespan is multiplied by for the interval's ends, and the spell they come from, from a
+ * manifest's "machine_spread". */
 struct dahlsim_interval {
     double lo, hi;                /* factors: lo <= 1 <= hi */
-    double calibrated, p10, p90;  /* the probe's GFLOP/s they come from */
+    double calibrated, p10, p90;  /* the probe's GFLOP/s they come from (0: not recorded) */
+    double apart;                 /* calibrated_in's share of runs with the cores apart (-1: not recorded) */
+    double shortest_ns;           /* the calibration's shortest round trip between the cores (0: not recorded) */
 };
 
-/* The interval factors of manifest m (its parsed JSON). false when it has no usable machine_spread (a
- * calibration made before calibrate recorded it: the interval is unknown). */
+/* The interval factors and spell of manifest m (its parsed JSON; NULL reads as none). false when it has no
+ * usable machine_spread (a calibration made before calibrate recorded it: the interval is unknown); the
+ * spell's figures are filled where recorded all the same. */
 bool dahlsim_interval_of(const struct cJSON *manifest, struct dahlsim_interval *iv);
+/* The same from machine_dir/manifest.json. */
+bool dahlsim_interval_of_machine(const char *machine_dir, struct dahlsim_interval *iv);
 
 /* Adds "prediction_interval" to the results.json in out_dir of a simulation on the calibration in machine_dir:
  * {"makespan_s": [lo, hi], "samples_per_s": [lo, hi], "basis", "calibrated_probe_gflops", "probe_p10_gflops",
@@ -38,7 +44,10 @@ struct dahlsim_prediction {
     char unknown[256], cores[32];
 };
 
-/* Reads dir/results.json into p. false when it has no makespan_s and samples_per_s. */
+/* Reads results (a parsed results.json; NULL reads as none) into p. false when it has no makespan_s and
+ * samples_per_s. */
+bool dahlsim_prediction_of(const struct cJSON *results, struct dahlsim_prediction *p);
+/* The same from dir/results.json. */
 bool dahlsim_prediction_read(const char *dir, struct dahlsim_prediction *p);
 
 #endif /* DAHLSIM_INTERVAL_H */

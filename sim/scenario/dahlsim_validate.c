@@ -11,6 +11,7 @@
 #include "dahlsim_validate_report.h"
 
 #include "dahlsim_fs.h"
+#include "dahlsim_interval.h"
 #include "dahlsim_pairs.h"
 #include "dahlsim_probe.h"
 #include "dahlsim_proc.h"
@@ -241,12 +242,10 @@ static struct figures read_figures(const char *dir)
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "makespan_s");
     f.makespan_s = cJSON_IsNumber(m) ? m->valuedouble : NAN;
     f.stall_s = step_stalls(cJSON_GetObjectItemCaseSensitive(r, "iteration_times_s"));
-    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "prediction_interval"),
-                                                       "makespan_s");
-    if (cJSON_GetArraySize(iv) == 2) {
-        f.lo_s = cJSON_GetArrayItem(iv, 0)->valuedouble;
-        f.hi_s = cJSON_GetArrayItem(iv, 1)->valuedouble;
-    }
+    struct dahlsim_prediction pred; /* a simulation's interval; NAN where unknown, or a native run */
+    dahlsim_prediction_of(r, &pred);
+    f.lo_s = pred.makespan_lo;
+    f.hi_s = pred.makespan_hi;
     const cJSON *w;
     cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(r, "workers_detail"))
     {
@@ -816,22 +815,15 @@ static int natives_again(struct dahlsim_validate_opts *o, const char *machine_di
 }
 
 /* The spell the calibration in machine_dir measured its perf models in (manifest.json's
- * machine_spread.calibrated_in) into n: its kernel probe (0 where not recorded), whether its cores were apart
- * (-1: not recorded) and its shortest round trip. */
+ * machine_spread.calibrated_in, dahlsim_interval.h) into n: its kernel probe (0 where not recorded), whether
+ * its cores were apart (-1: not recorded) and its shortest round trip. */
 static void calibrated_spell(const char *machine_dir, struct native_figures *n)
 {
-    char manifest[PATH_MAX + 16];
-    snprintf(manifest, sizeof(manifest), "%s/manifest.json", machine_dir);
-    cJSON *m = dahlsim_read_json(manifest);
-    const cJSON *spread = cJSON_GetObjectItemCaseSensitive(m, "machine_spread");
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(spread, "calibrated_in");
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(in, "probe_gflops");
-    const cJSON *apart = cJSON_GetObjectItemCaseSensitive(in, "cores_apart_share");
-    const cJSON *shortest = cJSON_GetObjectItemCaseSensitive(spread, "core_latency_shortest_ns");
-    n->calibrated_gflops = cJSON_IsNumber(g) && g->valuedouble > 0 ? g->valuedouble : 0;
-    n->calibrated_apart = cJSON_IsNumber(apart) ? apart->valuedouble >= 0.5 : -1;
-    n->calibrated_shortest_ns = cJSON_IsNumber(shortest) ? shortest->valuedouble : 0;
-    cJSON_Delete(m);
+    struct dahlsim_interval iv;
+    dahlsim_interval_of_machine(machine_dir, &iv);
+    n->calibrated_gflops = iv.calibrated;
+    n->calibrated_apart = iv.apart < 0 ? -1 : iv.apart >= 0.5;
+    n->calibrated_shortest_ns = iv.shortest_ns;
 }
 
 int dahlsim_validate_run(const struct dahlsim_validate_opts *opts)
