@@ -136,8 +136,6 @@ int dahlsim_calibrate_probe(bool fresh);
 bool dahlsim_calibrate_disturbed(const struct dahlsim_calibrate_opts *o, char *why, size_t why_size);
 /* Keeps the run just probed in the session's record of spells. */
 void dahlsim_calibrate_spell_keep(bool measuring);
-/* The runs kept so far (*n of them). */
-const struct dahlsim_calibrate_spell *dahlsim_calibrate_spells(int *n);
 /* Whether a run whose cores' round trip was latency_ns had them apart: over DAHLSIM_PROBE_LATENCY_SLACK times
  * the session's shortest. */
 bool dahlsim_calibrate_cores_apart(double latency_ns);

@@ -120,12 +120,6 @@ void dahlsim_calibrate_spell_keep(bool measuring)
         .latency_ns = quiet.run.latency_ns, .share = quiet.load.share, .ivcsw_per_s = quiet.load.ivcsw_per_s};
 }
 
-const struct dahlsim_calibrate_spell *dahlsim_calibrate_spells(int *n)
-{
-    *n = quiet.nruns;
-    return quiet.runs;
-}
-
 bool dahlsim_calibrate_cores_apart(double latency_ns)
 {
     return quiet.best.latency_ns > 0 && latency_ns > DAHLSIM_PROBE_LATENCY_SLACK * quiet.best.latency_ns;
@@ -141,10 +135,9 @@ double dahlsim_calibrate_probe_latency(void)
     return quiet.best.latency_ns;
 }
 
-/* The q-quantile (0..1) of v[n], sorted in place (linear between ranks). */
-static double quantile(double *v, int n, double q)
+/* The q-quantile (0..1) of v[n], sorted (linear between ranks). */
+static double quantile(const double *v, int n, double q)
 {
-    dahlsim_median(v, (size_t)n); /* sorts */
     double at = q * (n - 1);
     int lo = (int)at;
     return lo + 1 < n ? v[lo] + (at - lo) * (v[lo + 1] - v[lo]) : v[lo];
@@ -153,6 +146,7 @@ static double quantile(double *v, int n, double q)
 /* {"min", "p10", "median", "p90", "max"} of v[n] (sorted in place). */
 static cJSON *spread_of(double *v, int n)
 {
+    dahlsim_median(v, (size_t)n); /* sorts */
     cJSON *o = cJSON_CreateObject();
     const char *names[] = {"min", "p10", "median", "p90", "max"};
     const double qs[] = {0, 0.1, 0.5, 0.9, 1};
@@ -179,7 +173,7 @@ cJSON *dahlsim_calibrate_spread(void)
             v[nm++] = quiet.runs[r].gflops;
     cJSON *in = cJSON_AddObjectToObject(s, "calibrated_in");
     cJSON_AddNumberToObject(in, "runs", nm);
-    cJSON_AddNumberToObject(in, "probe_gflops", nm > 0 ? quantile(v, nm, 0.5) : 0);
+    cJSON_AddNumberToObject(in, "probe_gflops", nm > 0 ? dahlsim_median(v, (size_t)nm) : 0);
     for (int r = 0; r < n; r++) {
         bool far = dahlsim_calibrate_cores_apart(quiet.runs[r].latency_ns);
         apart += far;
