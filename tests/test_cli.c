@@ -64,6 +64,12 @@ Test(cli, demo_prints_predicted_against_measured)
     cJSON *r = cJSON_Parse(dahl_test_read_file(path));
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "mode")), "native");
     cJSON_Delete(r);
+    /* a scenario that is not there: run's own error line, and exit 2 */
+    const char *missing[] = {"demo", "--scenario", "/nonexistent/scenario.json", "--no-calibrate", "--out", out, NULL};
+    dahl_test_run_args(&run, DAHLSIM_BIN, missing, env);
+    cr_assert_eq(run.status, 2, "%s", run.err);
+    cr_assert(strstr(run.err, "dahlsim: error: /nonexistent/scenario.json: No such file or directory") != NULL, "%s",
+              run.err);
     const char *zero[] = {"demo", "--runs", "0", NULL};
     dahl_test_run_args(&run, DAHLSIM_BIN, zero, env);
     cr_assert_eq(run.status, 2, "%s", run.err);

@@ -5,7 +5,6 @@
  * is for, the prediction with the interval the calibration's measured spread implies (dahlsim_interval.h).
  * Everything is a subprocess of this binary (calibrate, run, train), so what it prints is what those
  * commands give. */
-#include "dahlsim_calibrate.h"
 #include "dahlsim_cli.h"
 #include "dahlsim_experiment.h"
 #include "dahlsim_fs.h"
@@ -89,9 +88,9 @@ static const struct option demo_long_options[] = {
 static const struct dahlsim_options demo_options = {"demo", usage, demo_long_options, O_HELP, demo_print_help,
                                                     demo_set};
 
-/* Runs this binary with args (NULL-terminated, args[0] the subcommand), its stderr shown unless quiet_err
- * (then into err_path). The exit status, -1 when it could not start. */
-static int self(char *const args[], const struct dahlsim_env_var *env, size_t nenv, const char *err_path)
+/* Runs this binary with args (NULL-terminated, args[0] the subcommand) and env, its stderr shown, its
+ * stdout kept out of the demo's table. The exit status, -1 when it could not start. */
+static int self(char *const args[], const struct dahlsim_env_var *env, size_t nenv)
 {
     char bin[PATH_MAX];
     if (dahlsim_sibling_path("dahlsim", bin, sizeof(bin)) != 0)
@@ -102,26 +101,30 @@ static int self(char *const args[], const struct dahlsim_env_var *env, size_t ne
         argv[n++] = args[k];
     argv[n] = NULL;
     char out[8192];
-    return dahlsim_spawn_err(argv, env, nenv, out, sizeof(out), err_path);
+    return dahlsim_spawn(argv, env, nenv, out, sizeof(out));
 }
 
-/* Simulates the scenario into out/name on machine (NULL: the scenario's own). 0, or the error after its
- * line. */
+/* The demo's error for a subprocess that failed with status st (its own lines, on the same stderr, say
+ * why): -EINVAL when it refused its input (the scenario, the calibration), else -EIO. */
+static int failed(int st)
+{
+    return st == DAHLSIM_EXIT_USAGE ? -EINVAL : -EIO;
+}
+
+/* Simulates the scenario into out/name on machine (NULL: the scenario's own). 0, or a negative errno after
+ * the error line (run's own lines before it). */
 static int simulate(const struct demo_opts *o, const char *machine, const char *name, struct dahlsim_prediction *f)
 {
-    char dir[PATH_MAX], set[128], errlog[PATH_MAX + 16];
+    char dir[PATH_MAX], set[128];
     snprintf(dir, sizeof(dir), "%s/%s", o->out, name);
-    snprintf(errlog, sizeof(errlog), "%s.log", dir);
     snprintf(set, sizeof(set), "machine=%s", machine != NULL ? machine : "");
     char *args[] = {"run", (char *)o->scenario, "--out", dir, "--quiet", machine != NULL ? "--set" : NULL, set,
                     NULL};
-    int st = self(args, NULL, 0, errlog);
+    int st = self(args, NULL, 0);
     if (st != 0 || !dahlsim_prediction_read(dir, f)) {
-        char line[512];
-        dahlsim_calibrate_last_line(errlog, line, sizeof(line));
-        dahlsim_error("demo: simulating %s on %s failed (exit %d): %s", o->scenario,
-                      machine != NULL ? machine : "its machine", st, line);
-        return -EIO;
+        dahlsim_error("demo: simulating %s on %s failed (exit %d): see the lines above", o->scenario,
+                      machine != NULL ? machine : "its machine", st);
+        return failed(st);
     }
     return 0;
 }
@@ -148,9 +151,8 @@ static int train(const struct demo_opts *o, const struct dahlsim_experiment *x, 
                                           {"STARPU_SILENT", "1"}};
     double rates[MAX_RUNS];
     for (long k = 0; k < o->runs; k++) {
-        char dir[PATH_MAX], errlog[PATH_MAX + 16];
+        char dir[PATH_MAX];
         snprintf(dir, sizeof(dir), "%s/native-%ld", o->out, k + 1);
-        snprintf(errlog, sizeof(errlog), "%s.log", dir);
         snprintf(seed, sizeof(seed), "%ld", k + 1);
         char *args[] = {"train", "--dataset", (char *)x->dataset, "--model", (char *)x->model,
                         "--samples", samples, "--epochs", epochs, "--test-samples", batch,
@@ -159,12 +161,10 @@ static int train(const struct demo_opts *o, const struct dahlsim_experiment *x, 
                         priorities[0] ? "--priorities" : NULL, priorities, NULL};
         fprintf(stderr, "dahlsim demo: native run %ld/%ld ...\n", k + 1, o->runs);
         struct dahlsim_prediction f;
-        int st = self(args, env, sizeof(env) / sizeof(env[0]), errlog);
+        int st = self(args, env, sizeof(env) / sizeof(env[0]));
         if (st != 0 || !dahlsim_prediction_read(dir, &f)) {
-            char line[512];
-            dahlsim_calibrate_last_line(errlog, line, sizeof(line));
-            dahlsim_error("demo: the native run failed (exit %d): %s", st, line);
-            return -EIO;
+            dahlsim_error("demo: the native run failed (exit %d): see the lines above", st);
+            return failed(st);
         }
         rates[k] = f.samples_per_s;
     }
@@ -226,10 +226,10 @@ static int demo(const struct demo_opts *o)
                 o->scenario, x.scheduler);
         char *args[] = {"calibrate", "--machine", (char *)o->machine, "--scenario", (char *)o->scenario,
                         "--schedulers", x.scheduler, NULL};
-        int st = self(args, NULL, 0, NULL);
+        int st = self(args, NULL, 0);
         if (st != 0) {
             dahlsim_error("demo: calibrate --machine %s failed (exit %d): see its lines above", o->machine, st);
-            return st == DAHLSIM_EXIT_USAGE ? -EINVAL : -EIO;
+            return failed(st);
         }
     }
     struct dahlsim_prediction here;
