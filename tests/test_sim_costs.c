@@ -41,8 +41,6 @@ static cJSON *read_results(const char *dir)
     return root;
 }
 
-/* Writes home/calibration/tiny-2cpu, a copy of the fixture whose manifest says the submitting thread costs
- * us_per_task (the key dahlsim calibrate writes). */
 /* Writes home/calibration/tiny-2cpu, a copy of the fixture whose manifest also has key: json. */
 static void tiny_with(const char *home, const char *key, const char *json)
 {
@@ -52,6 +50,7 @@ static void tiny_with(const char *home, const char *key, const char *json)
     dahl_test_manifest_add(dir, key, json);
 }
 
+/* The same whose manifest says the submitting thread costs us_per_task (the key dahlsim calibrate writes). */
 static void tiny_with_submission_cost(const char *home, const char *us_per_task)
 {
     char json[128];
