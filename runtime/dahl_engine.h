@@ -33,9 +33,10 @@ struct dahl_engine_conf {
      * calibrate), slept by the worker thread after each push it makes. 0: none (StarPU-SimGrid charges
      * nothing for the policy's own work). */
     double sched_push_us;
-    /* Simulation only: the workers' runtime cost per task (dahlsim calibrate), slept by a worker after each
-     * task it pops, in place of StarPU-SimGrid's 1 us per input fetched (STARPU_SIMGRID_FETCHING_INPUT_COST,
-     * turned off). < 0: StarPU-SimGrid's own costs, nothing slept. */
+    /* Simulation only: the workers' runtime cost per task (dahlsim calibrate), charged to a worker after each
+     * task it pops (a CPU worker executes it on its core: dahl_schedcost.c), in place of StarPU-SimGrid's 1 us
+     * per input fetched (STARPU_SIMGRID_FETCHING_INPUT_COST, turned off). < 0: StarPU-SimGrid's own costs,
+     * nothing charged. */
     double worker_us_per_task;
     /* Simulation over several nodes of different machines: each MPI rank's workers and costs (nranks
      * entries, borrowed), in place of the conf's own on that rank. Every entry must charge the same kinds of

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#if DAHL_MPI
+#include <starpu_mpi.h>
+#endif
 #if DAHL_SIMULATED
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -29,6 +32,7 @@
 
 static struct {
     bool charged;
+    bool alone;             /* the only rank: no request, so no turn ever */
     double share;
     long requests, pending; /* submitted so far; not yet completed */
     double since_us;        /* when pending last rose from 0 */
@@ -119,6 +123,7 @@ void dahl_progress_start(enum dahl_progress_core mode, bool cores_full, const ch
     }
     progress.ncores = ncores;
     progress.charged = shared && ncores > 0;
+    progress.alone = starpu_mpi_world_size() < 2;
     progress.busy = mode == DAHL_PROGRESS_BUSY;
     progress.share = progress.charged ? 1.0 / (ncores + 1) : 0.0;
     /* The ranks' turns out of step, by offsets spread by the golden ratio (the same every run). Measured with
@@ -207,6 +212,11 @@ static double thread_cpu_s(const char *name)
     return total;
 }
 #endif
+
+bool dahl_progress_takes_turns(void)
+{
+    return DAHL_SIMULATED && progress.charged && !progress.alone;
+}
 
 void dahl_progress_stats(struct dahl_progress_stats *out)
 {

@@ -39,6 +39,10 @@ void dahl_progress_stop(void);
 bool dahl_progress_request_begin(void);
 void dahl_progress_request_done(void *arg);
 
+/* Simulation: whether this rank's progression thread takes turns on its workers' cores, other ranks being
+ * there to send it requests (false natively, with one rank, and before dahl_progress_start). */
+bool dahl_progress_takes_turns(void);
+
 /* The figures so far (since dahl_progress_start; still readable after the engine stopped). */
 void dahl_progress_stats(struct dahl_progress_stats *out);
 

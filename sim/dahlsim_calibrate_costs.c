@@ -365,7 +365,8 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
  * - worker_us: the workers' runtime cost per task ("native": results.json's worker_us_per_task), what a
  *   simulation of the same runs still charges per task with StarPU-SimGrid's 1 us per input fetched turned
  *   off ("simulated_rest": its driver loop's 1 us sleeps), and the difference ("charge", at least 0), which
- *   simulations sleep after each task a worker pops, in place of the per-input cost.
+ *   simulations charge after each task a worker pops (a CPU worker executes it on its core), in place of the
+ *   per-input cost.
  * Policies the previous manifest has keep their figures unless --force. The previous object when nothing is
  * to measure, NULL after an error line. */
 cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_paths *p,
@@ -426,7 +427,8 @@ cJSON *dahlsim_calibrate_scheduling(const struct dahlsim_calibrate_opts *o, cons
                             "workers' time per task outside the task and its pushes, from popping it to asking for "
                             "the next (native), what a simulation still charges per task with StarPU-SimGrid's 1 us "
                             "per input fetched off (simulated_rest), and their difference (charge), which "
-                            "simulations sleep after each task a worker pops, in place of that per-input cost. push_us_spells: "
+                            "simulations charge after each task a worker pops (a CPU worker executes it on its core, "
+                            "sharing it with the submitting thread), in place of that per-input cost. push_us_spells: "
                             "push_us's runs split by the cores' distance during them (apart: a round trip over 2 "
                             "times the calibration's shortest), each spell's median");
     return s;

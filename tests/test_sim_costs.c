@@ -323,6 +323,42 @@ Test(sim_costs, the_measured_worker_cost_replaces_the_per_input_cost)
                            "manifest.json: \"scheduling.worker_us.1cpu.dmda.charge\": expected a number");
 }
 
+/* The workers' cost per task is CPU work on their cores, as natively: where the submitting thread takes its
+ * turns on those cores (2 workers on tiny-2cpu's 2 cores), each worker's charge runs at what the thread leaves
+ * of the core, so the simulated cost per task exceeds the same charge with the thread charged nowhere. */
+static double two_worker_cost(const char *submission)
+{
+    char home[] = "/tmp/dahlsim-home-XXXXXX";
+    cr_assert_not_null(mkdtemp(home));
+    tiny_with(home, "scheduling",
+              "{\"worker_us\": {\"2cpu\": {\"dmda\": {\"charge\": 20, \"native\": 21, \"simulated_rest\": 1}}}}");
+    char dir[256], home_var[128], out[128];
+    snprintf(dir, sizeof(dir), "%s/calibration/tiny-2cpu", home);
+    if (submission != NULL)
+        dahl_test_manifest_add(dir, "submission", submission);
+    snprintf(home_var, sizeof(home_var), "DAHLSIM_HOME=%s", home);
+    snprintf(out, sizeof(out), "%s/out", home);
+    char *home_env[] = {home_var, "STARPU_SILENT=1", "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", out, "--quiet", NULL};
+    dahl_test_run(&run, argv, home_env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cJSON *r = read_results(out);
+    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(r, "scheduling");
+    cr_assert_eq(cJSON_GetObjectItemCaseSensitive(sched, "worker_us_charged")->valuedouble, 20);
+    double us = cJSON_GetObjectItemCaseSensitive(sched, "worker_us_per_task")->valuedouble;
+    cJSON_Delete(r);
+    dahl_test_remove_tree(home);
+    return us;
+}
+
+Test(sim_costs, the_workers_cost_shares_their_cores_with_the_submitting_thread)
+{
+    double alone = two_worker_cost(NULL);
+    double shared = two_worker_cost("{\"us_per_task\": 50, \"input_copy_bytes_per_s\": 1e9}");
+    cr_assert(alone >= 20 && alone < 30, "%g us per task, the thread charged nowhere", alone);
+    cr_assert_gt(shared, alone + 2, "%g us per task with the thread on the workers' cores, %g without", shared, alone);
+}
+
 /* Runs charging the measured figures (both scheduling ones and the submission's, on 2 workers under dmda:
  * its decisions depend on every simulated time) give byte-identical results run after run. With
  * "runtime_costs": "starpu" the same calibration gives byte for byte the run of the fixture, which has none

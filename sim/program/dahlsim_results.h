@@ -79,7 +79,7 @@ struct dahlsim_results_scheduling {
     /* The workers' runtime cost per task over the training phases: their time from popping a task to
      * asking for the next, its execution and the pushes it made left out, per task executed. */
     double worker_us_per_task;         /* NaN (written as null): the policy has no pop_task to time */
-    double worker_charged_us;          /* simulated: slept per task popped (< 0: StarPU-SimGrid's own costs) */
+    double worker_charged_us;          /* simulated: charged per task popped (< 0: StarPU-SimGrid's own costs) */
 };
 
 /* One job of a run where several share the machine ("workloads"). */
