@@ -45,7 +45,8 @@ Test(cli, demo_prints_predicted_against_measured)
     snprintf(out, sizeof(out), "%s/demo", home);
     dahl_test_manifest_add(machine, "machine_spread",
                            "{\"runs\": 10, \"probe_gflops\": {\"min\": 50, \"p10\": 64, \"median\": 80, "
-                           "\"p90\": 100, \"max\": 110}, \"calibrated_in\": {\"runs\": 4, \"probe_gflops\": 80}}");
+                           "\"p90\": 100, \"max\": 110}, \"core_latency_shortest_ns\": 100, \"calibrated_in\": "
+                           "{\"runs\": 4, \"probe_gflops\": 80}}");
     char *env[] = {env_home, "ASAN_OPTIONS=detect_leaks=0", NULL};
     const char *args[] = {"demo", "--scenario", DAHLSIM_SOURCE_DIR "/tests/data/scenarios/tiny.json", "--machine",
                           "tiny-2cpu", "--no-calibrate", "--runs", "1", "--out", out, NULL};
@@ -57,6 +58,10 @@ Test(cli, demo_prints_predicted_against_measured)
     cr_assert(strstr(run.out, "machine probe: ") != NULL &&
                   strstr(run.out, " where the perf models were measured (64.0 to 100.0 over the calibration)") != NULL,
               "%s", run.out);
+    /* the placement the native runs met, where there are two cores to place */
+    if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+        cr_assert(strstr(run.out, " ns after the native runs, 100 ns the shortest over the calibration") != NULL, "%s",
+                  run.out);
     cr_assert(strstr(run.out, "the measured median is inside the interval") != NULL ||
                   strstr(run.out, "the measured median is outside the interval") != NULL, "%s", run.out);
     char path[160];
@@ -461,7 +466,8 @@ Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
     snprintf(machine, sizeof(machine), "%s/calibration/tiny-2cpu", home);
     dahl_test_manifest_add(machine, "machine_spread",
                            "{\"runs\": 10, \"probe_gflops\": {\"min\": 50, \"p10\": 64, \"median\": 80, "
-                           "\"p90\": 100, \"max\": 110}, \"calibrated_in\": {\"runs\": 4, \"probe_gflops\": 80}}");
+                           "\"p90\": 100, \"max\": 110}, \"core_latency_shortest_ns\": 100, \"calibrated_in\": "
+                           "{\"runs\": 4, \"probe_gflops\": 80}}");
     const char *make[] = {"validate", "--machine", "tiny-2cpu", "--out", first, "--force", "--runs", "2",
                           "--setups", setups, "--quiet", NULL};
     dahl_test_run_args(&run, DAHLSIM_BIN, make, env);
