@@ -466,8 +466,7 @@ Test(cli, validate_natives_simulates_an_earlier_reports_runs_again)
     snprintf(machine, sizeof(machine), "%s/calibration/tiny-2cpu", home);
     dahl_test_manifest_add(machine, "machine_spread",
                            "{\"runs\": 10, \"probe_gflops\": {\"min\": 50, \"p10\": 64, \"median\": 80, "
-                           "\"p90\": 100, \"max\": 110}, \"core_latency_shortest_ns\": 100, \"calibrated_in\": "
-                           "{\"runs\": 4, \"probe_gflops\": 80}}");
+                           "\"p90\": 100, \"max\": 110}, \"calibrated_in\": {\"runs\": 4, \"probe_gflops\": 80}}");
     const char *make[] = {"validate", "--machine", "tiny-2cpu", "--out", first, "--force", "--runs", "2",
                           "--setups", setups, "--quiet", NULL};
     dahl_test_run_args(&run, DAHLSIM_BIN, make, env);
