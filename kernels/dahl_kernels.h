@@ -112,6 +112,22 @@ double dahl_maxpool_backward_flops(const struct dahl_maxpool_shape *s);
 size_t dahl_maxpool_forward_bytes(const struct dahl_maxpool_shape *s);
 size_t dahl_maxpool_backward_bytes(const struct dahl_maxpool_shape *s);
 
+/* ---- average pool (kernels/cpu/pool.c) -----------------------------------------------------------------
+ * The window geometry of max-pool (struct dahl_maxpool_shape: K x K windows, stride, no padding); each output
+ * is its window's mean. A window covering the whole input (K = H = W) is global average pooling. Sums run in
+ * row-major window order and the backward pass gathers each input's windows in row-major order too, so the
+ * CUDA kernels give the same floats. No workspace. */
+/* y = the mean of each window of x. OVERWRITES y. */
+void dahl_avgpool_forward(const struct dahl_maxpool_shape *s, const float *x, float *y);
+/* dx = the sum, over the windows covering each input, of their dy / (K*K). OVERWRITES dx [C][H][W]. */
+void dahl_avgpool_backward(const struct dahl_maxpool_shape *s, const float *dy, float *dx);
+/* forward: C*OH*OW*K*K (K*K - 1 additions and a division per window).  backward: C*OH*OW*(K*K + 1). */
+double dahl_avgpool_forward_flops(const struct dahl_maxpool_shape *s);
+double dahl_avgpool_backward_flops(const struct dahl_maxpool_shape *s);
+/* forward: 4*(C*H*W + C*OH*OW).  backward: 4*(C*OH*OW + C*H*W). */
+size_t dahl_avgpool_forward_bytes(const struct dahl_maxpool_shape *s);
+size_t dahl_avgpool_backward_bytes(const struct dahl_maxpool_shape *s);
+
 /* ---- ReLU (kernels/cpu/relu.c), elementwise over n floats, any layout --------------------------------- */
 /* y = max(x, 0). OVERWRITES y; y == x (in place) is allowed. */
 void dahl_relu_forward(size_t n, const float *x, float *y);

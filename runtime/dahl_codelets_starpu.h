@@ -9,6 +9,7 @@
 
 #include "dahl_codelets.h"
 #include "dahl_kernels.h"
+#include "dahl_layer.h"
 #include "dahl_starpu.h"
 
 /* ---- workspaces: scratch memory for kernels that need it (conv2d) --------------------------------------
@@ -31,6 +32,15 @@ void dahl_codelets_set_priority(int prio);
  * gradients of n samples in STARPU_RW (manual reduction) are summed by the network's manual tree within the
  * task; that needs dw and db zero before the task and a workspace of dahl_conv2d_task_workspace_bytes (dense:
  * dahl_dense_task_workspace_bytes). ReLU needs no _n form: its handles are already any number of floats. */
+
+/* ---- a layer's task (dahl_layer.h) over n samples of layer l: h holds the handles of the tensors it accesses
+ * (NULL for the others), grad_mode is STARPU_REDUX or STARPU_RW for its gradients. Returns what the codelet's
+ * insert helper below returns, or -EINVAL for a symbol no layer codelet has. */
+int dahl_insert_layer_task(const struct dahl_layer_task *t, const struct dahl_layer_shape *l, int n,
+                           starpu_data_handle_t const h[DAHL_T_COUNT], enum starpu_data_access_mode grad_mode);
+/* The workspace layer l's tasks need over n samples (tree: summing a group's gradients by the manual
+ * reduction's tree within the task), the largest of its tasks'; 0 when none takes one. */
+size_t dahl_layer_workspace_bytes(const struct dahl_layer_shape *l, int n, bool tree);
 
 /* ---- conv2d: perf models "dahl_conv2d_forward", "dahl_conv2d_backward_input",
  * "dahl_conv2d_backward_weights"; footprint: the shape. workspace: at least dahl_conv2d_workspace_bytes(s).
@@ -88,6 +98,13 @@ static inline int dahl_insert_maxpool_backward(const struct dahl_maxpool_shape *
 {
     return dahl_insert_maxpool_backward_n(s, 1, x, dy, dx);
 }
+
+/* ---- average pool: "dahl_avgpool_forward", "dahl_avgpool_backward"; footprint: the shape (as max-pool's).
+ * x/dx [C*H*W], y/dy [C*OH*OW]; the backward pass reads dy alone. */
+int dahl_insert_avgpool_forward_n(const struct dahl_maxpool_shape *s, int n, starpu_data_handle_t x,
+                                  starpu_data_handle_t y);
+int dahl_insert_avgpool_backward_n(const struct dahl_maxpool_shape *s, int n, starpu_data_handle_t dy,
+                                   starpu_data_handle_t dx);
 
 /* ---- ReLU: "dahl_relu_forward", "dahl_relu_backward"; footprint: n, the elements of x (all handles the
  * same size; y is the forward OUTPUT). Distinct handles (no in-place task). */

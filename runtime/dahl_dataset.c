@@ -136,6 +136,91 @@ int dahl_dataset_load_fashion_mnist(const char *dir, int train, int max_samples,
     return 0;
 }
 
+#define CIFAR10_SIDE 32
+#define CIFAR10_PIXELS (3 * CIFAR10_SIDE * CIFAR10_SIDE)
+#define CIFAR10_RECORD (1 + CIFAR10_PIXELS) /* label byte, then the R, G and B planes */
+
+/* Appends the records of one CIFAR-10 batch file to out (capacity cap samples), at most want - out->n.
+ * Returns 0, or a negative errno with the message in err. */
+static int cifar10_read(const char *path, int want, int cap, struct dahl_dataset *out, char *err, size_t err_size)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        int e = errno;
+        snprintf(err, err_size, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    int ret = 0;
+    if (fseek(f, 0, SEEK_END) != 0) {
+        ret = -errno;
+        snprintf(err, err_size, "%s: cannot seek: %s", path, strerror(-ret));
+        goto out;
+    }
+    long size = ftell(f);
+    rewind(f);
+    if (size <= 0 || size % CIFAR10_RECORD != 0) {
+        snprintf(err, err_size, "%s: %ld bytes, not CIFAR-10's binary format (records of %d bytes: a label, then "
+                 "3x32x32 pixels)", path, size, CIFAR10_RECORD);
+        ret = -EINVAL;
+        goto out;
+    }
+    uint8_t record[CIFAR10_RECORD];
+    for (long r = 0; r < size / CIFAR10_RECORD && out->n < want && out->n < cap; r++) {
+        if (fread(record, 1, sizeof(record), f) != sizeof(record)) {
+            snprintf(err, err_size, "%s: short read at record %ld", path, r);
+            ret = -EIO;
+            goto out;
+        }
+        if (record[0] > 9) {
+            snprintf(err, err_size, "%s: label %u of record %ld is not in [0, 9]", path, record[0], r);
+            ret = -EINVAL;
+            goto out;
+        }
+        out->labels[out->n] = record[0];
+        float *img = out->images + (size_t)out->n * CIFAR10_PIXELS;
+        for (int i = 0; i < CIFAR10_PIXELS; i++)
+            img[i] = (float)record[1 + i] / 255.0f;
+        out->n++;
+    }
+out:
+    fclose(f);
+    return ret;
+}
+
+int dahl_dataset_load_cifar10(const char *dir, int train, int max_samples, struct dahl_dataset *out, char *err,
+                              size_t err_size)
+{
+    memset(out, 0, sizeof(*out));
+    int cap = train ? 50000 : 10000;
+    int want = max_samples > 0 && max_samples < cap ? max_samples : cap;
+    out->images = malloc((size_t)want * CIFAR10_PIXELS * sizeof(float));
+    out->labels = malloc((size_t)want);
+    if (out->images == NULL || out->labels == NULL) {
+        dahl_dataset_fini(out);
+        return -ENOMEM;
+    }
+    out->c = 3;
+    out->h = out->w = CIFAR10_SIDE;
+    out->nclasses = 10;
+    char path[4096];
+    int ret = 0;
+    for (int b = 1; ret == 0 && out->n < want && b <= (train ? 5 : 1); b++) {
+        if (train)
+            snprintf(path, sizeof(path), "%s/data_batch_%d.bin", dir, b);
+        else
+            snprintf(path, sizeof(path), "%s/test_batch.bin", dir);
+        ret = cifar10_read(path, want, want, out, err, err_size);
+    }
+    if (ret == 0 && max_samples > 0 && out->n < max_samples) {
+        snprintf(err, err_size, "%s/%s: %d samples, %d asked for", dir, train ? "data_batch_*.bin" : "test_batch.bin",
+                 out->n, max_samples);
+        ret = -EINVAL;
+    }
+    if (ret != 0)
+        dahl_dataset_fini(out);
+    return ret;
+}
+
 static float uniform01(uint64_t *state)
 {
     return (float)(dahl_splitmix64(state) >> 40) / (float)(1u << 24);

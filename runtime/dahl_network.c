@@ -192,17 +192,9 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
         if (l->vw == NULL || l->vb == NULL)
             return -ENOMEM;
     }
-    bool tree = manual && net->grain > 1;
-    if (l->s.desc.kind == DAHL_LAYER_CONV) {
-        l->workspace = dahl_workspace_create(dahl_conv2d_task_workspace_bytes(&l->s.conv, net->grain, tree));
-        if (l->workspace == NULL)
-            return -ENOMEM;
-    } else if (l->s.desc.kind == DAHL_LAYER_DENSE && tree) {
-        l->workspace = dahl_workspace_create(
-            dahl_dense_task_workspace_bytes(l->s.in_c * l->s.in_h * l->s.in_w, l->s.desc.units, net->grain, tree));
-        if (l->workspace == NULL)
-            return -ENOMEM;
-    }
+    size_t ws = dahl_layer_workspace_bytes(&l->s, net->grain, manual && net->grain > 1);
+    if (ws > 0 && (l->workspace = dahl_workspace_create(ws)) == NULL)
+        return -ENOMEM;
     int ret = init_weights(l, state);
     /* every slot's stash starts as the initial weights (not counted as a step's tasks) */
     for (int s = 0; s < net->depth && l->sw[s] != NULL && ret == 0; s++)
@@ -460,10 +452,11 @@ static starpu_data_handle_t bias(const struct layer *l, int slot)
     return slot >= 0 && l->sb[slot] != NULL ? dahl_tensor_handle(l->sb[slot]) : dahl_tensor_handle(l->b);
 }
 
-/* dahl_catalogue.c lists the tasks of forward_group, backward_group and update_params from the same layer
- * shapes, for perf models of unmeasured machines: a task added or changed here goes there too (test_catalogue
- * checks both against what StarPU records). Every task of group g covers its n samples (the group's size,
- * as the tensors are split). */
+/* A layer's tasks are the layer table's (dahl_layer.h), which dahl_catalogue.c and dahl_stepgraph.c walk too;
+ * they list the rest of forward_group, backward_group and update_params (the loss and the updates)
+ * the same way: a task added or changed here goes there too (test_catalogue and test_stepgraph
+ * check both against what StarPU records and counts). Every task of group g covers its n samples (the
+ * group's size, as the tensors are split). */
 /* A pipeline message's tag: the forward pass's number, the group, the direction (0: activations forward, 1:
  * their gradient back). */
 static int64_t pipe_tag(const struct dahl_network *net, int64_t pass, int g, int backward)
@@ -491,6 +484,37 @@ void dahl_network_pipe_stats(const struct dahl_network *net, struct dahl_pipe_st
     *out = net->pipe;
 }
 
+/* The gradient buffers group g's backward tasks accumulate into: the REDUX tensor, or the group's own. */
+static starpu_data_handle_t grad_handle(struct dahl_network *net, struct dahl_tensor *t, int g)
+{
+    return net->conf.reduction == DAHL_REDUCTION_MANUAL ? group(t, g) : dahl_tensor_handle(t);
+}
+
+/* Submits layer i's tasks (the layer table's, dahl_layer.h) of the pass over group g (n samples), for the
+ * step in pipeline slot `slot` (< 0: an evaluation). */
+static int layer_tasks(struct dahl_network *net, int i, int g, int n, enum dahl_pass pass, int slot)
+{
+    struct layer *l = &net->layers[i];
+    bool params = l->s.nw > 0;
+    starpu_data_handle_t h[DAHL_T_COUNT] = {
+        [DAHL_T_X] = group(net->act[i], g),
+        [DAHL_T_Y] = group(net->act[i + 1], g),
+        [DAHL_T_DX] = i > 0 ? group(net->grad[i], g) : NULL,
+        [DAHL_T_DY] = group(net->grad[i + 1], g),
+        [DAHL_T_W] = params ? weights(l, slot) : NULL,
+        [DAHL_T_B] = params ? bias(l, slot) : NULL,
+        [DAHL_T_DW] = params && slot >= 0 ? grad_handle(net, l->dw[slot], g) : NULL,
+        [DAHL_T_DB] = params && slot >= 0 ? grad_handle(net, l->db[slot], g) : NULL,
+        [DAHL_T_WORKSPACE] = l->workspace,
+    };
+    enum starpu_data_access_mode mode = net->conf.reduction == DAHL_REDUCTION_MANUAL ? STARPU_RW : STARPU_REDUX;
+    struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
+    int nt = dahl_layer_tasks(&l->s, pass, n, i > 0, tasks);
+    for (int t = 0; t < nt; t++)
+        SUBMIT(net, tasks[t].symbol, dahl_insert_layer_task(&tasks[t], &l->s, n, h, mode));
+    return 0;
+}
+
 static int forward_group(struct dahl_network *net, int g, const uint8_t *labels, int slot)
 {
     int n = group_size(net, g);
@@ -498,28 +522,8 @@ static int forward_group(struct dahl_network *net, int g, const uint8_t *labels,
     if (net->first > 0) /* a later stage: this group's activations come from the stage before */
         DAHL_CHECK_STARPU(pipe_recv(net, group(net->act[net->first], g), net->conf.stage_prev,
                                     pipe_tag(net, pass, g, 0)));
-    for (int i = net->first; i < net->end; i++) {
-        struct layer *l = &net->layers[i];
-        starpu_data_handle_t x = group(net->act[i], g), y = group(net->act[i + 1], g);
-        switch (l->s.desc.kind) {
-        case DAHL_LAYER_CONV:
-            SUBMIT(net, "dahl_conv2d_forward",
-                   dahl_insert_conv2d_forward_n(&l->s.conv, n, x, weights(l, slot), bias(l, slot), y,
-                                                l->workspace));
-            break;
-        case DAHL_LAYER_RELU:
-            SUBMIT(net, "dahl_relu_forward", dahl_insert_relu_forward(x, y));
-            break;
-        case DAHL_LAYER_MAXPOOL:
-            SUBMIT(net, "dahl_maxpool_forward", dahl_insert_maxpool_forward_n(&l->s.pool, n, x, y));
-            break;
-        case DAHL_LAYER_DENSE:
-            SUBMIT(net, "dahl_dense_forward",
-                   dahl_insert_dense_forward_n(l->s.in_c * l->s.in_h * l->s.in_w, l->s.desc.units, n, x,
-                                               weights(l, slot), bias(l, slot), y));
-            break;
-        }
-    }
+    for (int i = net->first; i < net->end; i++)
+        DAHL_CHECK_STARPU(layer_tasks(net, i, g, n, DAHL_PASS_FORWARD, slot));
     int L = net->desc.nlayers;
     if (net->end < L) /* an earlier stage: on to the next one */
         return pipe_send(net, group(net->act[net->end], g), net->conf.stage_next, pipe_tag(net, pass, g, 0));
@@ -529,55 +533,15 @@ static int forward_group(struct dahl_network *net, int g, const uint8_t *labels,
     return 0;
 }
 
-/* The gradient buffers group g's backward tasks accumulate into, and the access mode. */
-static starpu_data_handle_t grad_handle(struct dahl_network *net, struct dahl_tensor *t, int g)
-{
-    return net->conf.reduction == DAHL_REDUCTION_MANUAL ? group(t, g) : dahl_tensor_handle(t);
-}
-
 static int backward_group(struct dahl_network *net, int g, int slot)
 {
     int n = group_size(net, g);
-    enum starpu_data_access_mode mode = net->conf.reduction == DAHL_REDUCTION_MANUAL ? STARPU_RW : STARPU_REDUX;
     int64_t pass = net->passes;
     if (net->end < net->desc.nlayers) /* an earlier stage: the gradient of its output comes back */
         DAHL_CHECK_STARPU(pipe_recv(net, group(net->grad[net->end], g), net->conf.stage_next,
                                     pipe_tag(net, pass, g, 1)));
-    for (int i = net->end - 1; i >= net->first; i--) {
-        struct layer *l = &net->layers[i];
-        starpu_data_handle_t x = group(net->act[i], g), y = group(net->act[i + 1], g);
-        starpu_data_handle_t dy = group(net->grad[i + 1], g);
-        starpu_data_handle_t dx = i > 0 ? group(net->grad[i], g) : NULL;
-        switch (l->s.desc.kind) {
-        case DAHL_LAYER_CONV:
-            SUBMIT(net, "dahl_conv2d_backward_weights",
-                   dahl_insert_conv2d_backward_weights_n(&l->s.conv, n, x, dy, grad_handle(net, l->dw[slot], g),
-                                                         grad_handle(net, l->db[slot], g), mode, l->workspace));
-            if (dx != NULL)
-                SUBMIT(net, "dahl_conv2d_backward_input",
-                       dahl_insert_conv2d_backward_input_n(&l->s.conv, n, dy, weights(l, slot), dx, l->workspace));
-            break;
-        case DAHL_LAYER_RELU:
-            if (dx != NULL)
-                SUBMIT(net, "dahl_relu_backward", dahl_insert_relu_backward(y, dy, dx));
-            break;
-        case DAHL_LAYER_MAXPOOL:
-            if (dx != NULL)
-                SUBMIT(net, "dahl_maxpool_backward", dahl_insert_maxpool_backward_n(&l->s.pool, n, x, dy, dx));
-            break;
-        case DAHL_LAYER_DENSE: {
-            int n_in = l->s.in_c * l->s.in_h * l->s.in_w;
-            SUBMIT(net, "dahl_dense_backward_weights",
-                   dahl_insert_dense_backward_weights_n(n_in, l->s.desc.units, n, x, dy,
-                                                        grad_handle(net, l->dw[slot], g),
-                                                        grad_handle(net, l->db[slot], g), mode, l->workspace));
-            if (dx != NULL)
-                SUBMIT(net, "dahl_dense_backward_input",
-                       dahl_insert_dense_backward_input_n(n_in, l->s.desc.units, n, dy, weights(l, slot), dx));
-            break;
-        }
-        }
-    }
+    for (int i = net->end - 1; i >= net->first; i--)
+        DAHL_CHECK_STARPU(layer_tasks(net, i, g, n, DAHL_PASS_BACKWARD, slot));
     if (net->first > 0) /* a later stage: the gradient of its input goes back to the stage before */
         return pipe_send(net, group(net->grad[net->first], g), net->conf.stage_prev, pipe_tag(net, pass, g, 1));
     return 0;

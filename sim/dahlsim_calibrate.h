@@ -24,7 +24,7 @@ struct cJSON;
 /* One training setup to calibrate for: its tasks' shapes depend on the dataset's image shape and the model
  * (not on the batch size: every task is one sample or one layer), and the perf-model kind. */
 struct dahlsim_calibrate_cover {
-    char dataset[64];
+    char dataset[256];
     char model[PATH_MAX];
     char perfmodel[16];
     long grain; /* samples per layer task in the measured runs (at most --batch; 1: one per sample) */

@@ -6,6 +6,7 @@
 #include "dahlsim_util.h"
 
 #include "dahl_codelets.h"
+#include "dahl_dataset_name.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -27,10 +28,10 @@ bool dahlsim_calibrate_cover_parse(const char *text, struct dahlsim_calibrate_co
     strcpy(buf, text);
     char *save = NULL;
     char *part = strtok_r(buf, ",", &save);
-    if (part == NULL || !(strcmp(part, "fashion-mnist") == 0 || strncmp(part, "synthetic:", 10) == 0) ||
-        strlen(part) >= sizeof(c->dataset)) {
-        dahlsim_error("--cover %s: expected a dataset first (fashion-mnist or synthetic:HxWxC), then optional "
-                      ",model=M, ,perfmodel=K and ,grain=N",
+    struct dahl_dataset_name data;
+    if (part == NULL || !dahl_dataset_name_parse(part, &data) || strlen(part) >= sizeof(c->dataset)) {
+        dahlsim_error("--cover %s: expected a dataset first (" DAHL_DATASET_NAMES "), then optional ,model=M, "
+                      ",perfmodel=K and ,grain=N",
                       text);
         return false;
     }

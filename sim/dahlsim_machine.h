@@ -33,8 +33,8 @@
 #define DAHLSIM_MACHINE_MAX_GRAINS 1024 /* --cover grains=N */
 
 struct dahlsim_machine_cover {
-    char dataset[64];
-    char model[32];
+    char dataset[256];
+    char model[256];
     int grains; /* tasks over every number of samples in [1, grains] (the training's grain) are catalogued */
     struct dahl_network_desc desc;
 };
@@ -67,8 +67,8 @@ int dahlsim_machine_write_sampling(const char *sampling, const char *name, const
 
 /* ---- covered setups (dahlsim_machine_covers.c) ------------------------------------------------------------ */
 
-/* Parses "DATASET[,model=M]" (M: lenet, deep or deep:BLOCKS, as `dahlsim train --model`) into c; false after
- * an error line naming --cover. */
+/* Parses "DATASET[,model=M]" (M: lenet, vgg-small, deep, deep:BLOCKS or a JSON model file, as `dahlsim train
+ * --model`) into c; false after an error line naming --cover. */
 bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover *c);
 
 /* The default covers (fashion-mnist, synthetic:28x28x3, 128x128x3 and 512x512x3, LeNet) into o->covers when

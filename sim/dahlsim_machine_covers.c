@@ -2,14 +2,13 @@
  * into the network it builds, the tasks of its training steps, and the time of one step on one worker. */
 #include "dahlsim_machine.h"
 
+#include "dahl_dataset_name.h"
+#include "dahlsim_model.h"
 #include "dahlsim_util.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define NCLASSES 10    /* as `dahlsim train`: every dataset has 10 classes */
-#define DEEP_BLOCKS 3  /* as `dahlsim train --model deep` */
-#define DEEP_WIDTH 8
 #define SIM_TASK_OVERHEAD_US 1.0 /* StarPU-SimGrid 1.3.10 adds 1 us of polling to every task (test_flavours.c) */
 
 static const char *const default_covers[] = {
@@ -37,23 +36,12 @@ bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover 
         return false;
     }
     char *rest = buf, *item = strsep(&rest, ",");
-    int ch = 1, h = 28, w = 28;
-    long v[3];
-    char tail;
-    if (strcmp(item, "fashion-mnist") != 0 &&
-        (strncmp(item, "synthetic:", 10) != 0 || strspn(item + 10, "0123456789x") != strlen(item + 10) ||
-         sscanf(item, "synthetic:%ldx%ldx%ld%c", &v[0], &v[1], &v[2], &tail) != 3 || v[0] < 1 || v[0] > 4096 ||
-         v[1] < 1 || v[1] > 4096 || v[2] < 1 || v[2] > 64)) {
-        dahlsim_error("--cover: expected DATASET[,model=M] with DATASET fashion-mnist or synthetic:HxWxC (sizes in "
-                      "[1, 4096], C <= 64), got \"%s\"",
-                      text);
+    struct dahl_dataset_name data;
+    if (!dahl_dataset_name_parse(item, &data) || strlen(item) >= sizeof(c->dataset)) {
+        dahlsim_error("--cover: expected DATASET[,model=M] with DATASET " DAHL_DATASET_NAMES ", got \"%s\"", text);
         return false;
     }
-    if (strcmp(item, "fashion-mnist") != 0) {
-        h = (int)v[0];
-        w = (int)v[1];
-        ch = (int)v[2];
-    }
+    int ch = data.c, h = data.h, w = data.w;
     snprintf(c->dataset, sizeof(c->dataset), "%s", item);
     while ((item = strsep(&rest, ",")) != NULL) {
         if (strncmp(item, "grains=", 7) == 0) {
@@ -64,27 +52,15 @@ bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover 
             continue;
         }
         if (strncmp(item, "model=", 6) != 0 || strlen(item + 6) >= sizeof(c->model)) {
-            dahlsim_error("--cover %s: \"%s\": expected model=lenet|deep|deep:BLOCKS or grains=N", text, item);
+            dahlsim_error("--cover %s: \"%s\": expected model=lenet|vgg-small|deep|deep:BLOCKS|FILE.json or grains=N", text, item);
             return false;
         }
         snprintf(c->model, sizeof(c->model), "%s", item + 6);
     }
-    int ret;
-    if (strcmp(c->model, "lenet") == 0) {
-        ret = dahl_network_desc_lenet(ch, h, w, NCLASSES, &c->desc);
-    } else if (strcmp(c->model, "deep") == 0 || strncmp(c->model, "deep:", 5) == 0) {
-        long blocks = DEEP_BLOCKS;
-        if (c->model[4] == ':' && !dahlsim_parse_int("--cover model=deep:BLOCKS", c->model + 5, 1, 9, &blocks))
-            return false;
-        ret = dahl_network_desc_deep(ch, h, w, NCLASSES, (int)blocks, DEEP_WIDTH, &c->desc);
-    } else {
-        dahlsim_error("--cover %s: model \"%s\": expected lenet, deep or deep:BLOCKS", text, c->model);
-        fprintf(stderr, "hint: --cover takes the built-in models; JSON model files are not supported yet\n");
-        return false;
-    }
-    char err[512];
-    if (ret != 0 || dahl_network_desc_check(&c->desc, err, sizeof(err)) != 0) {
-        dahlsim_error("--cover %s: cannot build %s for a %dx%dx%d image", text, c->model, h, w, ch);
+    char what[320], err[1024];
+    snprintf(what, sizeof(what), "--cover %s: model", text);
+    if (dahlsim_model_desc(what, c->model, ch, h, w, &c->desc, err, sizeof(err)) != 0) {
+        dahlsim_error("%s", err);
         return false;
     }
     return true;

@@ -80,6 +80,7 @@ rules=(
     "kernels common"
     "runtime/records common"
     "runtime/model kernels common"
+    "runtime/model/layers runtime/model kernels common"
     "sim/core common"
     "sim/trace sim/core runtime/records common"
     "sim/lab sim/core runtime/model kernels common"

@@ -143,6 +143,24 @@ Test(catalogue, footprints_are_the_ones_starpu_records)
                     &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.0f,
                                               .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 5},
                     1, &all);
+    /* Average pooling and global average pooling (a ResNet's head): REDUX at grain 1, manual over groups */
+    struct dahl_network_desc pooled = {
+        .c = 1, .h = 12, .w = 12, .nclasses = 10, .nlayers = 7,
+        .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_AVGPOOL, .kernel = 2, .stride = 2},
+                   {.kind = DAHL_LAYER_CONV, .filters = 8, .kernel = 3, .stride = 2, .pad = 1},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_GLOBALAVGPOOL},
+                   {.kind = DAHL_LAYER_DENSE, .units = 10}}};
+    train_and_count(&pooled,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1},
+                    2, &all);
+    train_and_count(&pooled,
+                    &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.0f,
+                                              .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 2},
+                    1, &all);
     dahl_engine_stop(); /* StarPU writes the history files now */
 
     static struct recorded rec[1024];

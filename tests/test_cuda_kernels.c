@@ -139,21 +139,33 @@ static void test_conv2d(const char *name, struct dahl_conv2d_shape s)
         cudaFree(dev[i]);
 }
 
-static void test_maxpool(const char *name, struct dahl_maxpool_shape s)
+/* Max-pool (avg false) or average pool (avg true): the same window order, so the same bits. */
+static void test_pool(const char *name, struct dahl_maxpool_shape s, bool avg)
 {
     char what[96];
+    const char *kind = avg ? "avgpool" : "maxpool";
     const size_t nx = (size_t)s.c * s.h * s.w;
     const size_t ny = (size_t)s.c * dahl_maxpool_out_h(&s) * dahl_maxpool_out_w(&s);
     float *x = random_floats(nx, true), *dy = random_floats(ny, false);
     float *y = malloc(ny * sizeof(float)), *dx = malloc(nx * sizeof(float));
     float *d_x = to_device(x, nx), *d_dy = to_device(dy, ny), *d_y = to_device(NULL, ny), *d_dx = to_device(NULL, nx);
-    dahl_maxpool_forward(&s, x, y);
-    check_ret(dahl_cuda_maxpool_forward(&s, d_x, d_y, stream), name);
-    snprintf(what, sizeof(what), "maxpool forward %s", name);
+    if (avg) {
+        dahl_avgpool_forward(&s, x, y);
+        check_ret(dahl_cuda_avgpool_forward(&s, d_x, d_y, stream), name);
+    } else {
+        dahl_maxpool_forward(&s, x, y);
+        check_ret(dahl_cuda_maxpool_forward(&s, d_x, d_y, stream), name);
+    }
+    snprintf(what, sizeof(what), "%s forward %s", kind, name);
     compare(what, d_y, y, ny, 0.0);
-    dahl_maxpool_backward(&s, x, dy, dx);
-    check_ret(dahl_cuda_maxpool_backward(&s, d_x, d_dy, d_dx, stream), name);
-    snprintf(what, sizeof(what), "maxpool backward %s", name);
+    if (avg) {
+        dahl_avgpool_backward(&s, dy, dx);
+        check_ret(dahl_cuda_avgpool_backward(&s, d_dy, d_dx, stream), name);
+    } else {
+        dahl_maxpool_backward(&s, x, dy, dx);
+        check_ret(dahl_cuda_maxpool_backward(&s, d_x, d_dy, d_dx, stream), name);
+    }
+    snprintf(what, sizeof(what), "%s backward %s", kind, name);
     compare(what, d_dx, dx, nx, 0.0);
     free(x), free(dy), free(y), free(dx);
     cudaFree(d_x), cudaFree(d_dy), cudaFree(d_y), cudaFree(d_dx);
@@ -303,9 +315,11 @@ int main(void)
     test_conv2d("lenet conv2 6x14x14 f16 k5", (struct dahl_conv2d_shape){6, 14, 14, 16, 5, 5, 1, 0});
     test_conv2d("3x17x13 f5 k3x2 s2 p1", (struct dahl_conv2d_shape){3, 17, 13, 5, 3, 2, 2, 1});
     test_conv2d("3x96x96 f8 k5 (banded)", (struct dahl_conv2d_shape){3, 96, 96, 8, 5, 5, 1, 0});
-    test_maxpool("6x28x28 k2 s2", (struct dahl_maxpool_shape){6, 28, 28, 2, 2});
-    test_maxpool("3x11x9 k3 s2 (overlapping)", (struct dahl_maxpool_shape){3, 11, 9, 3, 2});
-    test_maxpool("2x7x7 k2 s1 (overlapping)", (struct dahl_maxpool_shape){2, 7, 7, 2, 1});
+    test_pool("6x28x28 k2 s2", (struct dahl_maxpool_shape){6, 28, 28, 2, 2}, false);
+    test_pool("3x11x9 k3 s2 (overlapping)", (struct dahl_maxpool_shape){3, 11, 9, 3, 2}, false);
+    test_pool("2x7x7 k2 s1 (overlapping)", (struct dahl_maxpool_shape){2, 7, 7, 2, 1}, false);
+    test_pool("3x11x9 k3 s2 (overlapping)", (struct dahl_maxpool_shape){3, 11, 9, 3, 2}, true);
+    test_pool("64x8x8 global", (struct dahl_maxpool_shape){64, 8, 8, 8, 8}, true);
     test_relu(4704);
     test_relu(1000003);
     test_dense(400, 120);

@@ -666,6 +666,25 @@ Test(dag_cli, export_a_training_step)
             found = true;
     }
     cr_assert(found, "no dahl_accumulate task of the 10-float bias at 1.515789 us");
+    int lenet_tasks = g.ntasks;
+    dahlsim_dag_fini(&g);
+    /* LeNet written as a model file exports the same graph (the one reader of model files) */
+    char model[256];
+    snprintf(model, sizeof(model), "%s/lenet-as-file.json", dir);
+    FILE *f = fopen(model, "w");
+    cr_assert_not_null(f);
+    fputs("{\"layers\": [{\"type\": \"conv\", \"filters\": 6, \"kernel\": 5, \"pad\": 2}, {\"type\": \"relu\"},\n"
+          " {\"type\": \"maxpool\", \"kernel\": 2}, {\"type\": \"conv\", \"filters\": 16, \"kernel\": 5},\n"
+          " {\"type\": \"relu\"}, {\"type\": \"maxpool\", \"kernel\": 2}, {\"type\": \"dense\", \"units\": 120},\n"
+          " {\"type\": \"relu\"}, {\"type\": \"dense\", \"units\": 10}]}\n",
+          f);
+    fclose(f);
+    char *exp_file[] = {DAHLSIM_BIN, "dag", "export", "--machine", "roofline-14cpu-1v100", "--model", model,
+                        "--batch", "4", "--cpus", "1", "--gpus", "1", "--out", g2, NULL};
+    dahl_test_run(&run, exp_file, env);
+    cr_assert_eq(run.status, 0, "%s", run.err);
+    cr_assert_eq(dahlsim_dag_load(g2, &g, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(g.ntasks, lenet_tasks);
     dahlsim_dag_fini(&g);
     char *exp2[] = {DAHLSIM_BIN, "dag", "export", "--machine", "roofline-14cpu-1v100", "--dataset",
                     "synthetic:28x28x3", "--batch", "2", "--steps", "2", "--reduction", "manual", "--group",

@@ -185,3 +185,64 @@ Test(dataset, shape_only_and_bad_arguments)
     cr_assert_eq(dahl_dataset_synthetic(0, 3, 8, 8, 10, 1, 1, &d), -EINVAL);
     cr_assert_eq(dahl_dataset_synthetic(4, 3, 8, 8, 1, 1, 1, &d), -EINVAL);
 }
+
+/* ---- CIFAR-10's binary version ------------------------------------------------------------------------- */
+
+/* Writes dir/name with n records of CIFAR-10's format: record r has label (r + seed) % 10 (or `label` for
+ * every record when >= 0) and pixel i = (r * 7 + i + seed) % 256. */
+static void write_cifar(const char *dir, const char *name, int n, int seed, int label)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    for (int r = 0; r < n; r++) {
+        fputc(label >= 0 ? label : (r + seed) % 10, f);
+        for (int i = 0; i < 3072; i++)
+            fputc((r * 7 + i + seed) % 256, f);
+    }
+    fclose(f);
+}
+
+Test(dataset, cifar10_batches_are_read_in_order_and_scaled)
+{
+    write_cifar(dir, "data_batch_1.bin", 12, 0, -1);
+    write_cifar(dir, "data_batch_2.bin", 8, 100, -1);
+    write_cifar(dir, "test_batch.bin", 5, 3, -1);
+    struct dahl_dataset d;
+    char err[512];
+    /* 12 records of the first batch, then 3 of the second */
+    cr_assert_eq(dahl_dataset_load_cifar10(dir, 1, 15, &d, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(d.n, 15);
+    cr_assert(d.c == 3 && d.h == 32 && d.w == 32 && d.nclasses == 10);
+    cr_assert_eq(d.labels[11], 1);
+    cr_assert_eq(d.labels[12], 0, "record 0 of data_batch_2 ((0 + 100) %% 10)");
+    cr_assert_float_eq(d.images[0], 0.0f, 1e-9);
+    cr_assert_float_eq(d.images[1024], 1024 % 256 / 255.0f, 1e-9, "the G plane follows the R plane");
+    cr_assert_float_eq(d.images[(size_t)13 * 3072 + 5], (7 + 5 + 100) % 256 / 255.0f, 1e-9);
+    dahl_dataset_fini(&d);
+    cr_assert_eq(dahl_dataset_load_cifar10(dir, 0, 5, &d, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(d.n, 5);
+    cr_assert_eq(d.labels[0], 3);
+    dahl_dataset_fini(&d);
+    /* more than the files hold: the third batch is missing, named */
+    cr_assert_eq(dahl_dataset_load_cifar10(dir, 1, 25, &d, err, sizeof(err)), -ENOENT);
+    cr_assert(strstr(err, "data_batch_3.bin") != NULL, "%s", err);
+    cr_assert_eq(dahl_dataset_load_cifar10(dir, 0, 6, &d, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "test_batch.bin: 5 samples, 6 asked for") != NULL, "%s", err);
+    /* not the format: a size that is no multiple of a record, a label outside [0, 9] */
+    char path[256];
+    snprintf(path, sizeof(path), "%s/test_batch.bin", dir);
+    FILE *f = fopen(path, "ab");
+    fputc(0, f);
+    fclose(f);
+    cr_assert_eq(dahl_dataset_load_cifar10(dir, 0, 2, &d, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "not CIFAR-10's binary format") != NULL, "%s", err);
+    write_cifar(dir, "test_batch.bin", 2, 0, 10);
+    cr_assert_eq(dahl_dataset_load_cifar10(dir, 0, 2, &d, err, sizeof(err)), -EINVAL);
+    cr_assert(strstr(err, "label 10 of record 0") != NULL, "%s", err);
+    cr_assert_null(d.images, "nothing kept after a failure");
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}

@@ -473,6 +473,64 @@ Test(kernels, maxpool_backward_matches_finite_differences)
     }
 }
 
+/* ---- average pool ------------------------------------------------------------------------------------- */
+
+static void ref_avgpool(const struct dahl_maxpool_shape *s, const double *x, double *y)
+{
+    const int oh_n = dahl_maxpool_out_h(s), ow_n = dahl_maxpool_out_w(s);
+    for (int c = 0; c < s->c; c++) {
+        for (int oh = 0; oh < oh_n; oh++) {
+            for (int ow = 0; ow < ow_n; ow++) {
+                double sum = 0;
+                for (int i = 0; i < s->k; i++)
+                    for (int j = 0; j < s->k; j++)
+                        sum += x[((size_t)c * s->h + oh * s->stride + i) * s->w + ow * s->stride + j];
+                y[((size_t)c * oh_n + oh) * ow_n + ow] = sum / (s->k * s->k);
+            }
+        }
+    }
+}
+
+/* The max-pool shapes, plus a global one (the window is the whole 6x6 image). */
+Test(kernels, avgpool_matches_naive_loops_and_finite_differences)
+{
+    rng_seed(6);
+    struct dahl_maxpool_shape shapes[N_POOL_SHAPES + 1];
+    memcpy(shapes, pool_shapes, sizeof(pool_shapes));
+    shapes[N_POOL_SHAPES] = (struct dahl_maxpool_shape){.c = 3, .h = 6, .w = 6, .k = 6, .stride = 6};
+    for (size_t k = 0; k <= N_POOL_SHAPES; k++) {
+        const struct dahl_maxpool_shape *s = &shapes[k];
+        const size_t nx = (size_t)s->c * s->h * s->w;
+        const size_t ny = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
+        float *x = random_floats(nx), *y = alloc_or_fail(ny * sizeof(float)), *dy = random_floats(ny);
+        float *dx = alloc_or_fail(nx * sizeof(float));
+        double *xd = to_double(x, nx), *r = to_double(dy, ny), *yd = alloc_or_fail(ny * sizeof(double));
+        dahl_avgpool_forward(s, x, y);
+        ref_avgpool(s, xd, yd);
+        for (size_t i = 0; i < ny; i++)
+            expect_close("avgpool y", i, y[i], yd[i]);
+        memset(dx, 0xff, nx * sizeof(float));
+        dahl_avgpool_backward(s, dy, dx);
+        for (size_t i = 0; i < nx; i++) {
+            const double keep = xd[i];
+            xd[i] = keep + FD_EPS;
+            ref_avgpool(s, xd, yd);
+            const double up = dot(r, yd, ny);
+            xd[i] = keep - FD_EPS;
+            ref_avgpool(s, xd, yd);
+            const double down = dot(r, yd, ny);
+            xd[i] = keep;
+            expect_close("avgpool dx", i, dx[i], (up - down) / (2.0 * FD_EPS));
+        }
+        free(x), free(y), free(dy), free(dx), free(xd), free(r), free(yd);
+    }
+    const struct dahl_maxpool_shape g = {.c = 6, .h = 8, .w = 8, .k = 8, .stride = 8};
+    cr_expect_eq(dahl_avgpool_forward_flops(&g), 6.0 * 64);
+    cr_expect_eq(dahl_avgpool_backward_flops(&g), 6.0 * 65);
+    cr_expect_eq(dahl_avgpool_forward_bytes(&g), 4 * (6 * 64 + 6));
+    cr_expect_eq(dahl_avgpool_backward_bytes(&g), 4 * (6 + 6 * 64));
+}
+
 Test(kernels, maxpool_ties_go_to_the_first_maximum)
 {
     const struct dahl_maxpool_shape s = {.c = 1, .h = 2, .w = 2, .k = 2, .stride = 2};

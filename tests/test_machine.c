@@ -216,10 +216,14 @@ Test(machine, a_bad_spec_is_an_input_error_and_leaves_nothing)
     snprintf(good, sizeof(good), "%s/good.json", dir);
     synth(good, "m", "--cover", "synthetic:2x2x1");
     cr_assert_eq(run.status, 2, "%s", run.err);
-    cr_assert(strstr(run.err, "--cover synthetic:2x2x1: cannot build lenet for a 2x2x1 image") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "--cover synthetic:2x2x1: model lenet: a 2x2x1 image is too small for LeNet") != NULL,
+              "%s", run.err);
     synth(good, "m", "--cover", "fashion-mnist,model=resnet");
     cr_assert_eq(run.status, 2, "%s", run.err);
-    cr_assert(strstr(run.err, "model \"resnet\": expected lenet, deep or deep:BLOCKS") != NULL, "%s", run.err);
+    cr_assert(strstr(run.err, "--cover fashion-mnist,model=resnet: model: resnet: No such file") != NULL, "%s",
+              run.err);
+    cr_assert(strstr(run.err, "hint: a model is lenet, vgg-small, deep, deep:BLOCKS or a JSON model file") != NULL, "%s",
+              run.err);
     cr_assert_str_eq(listing(), "bad.json good.json ", "nothing written in %s", dir);
 }
 
@@ -782,4 +786,39 @@ Test(machine, power_gives_a_calibration_measured_watts)
     char *bad[] = {DAHLSIM_BIN, "machine", "power", "gpu", "--dir", cal, "--cpu", "-1:5", "--source", "x", NULL};
     dahl_test_run(&run, bad, NULL);
     dahl_test_assert_input_error(&run, "negative watts", "--cpu: expected IDLE:FULL watts", "got \"-1:5\"");
+}
+
+/* A JSON model file is covered like a built-in model: `machine synth --cover DATASET,model=FILE` writes perf
+ * models for its tasks (read through the one model-file reader), and the simulated program trains that
+ * network on the machine without a task left uncalibrated. */
+Test(machine, a_model_file_is_covered)
+{
+    char spec_path[256], model[256];
+    snprintf(spec_path, sizeof(spec_path), "%s", put("spec.json", one_cpu));
+    snprintf(model, sizeof(model), "%s",
+             put("net.json", "{\"layers\": [{\"type\": \"conv\", \"filters\": 3, \"kernel\": 3, \"pad\": 1},"
+                             " {\"type\": \"relu\"}, {\"type\": \"maxpool\", \"kernel\": 3, \"stride\": 3},"
+                             " {\"type\": \"dense\", \"units\": 10}]}"));
+    char cover[400];
+    snprintf(cover, sizeof(cover), "synthetic:12x12x1,model=%s", model);
+    synth(spec_path, "netfile", "--cover", cover);
+    cr_assert_eq(run.status, 0, "exit %d: %s", run.status, run.err);
+    char models[300], host[128], outdir[300];
+    snprintf(models, sizeof(models), "STARPU_PERF_MODEL_DIR=%s/netfile/sampling", dir);
+    snprintf(host, sizeof(host), "STARPU_HOSTNAME=netfile");
+    snprintf(outdir, sizeof(outdir), "%s/netfile-run", dir);
+    char *env[] = {models, host, "ASAN_OPTIONS=detect_leaks=0", NULL};
+    char *argv[] = {DAHLSIM_SIM_BIN, "--log=root.thres:warning", "sim-train", "--dataset", "synthetic:12x12x1",
+                    "--model", model, "--samples", SIM_SAMPLES, "--batch", STR(SIM_BATCH), "--ncpu", "1", "--ngpu",
+                    "0", "--quiet", "--out", outdir, NULL};
+    dahl_test_run(&run, argv, env);
+    cr_assert_eq(run.status, 0, "sim-train: exit %d: %s", run.status, run.err);
+    cr_assert(strstr(run.err, "not calibrated") == NULL, "a perf model is missing: %s", run.err);
+    /* a layer file's key the model does not take is refused through the same reader */
+    put("bad.json", "{\"layers\": [{\"type\": \"maxpool\", \"kernel\": 2, \"units\": 3}]}");
+    snprintf(cover, sizeof(cover), "synthetic:12x12x1,model=%s/bad.json", dir);
+    synth(spec_path, "badfile", "--cover", cover);
+    cr_assert_eq(run.status, 2, "%s", run.err);
+    cr_assert(strstr(run.err, "bad.json: layers[0]: unknown key \"units\" for a maxpool layer") != NULL, "%s",
+              run.err);
 }

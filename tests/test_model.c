@@ -6,6 +6,7 @@
 
 #include "codelets/dahl_codelets_internal.h"
 #include "dahl_footprint.h"
+#include "dahl_layer.h"
 #include "dahl_perfnames.h"
 #include "dahl_schedconf.h"
 
@@ -79,4 +80,72 @@ Test(model, symbols_are_the_codelets_perf_models)
     cr_assert_eq(n, nmodels);
     for (size_t i = 0; i < n; i++)
         cr_assert_str_eq(models[i]->symbol, symbols[i], "model %zu", i);
+}
+
+/* The layer table (dahl_layer.h): names unique, and each kind's codelet list is exactly the symbols its tasks
+ * use, forward and backward, on every layer of LeNet, of the deep variant and of a pooled net (every kind), at
+ * one sample and at several.
+ * Every task's accesses name a tensor and the layers with parameters accumulate into both gradients. */
+Test(model, layer_table_lists_what_its_tasks_run)
+{
+    int nk = dahl_layer_type_count();
+    cr_assert_geq(nk, 4);
+    for (int a = 0; a < nk; a++) {
+        const struct dahl_layer_type *k = dahl_layer_type_at(a);
+        cr_assert_eq(dahl_layer_type_get(k->kind), k);
+        cr_assert_eq(dahl_layer_type_by_name(k->name), k, "%s", k->name);
+        cr_assert_not_null(k->trace_name);
+        for (int b = a + 1; b < nk; b++)
+            cr_assert_str_neq(k->name, dahl_layer_type_at(b)->name);
+    }
+    cr_assert_null(dahl_layer_type_by_name("batchnorm-not-yet"));
+    struct dahl_network_desc nets[3] = {
+        [2] = {.c = 2, .h = 12, .w = 12, .nclasses = 10, .nlayers = 5,
+               .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 2, .pad = 1},
+                          {.kind = DAHL_LAYER_AVGPOOL, .kernel = 2, .stride = 1},
+                          {.kind = DAHL_LAYER_RELU},
+                          {.kind = DAHL_LAYER_GLOBALAVGPOOL},
+                          {.kind = DAHL_LAYER_DENSE, .units = 10}}}};
+    cr_assert_eq(dahl_network_desc_lenet(3, 16, 16, 10, &nets[0]), 0);
+    cr_assert_eq(dahl_network_desc_deep(1, 12, 12, 10, 2, 4, &nets[1]), 0);
+    bool used[16][8] = {{false}};
+    cr_assert_leq(nk, 16);
+    char err[256];
+    for (int d = 0; d < 3; d++) {
+        struct dahl_layer_shape ls[DAHL_NETWORK_MAX_LAYERS];
+        cr_assert_eq(dahl_network_desc_shapes(&nets[d], ls, err, sizeof(err)), 0, "%s", err);
+        for (int i = 0; i < nets[d].nlayers; i++) {
+            const struct dahl_layer_type *k = dahl_layer_type_get(ls[i].desc.kind);
+            int ki = 0;
+            while (dahl_layer_type_at(ki) != k)
+                ki++;
+            cr_assert_eq(k->has_params, ls[i].nw > 0);
+            for (int n = 1; n <= 3; n += 2) {
+                for (int pass = DAHL_PASS_FORWARD; pass <= DAHL_PASS_BACKWARD; pass++) {
+                    struct dahl_layer_task t[DAHL_LAYER_MAX_TASKS];
+                    int nt = dahl_layer_tasks(&ls[i], (enum dahl_pass)pass, n, true, t);
+                    cr_assert(nt >= 1 && nt <= DAHL_LAYER_MAX_TASKS, "%s: %d tasks", k->name, nt);
+                    int grads = 0;
+                    for (int j = 0; j < nt; j++) {
+                        int c = 0;
+                        while (k->codelets[c].symbol != NULL && strcmp(k->codelets[c].symbol, t[j].symbol) != 0)
+                            c++;
+                        cr_assert_not_null(k->codelets[c].symbol, "%s runs %s, not in its codelets", k->name,
+                                           t[j].symbol);
+                        used[ki][c] = true;
+                        cr_assert(t[j].naccesses >= 2 && t[j].flops >= 0 && t[j].bytes > 0 && t[j].size >= 1);
+                        for (int x = 0; x < t[j].naccesses; x++) {
+                            cr_assert_lt((int)t[j].access[x].tensor, DAHL_T_COUNT);
+                            grads += t[j].access[x].mode == DAHL_ACCESS_GRAD;
+                        }
+                    }
+                    cr_assert_eq(grads, pass == DAHL_PASS_BACKWARD && k->has_params ? 2 : 0, "%s", k->name);
+                }
+            }
+        }
+    }
+    for (int a = 0; a < nk; a++)
+        for (int c = 0; dahl_layer_type_at(a)->codelets[c].symbol != NULL; c++)
+            cr_assert(used[a][c], "%s lists %s, which none of its tasks runs", dahl_layer_type_at(a)->name,
+                      dahl_layer_type_at(a)->codelets[c].symbol);
 }

@@ -68,7 +68,7 @@ Test(scenario, bad_values_name_the_file_and_the_field)
         {"gpus=1", "\"gpus\": expected at most the 0 GPUs", NULL},
         {"scheduler=fastest", "\"scheduler\": expected a StarPU scheduling policy", "got \"fastest\""},
         {"dataset=synthetic:64x64x3", "\"dataset\": expected a setup calibration tiny-2cpu covers", NULL},
-        {"dataset=mnist", "\"dataset\": expected fashion-mnist or synthetic:HxWxC", NULL},
+        {"dataset=mnist", "\"dataset\": expected fashion-mnist, cifar10:DIR or synthetic:HxWxC", NULL},
         {"machine=no-such-machine", "\"machine\": expected a machine of", "got \"no-such-machine\""},
         {"reduction=tree", "\"reduction\": expected redux or manual", NULL},
         {"runtime_costs=none", "\"runtime_costs\": expected measured or starpu", "got \"none\""},
@@ -302,7 +302,8 @@ Test(scenario, a_calibration_missing_a_perf_model_is_refused_before_simulating)
     char *home_env[] = {home_var, "STARPU_SILENT=1", NULL};
     char *argv[] = {DAHLSIM_BIN, "run", TINY, "--out", home, NULL};
     dahl_test_run(&run, argv, home_env);
-    assert_input_error("missing perf model", TINY ": \"machine\": expected a calibration with every perf model",
+    assert_input_error("missing perf model",
+                       TINY ": \"machine\": expected a calibration with every perf model the network runs",
                        "dahl_relu_forward.tiny-2cpu");
     cr_assert(strstr(run.err, "hint: recalibrate with dahlsim calibrate --machine tiny-2cpu") != NULL, "%s", run.err);
     dahl_test_remove_tree(home);

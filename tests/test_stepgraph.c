@@ -311,6 +311,33 @@ Test(stepgraph, counts_are_a_real_runs)
                     &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .reduction = DAHL_REDUCTION_MANUAL, .seed = 1,
                                               .grain = 4},
                     1);
+    /* every model of the zoo, by name, at one step of batch 2 */
+    const char *zoo[] = {"lenet", "vgg-small", "deep", "deep:1"};
+    for (size_t z = 0; z < sizeof(zoo) / sizeof(zoo[0]); z++) {
+        struct dahl_network_desc d;
+        cr_assert_eq(dahl_network_desc_named(zoo[z], 1, 12, 12, 10, &d, err, sizeof(err)), 0, "%s: %s", zoo[z], err);
+        run_and_compare(&d,
+                        &(struct dahl_train_conf){.batch = 2, .lr = 0.01f, .momentum = 0.9f,
+                                                  .reduction = DAHL_REDUCTION_REDUX, .seed = 1},
+                        1);
+    }
+    /* average and global average pooling, a stride-2 convolution */
+    struct dahl_network_desc pooled = {
+        .c = 1, .h = 12, .w = 12, .nclasses = 10, .nlayers = 6,
+        .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 2, .pad = 1},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_AVGPOOL, .kernel = 3, .stride = 1},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_GLOBALAVGPOOL},
+                   {.kind = DAHL_LAYER_DENSE, .units = 10}}};
+    run_and_compare(&pooled,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1},
+                    2);
+    run_and_compare(&pooled,
+                    &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .reduction = DAHL_REDUCTION_MANUAL, .seed = 1,
+                                              .grain = 2},
+                    1);
     dahl_engine_stop();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -1,6 +1,6 @@
-/* Max-pool forward and backward for one sample: x [C][H][W] -> y [C][OH][OW], K x K windows, no padding.
- * The backward pass recomputes each window's argmax from x instead of keeping indices from the forward pass,
- * so no index tensor has to live between the two tasks. */
+/* Max-pool and average-pool forward and backward for one sample: x [C][H][W] -> y [C][OH][OW], K x K windows,
+ * no padding. The max-pool backward pass recomputes each window's argmax from x instead of keeping indices
+ * from the forward pass, so no index tensor has to live between the two tasks. */
 #include "dahl_kernels.h"
 
 #include <string.h>
@@ -93,4 +93,71 @@ size_t dahl_maxpool_backward_bytes(const struct dahl_maxpool_shape *s)
     const size_t in = (size_t)s->c * s->h * s->w;
     const size_t out = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
     return sizeof(float) * (2 * in + out);
+}
+
+void dahl_avgpool_forward(const struct dahl_maxpool_shape *s, const float *x, float *y)
+{
+    const int oh_n = dahl_maxpool_out_h(s), ow_n = dahl_maxpool_out_w(s);
+    const float area = (float)(s->k * s->k);
+    for (int c = 0; c < s->c; c++) {
+        const float *xc = x + (size_t)c * s->h * s->w;
+        for (int oh = 0; oh < oh_n; oh++) {
+            for (int ow = 0; ow < ow_n; ow++) {
+                float sum = 0.0f;
+                for (int i = oh * s->stride; i < oh * s->stride + s->k; i++)
+                    for (int j = ow * s->stride; j < ow * s->stride + s->k; j++)
+                        sum += xc[(size_t)i * s->w + j];
+                *y++ = sum / area;
+            }
+        }
+    }
+}
+
+/* The first window (along one axis) that covers input position `at`. */
+static int first_window(int at, int k, int stride)
+{
+    const int lo = at - k + 1;
+    return lo <= 0 ? 0 : (lo + stride - 1) / stride;
+}
+
+void dahl_avgpool_backward(const struct dahl_maxpool_shape *s, const float *dy, float *dx)
+{
+    const int oh_n = dahl_maxpool_out_h(s), ow_n = dahl_maxpool_out_w(s);
+    const float area = (float)(s->k * s->k);
+    for (int c = 0; c < s->c; c++) {
+        const float *dyc = dy + (size_t)c * oh_n * ow_n;
+        for (int ih = 0; ih < s->h; ih++) {
+            const int oh_hi = ih / s->stride < oh_n - 1 ? ih / s->stride : oh_n - 1;
+            for (int iw = 0; iw < s->w; iw++) {
+                const int ow_hi = iw / s->stride < ow_n - 1 ? iw / s->stride : ow_n - 1;
+                float acc = 0.0f;
+                for (int oh = first_window(ih, s->k, s->stride); oh <= oh_hi; oh++)
+                    for (int ow = first_window(iw, s->k, s->stride); ow <= ow_hi; ow++)
+                        acc += dyc[(size_t)oh * ow_n + ow] / area;
+                *dx++ = acc;
+            }
+        }
+    }
+}
+
+double dahl_avgpool_forward_flops(const struct dahl_maxpool_shape *s)
+{
+    return windows(s) * (double)s->k * s->k;
+}
+
+double dahl_avgpool_backward_flops(const struct dahl_maxpool_shape *s)
+{
+    return windows(s) * ((double)s->k * s->k + 1.0);
+}
+
+size_t dahl_avgpool_forward_bytes(const struct dahl_maxpool_shape *s)
+{
+    return dahl_maxpool_forward_bytes(s);
+}
+
+size_t dahl_avgpool_backward_bytes(const struct dahl_maxpool_shape *s)
+{
+    const size_t in = (size_t)s->c * s->h * s->w;
+    const size_t out = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
+    return sizeof(float) * (in + out);
 }

@@ -42,6 +42,11 @@ int dahl_cuda_maxpool_forward(const struct dahl_maxpool_shape *s, const float *x
 int dahl_cuda_maxpool_backward(const struct dahl_maxpool_shape *s, const float *x, const float *dy, float *dx,
                                dahl_cuda_stream stream);
 
+/* ---- average pool: as max-pool, one thread per output or per input element, sums in the CPU's order ---- */
+int dahl_cuda_avgpool_forward(const struct dahl_maxpool_shape *s, const float *x, float *y, dahl_cuda_stream stream);
+int dahl_cuda_avgpool_backward(const struct dahl_maxpool_shape *s, const float *dy, float *dx,
+                               dahl_cuda_stream stream);
+
 /* ---- ReLU, elementwise; in place allowed as on the CPU ------------------------------------------------- */
 int dahl_cuda_relu_forward(size_t n, const float *x, float *y, dahl_cuda_stream stream);
 int dahl_cuda_relu_backward(size_t n, const float *y, const float *dy, float *dx, dahl_cuda_stream stream);

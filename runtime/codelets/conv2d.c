@@ -198,21 +198,21 @@ DAHL_CUDA_WRAPPER conv2d_backward_weights_cuda(void *buffers[], void *cl_arg)
     dahl_group_grads_run(&g);
 }
 
-struct starpu_perfmodel dahl_conv2d_forward_model = {
+static struct starpu_perfmodel dahl_conv2d_forward_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_conv2d_forward",
     .footprint = conv2d_footprint,
     .size_base = conv2d_forward_size,
 };
 
-struct starpu_perfmodel dahl_conv2d_backward_input_model = {
+static struct starpu_perfmodel dahl_conv2d_backward_input_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_conv2d_backward_input",
     .footprint = conv2d_footprint,
     .size_base = conv2d_backward_input_size,
 };
 
-struct starpu_perfmodel dahl_conv2d_backward_weights_model = {
+static struct starpu_perfmodel dahl_conv2d_backward_weights_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_conv2d_backward_weights",
     .footprint = conv2d_footprint,
@@ -318,3 +318,40 @@ int dahl_insert_conv2d_backward_weights_n(const struct dahl_conv2d_shape *s, int
                               n * dahl_conv2d_backward_weights_flops(s), DAHL_TASK_NAME, "dahl_conv2d_backward_weights",
                               0);
 }
+
+/* ---- the layer table's view (dahl_layer.h): conv's tasks from its tensors ---------------------------------- */
+
+static int conv2d_forward_layer(const struct dahl_layer_shape *l, int n, dahl_layer_handles h,
+                                enum starpu_data_access_mode gm)
+{
+    (void)gm;
+    return dahl_insert_conv2d_forward_n(&l->conv, n, h[DAHL_T_X], h[DAHL_T_W], h[DAHL_T_B], h[DAHL_T_Y],
+                                        h[DAHL_T_WORKSPACE]);
+}
+
+static int conv2d_backward_input_layer(const struct dahl_layer_shape *l, int n, dahl_layer_handles h,
+                                       enum starpu_data_access_mode gm)
+{
+    (void)gm;
+    return dahl_insert_conv2d_backward_input_n(&l->conv, n, h[DAHL_T_DY], h[DAHL_T_W], h[DAHL_T_DX],
+                                               h[DAHL_T_WORKSPACE]);
+}
+
+static int conv2d_backward_weights_layer(const struct dahl_layer_shape *l, int n, dahl_layer_handles h,
+                                         enum starpu_data_access_mode gm)
+{
+    return dahl_insert_conv2d_backward_weights_n(&l->conv, n, h[DAHL_T_X], h[DAHL_T_DY], h[DAHL_T_DW], h[DAHL_T_DB],
+                                                 gm, h[DAHL_T_WORKSPACE]);
+}
+
+static size_t conv2d_layer_workspace(const struct dahl_layer_shape *l, int n, bool tree)
+{
+    return dahl_conv2d_task_workspace_bytes(&l->conv, n, tree);
+}
+
+const struct dahl_codelet_set dahl_conv2d_codelets = {
+    .n = 3,
+    .entries = {{&dahl_conv2d_forward_model, conv2d_forward_layer, conv2d_layer_workspace},
+                {&dahl_conv2d_backward_input_model, conv2d_backward_input_layer, conv2d_layer_workspace},
+                {&dahl_conv2d_backward_weights_model, conv2d_backward_weights_layer, conv2d_layer_workspace}},
+};

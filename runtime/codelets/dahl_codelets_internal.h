@@ -8,27 +8,35 @@
 
 #include <stdbool.h>
 
-/* One perf model per symbol (registry.c lists them all); every model starts history-based. */
-extern struct starpu_perfmodel dahl_conv2d_forward_model;
-extern struct starpu_perfmodel dahl_conv2d_backward_input_model;
-extern struct starpu_perfmodel dahl_conv2d_backward_weights_model;
-extern struct starpu_perfmodel dahl_maxpool_forward_model;
-extern struct starpu_perfmodel dahl_maxpool_backward_model;
-extern struct starpu_perfmodel dahl_relu_forward_model;
-extern struct starpu_perfmodel dahl_relu_backward_model;
-extern struct starpu_perfmodel dahl_dense_forward_model;
-extern struct starpu_perfmodel dahl_dense_backward_input_model;
-extern struct starpu_perfmodel dahl_dense_backward_weights_model;
-extern struct starpu_perfmodel dahl_softmax_xent_model;
-extern struct starpu_perfmodel dahl_sgd_update_model;
-extern struct starpu_perfmodel dahl_accumulate_model;
-extern struct starpu_perfmodel dahl_zero_model;
+/* What a codelet file registers (registry.c lists one set per file, in the order of dahl_codelet_symbols()):
+ * its codelets' perf models (every one starts history-based) and, for a layer's task (dahl_layer.h), how it
+ * is inserted from the layer's tensors and what workspace it takes. */
+typedef starpu_data_handle_t const dahl_layer_handles[DAHL_T_COUNT];
+struct dahl_codelet_entry {
+    struct starpu_perfmodel *model; /* its symbol is the codelet's */
+    /* a layer task: dahl_insert_layer_task's call; NULL for the step's own codelets */
+    int (*insert)(const struct dahl_layer_shape *l, int n, dahl_layer_handles h, enum starpu_data_access_mode gm);
+    size_t (*workspace)(const struct dahl_layer_shape *l, int n, bool tree); /* NULL: takes none */
+};
+#define DAHL_CODELET_SET_MAX 4
+struct dahl_codelet_set {
+    int n;
+    struct dahl_codelet_entry entries[DAHL_CODELET_SET_MAX];
+};
+extern const struct dahl_codelet_set dahl_conv2d_codelets;
+extern const struct dahl_codelet_set dahl_maxpool_codelets;
+extern const struct dahl_codelet_set dahl_relu_codelets;
+extern const struct dahl_codelet_set dahl_dense_codelets;
+extern const struct dahl_codelet_set dahl_avgpool_codelets;
+extern const struct dahl_codelet_set dahl_softmax_xent_codelets;
+extern const struct dahl_codelet_set dahl_sgd_codelets;
+extern const struct dahl_codelet_set dahl_reduce_codelets;
 
 /* Every dahl codelet's energy model (registry.c): the task's expected time on the arch times that arch's
  * loaded-minus-idle watts, 0 until dahl_codelets_set_energy_watts gives watts. */
 extern struct starpu_perfmodel dahl_energy_model;
 
-/* The models above, in the order of dahl_codelet_symbols() (*n entries), for tests/test_model.c. */
+/* Every codelet's perf model, in the order of dahl_codelet_symbols() (*n entries), for tests/test_model.c. */
 struct starpu_perfmodel *const *dahl_codelets_models(size_t *n);
 
 /* Called by every dahl_insert_*() before submitting: from then on the perf-model kind is fixed. */

@@ -157,21 +157,21 @@ DAHL_CUDA_WRAPPER dense_backward_weights_cuda(void *buffers[], void *cl_arg)
     dahl_group_grads_run(&g);
 }
 
-struct starpu_perfmodel dahl_dense_forward_model = {
+static struct starpu_perfmodel dahl_dense_forward_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_dense_forward",
     .footprint = dense_footprint,
     .size_base = dense_forward_size,
 };
 
-struct starpu_perfmodel dahl_dense_backward_input_model = {
+static struct starpu_perfmodel dahl_dense_backward_input_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_dense_backward_input",
     .footprint = dense_footprint,
     .size_base = dense_backward_input_size,
 };
 
-struct starpu_perfmodel dahl_dense_backward_weights_model = {
+static struct starpu_perfmodel dahl_dense_backward_weights_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_dense_backward_weights",
     .footprint = dense_footprint,
@@ -292,3 +292,45 @@ int dahl_insert_dense_backward_weights_n(int n_in, int n_out, int n, starpu_data
     return starpu_task_insert(cl, STARPU_VALUE, &args, sizeof(args), STARPU_R, x, STARPU_R, dy, grad_mode, dw,
                               grad_mode, db, STARPU_FLOPS, flops, DAHL_TASK_NAME, "dahl_dense_backward_weights", 0);
 }
+
+/* ---- the layer table's view (dahl_layer.h): dense's tasks from its tensors --------------------------------- */
+
+static int dense_in(const struct dahl_layer_shape *l)
+{
+    return l->in_c * l->in_h * l->in_w;
+}
+
+static int dense_forward_layer(const struct dahl_layer_shape *l, int n, dahl_layer_handles h,
+                               enum starpu_data_access_mode gm)
+{
+    (void)gm;
+    return dahl_insert_dense_forward_n(dense_in(l), l->desc.units, n, h[DAHL_T_X], h[DAHL_T_W], h[DAHL_T_B],
+                                       h[DAHL_T_Y]);
+}
+
+static int dense_backward_input_layer(const struct dahl_layer_shape *l, int n, dahl_layer_handles h,
+                                      enum starpu_data_access_mode gm)
+{
+    (void)gm;
+    return dahl_insert_dense_backward_input_n(dense_in(l), l->desc.units, n, h[DAHL_T_DY], h[DAHL_T_W],
+                                              h[DAHL_T_DX]);
+}
+
+static int dense_backward_weights_layer(const struct dahl_layer_shape *l, int n, dahl_layer_handles h,
+                                        enum starpu_data_access_mode gm)
+{
+    return dahl_insert_dense_backward_weights_n(dense_in(l), l->desc.units, n, h[DAHL_T_X], h[DAHL_T_DY],
+                                                h[DAHL_T_DW], h[DAHL_T_DB], gm, h[DAHL_T_WORKSPACE]);
+}
+
+static size_t dense_layer_workspace(const struct dahl_layer_shape *l, int n, bool tree)
+{
+    return dahl_dense_task_workspace_bytes(dense_in(l), l->desc.units, n, tree);
+}
+
+const struct dahl_codelet_set dahl_dense_codelets = {
+    .n = 3,
+    .entries = {{&dahl_dense_forward_model, dense_forward_layer, NULL},
+                {&dahl_dense_backward_input_model, dense_backward_input_layer, NULL},
+                {&dahl_dense_backward_weights_model, dense_backward_weights_layer, dense_layer_workspace}},
+};

@@ -69,14 +69,14 @@ DAHL_CUDA_WRAPPER zero_cuda(void *buffers[], void *cl_arg)
                                   dahl_cuda_local_stream()));
 }
 
-struct starpu_perfmodel dahl_accumulate_model = {
+static struct starpu_perfmodel dahl_accumulate_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_accumulate",
     .footprint = reduce_footprint,
     .size_base = accumulate_size,
 };
 
-struct starpu_perfmodel dahl_zero_model = {
+static struct starpu_perfmodel dahl_zero_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_zero",
     .footprint = reduce_footprint,
@@ -140,3 +140,8 @@ void dahl_gradient_enable_redux(starpu_data_handle_t h)
 {
     starpu_data_set_reduction_methods(h, &accumulate_cl, &zero_cl);
 }
+
+const struct dahl_codelet_set dahl_reduce_codelets = {
+    .n = 2,
+    .entries = {{&dahl_accumulate_model, NULL, NULL}, {&dahl_zero_model, NULL, NULL}},
+};

@@ -1,31 +1,70 @@
-/* The one table of dahl codelets' perf models, in the order of their symbols (dahl_codelet_symbols(),
- * runtime/model/dahl_perfnames.c; tests/test_model.c checks each model carries its symbol), and the
+/* The one table of dahl codelets: one set per codelet file, their perf models in the order of their symbols
+ * (dahl_codelet_symbols(), runtime/model/dahl_perfnames.c; tests/test_model.c checks each model carries its
+ * symbol), the layer tasks' inserts by symbol (dahl_insert_layer_task), and the
  * perf-model kind they are all built as, switchable until the first dahl task is submitted (StarPU loads a
  * model, and fixes its kind, when a task using it is submitted). */
 #include "dahl_codelets_internal.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
-#define DAHL_NMODELS 14
-
-static struct starpu_perfmodel *const models[DAHL_NMODELS] = {
-    &dahl_conv2d_forward_model,
-    &dahl_conv2d_backward_input_model,
-    &dahl_conv2d_backward_weights_model,
-    &dahl_maxpool_forward_model,
-    &dahl_maxpool_backward_model,
-    &dahl_relu_forward_model,
-    &dahl_relu_backward_model,
-    &dahl_dense_forward_model,
-    &dahl_dense_backward_input_model,
-    &dahl_dense_backward_weights_model,
-    &dahl_softmax_xent_model,
-    &dahl_sgd_update_model,
-    &dahl_accumulate_model,
-    &dahl_zero_model,
+/* One line per codelet file, in the order of dahl_codelet_symbols(): the layer table's kinds, then the
+ * step's own codelets. */
+static const struct dahl_codelet_set *const sets[] = {
+    &dahl_conv2d_codelets, &dahl_maxpool_codelets, &dahl_relu_codelets, &dahl_dense_codelets,
+    &dahl_avgpool_codelets,
+    &dahl_softmax_xent_codelets, &dahl_sgd_codelets, &dahl_reduce_codelets,
 };
+
+#define MAX_CODELETS 64
+static const struct dahl_codelet_entry *entries[MAX_CODELETS];
+static struct starpu_perfmodel *models[MAX_CODELETS];
+static size_t nmodels;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void collect(void)
+{
+    for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
+        for (int i = 0; i < sets[s]->n && nmodels < MAX_CODELETS; i++) {
+            entries[nmodels] = &sets[s]->entries[i];
+            models[nmodels++] = sets[s]->entries[i].model;
+        }
+    }
+}
+
+static const struct dahl_codelet_entry *find(const char *symbol)
+{
+    pthread_once(&once, collect);
+    for (size_t i = 0; i < nmodels; i++)
+        if (strcmp(models[i]->symbol, symbol) == 0)
+            return entries[i];
+    return NULL;
+}
+
+int dahl_insert_layer_task(const struct dahl_layer_task *t, const struct dahl_layer_shape *l, int n,
+                           starpu_data_handle_t const h[DAHL_T_COUNT], enum starpu_data_access_mode grad_mode)
+{
+    const struct dahl_codelet_entry *e = find(t->symbol);
+    return e != NULL && e->insert != NULL ? e->insert(l, n, h, grad_mode) : -EINVAL;
+}
+
+size_t dahl_layer_workspace_bytes(const struct dahl_layer_shape *l, int n, bool tree)
+{
+    size_t bytes = 0;
+    struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
+    for (int pass = DAHL_PASS_FORWARD; pass <= DAHL_PASS_BACKWARD; pass++) {
+        int nt = dahl_layer_tasks(l, (enum dahl_pass)pass, n, true, tasks);
+        for (int t = 0; t < nt; t++) {
+            const struct dahl_codelet_entry *e = find(tasks[t].symbol);
+            size_t b = e != NULL && e->workspace != NULL ? e->workspace(l, n, tree) : 0;
+            bytes = b > bytes ? b : bytes;
+        }
+    }
+    return bytes;
+}
 
 static double energy_watts[2]; /* CPU core, GPU: loaded minus idle; 0: no energy */
 
@@ -88,14 +127,15 @@ int dahl_codelets_set_perfmodel(enum dahl_perfmodel_kind kind)
         return -EINVAL;
     if (atomic_load_explicit(&submitted, memory_order_relaxed))
         return -EBUSY;
-    for (size_t i = 0; i < DAHL_NMODELS; i++)
+    pthread_once(&once, collect);
+    for (size_t i = 0; i < nmodels; i++)
         if (models[i]->is_loaded)
             return -EBUSY;
     /* softmax_xent works on the class scores only: every task of a network has the same size, and StarPU
      * never calibrates a regression over a single size (it wants the smallest size below 0.9 x the largest).
      * It stays history-based under every kind. */
-    for (size_t i = 0; i < DAHL_NMODELS; i++)
-        models[i]->type = models[i] == &dahl_softmax_xent_model ? STARPU_HISTORY_BASED : kinds[k].type;
+    for (size_t i = 0; i < nmodels; i++)
+        models[i]->type = strcmp(models[i]->symbol, "dahl_softmax_xent") == 0 ? STARPU_HISTORY_BASED : kinds[k].type;
     current_kind = kind;
     return 0;
 }
@@ -114,6 +154,7 @@ void dahl_simulated_cuda_func(void *buffers[], void *cl_arg)
 
 struct starpu_perfmodel *const *dahl_codelets_models(size_t *n)
 {
-    *n = DAHL_NMODELS;
+    pthread_once(&once, collect);
+    *n = nmodels;
     return models;
 }

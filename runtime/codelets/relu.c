@@ -68,14 +68,14 @@ DAHL_CUDA_WRAPPER relu_backward_cuda(void *buffers[], void *cl_arg)
                                            (float *)STARPU_VECTOR_GET_PTR(buffers[2]), dahl_cuda_local_stream()));
 }
 
-struct starpu_perfmodel dahl_relu_forward_model = {
+static struct starpu_perfmodel dahl_relu_forward_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_relu_forward",
     .footprint = relu_footprint,
     .size_base = relu_forward_size,
 };
 
-struct starpu_perfmodel dahl_relu_backward_model = {
+static struct starpu_perfmodel dahl_relu_backward_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_relu_backward",
     .footprint = relu_footprint,
@@ -131,3 +131,25 @@ int dahl_insert_relu_backward(starpu_data_handle_t y, starpu_data_handle_t dy, s
                               STARPU_W, dx, STARPU_FLOPS, dahl_relu_backward_flops(args.n), DAHL_TASK_NAME,
                               "dahl_relu_backward", 0);
 }
+
+/* ---- the layer table's view (dahl_layer.h): relu's tasks from its tensors ---------------------------------- */
+
+static int relu_forward_layer(const struct dahl_layer_shape *l, int n, dahl_layer_handles h,
+                              enum starpu_data_access_mode gm)
+{
+    (void)l, (void)n, (void)gm;
+    return dahl_insert_relu_forward(h[DAHL_T_X], h[DAHL_T_Y]);
+}
+
+static int relu_backward_layer(const struct dahl_layer_shape *l, int n, dahl_layer_handles h,
+                               enum starpu_data_access_mode gm)
+{
+    (void)l, (void)n, (void)gm;
+    return dahl_insert_relu_backward(h[DAHL_T_Y], h[DAHL_T_DY], h[DAHL_T_DX]);
+}
+
+const struct dahl_codelet_set dahl_relu_codelets = {
+    .n = 2,
+    .entries = {{&dahl_relu_forward_model, relu_forward_layer, NULL},
+                {&dahl_relu_backward_model, relu_backward_layer, NULL}},
+};

@@ -69,7 +69,7 @@ DAHL_CUDA_WRAPPER sgd_momentum_cuda(void *buffers[], void *cl_arg)
                                         dahl_cuda_local_stream()));
 }
 
-struct starpu_perfmodel dahl_sgd_update_model = {
+static struct starpu_perfmodel dahl_sgd_update_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_sgd_update",
     .footprint = sgd_footprint,
@@ -122,3 +122,5 @@ int dahl_insert_sgd_update(starpu_data_handle_t param, starpu_data_handle_t grad
     return starpu_task_insert(&sgd_cl, STARPU_VALUE, &args, sizeof(args), STARPU_RW, param, STARPU_R, grad,
                               STARPU_FLOPS, flops, DAHL_TASK_NAME, "dahl_sgd_update", 0);
 }
+
+const struct dahl_codelet_set dahl_sgd_codelets = {.n = 1, .entries = {{&dahl_sgd_update_model, NULL, NULL}}};

@@ -55,7 +55,7 @@ DAHL_CUDA_WRAPPER softmax_xent_cuda(void *buffers[], void *cl_arg)
     }
 }
 
-struct starpu_perfmodel dahl_softmax_xent_model = {
+static struct starpu_perfmodel dahl_softmax_xent_model = {
     .type = STARPU_HISTORY_BASED,
     .symbol = "dahl_softmax_xent",
     .footprint = softmax_xent_footprint,
@@ -105,3 +105,5 @@ int dahl_insert_softmax_xent(int k, int label, starpu_data_handle_t logits, star
     uint8_t l = (uint8_t)label;
     return dahl_insert_softmax_xent_n(k, 1, &l, logits, dlogits, metrics);
 }
+
+const struct dahl_codelet_set dahl_softmax_xent_codelets = {.n = 1, .entries = {{&dahl_softmax_xent_model, NULL, NULL}}};

@@ -1,12 +1,14 @@
 /* The task catalogue of a training step (see dahl_catalogue.h). It walks the layer shapes the way
- * dahl_network.c submits tasks (forward_group, backward_group, update_params), and takes every footprint,
- * size, flop and byte count from the functions the codelets and kernels themselves use. tests/test_catalogue.c
+ * dahl_network.c submits tasks (forward_group, backward_group, update_params): a layer's tasks, with their
+ * footprints, sizes, flops and bytes, come from the layer table (dahl_layer.h), the updates' from the
+ * functions the codelets and kernels themselves use. tests/test_catalogue.c
  * checks it against what StarPU records in a real run: a change to the task graph that is not made here too
  * fails there. */
 #include "dahl_catalogue.h"
 
 #include "dahl_array.h"
 #include "dahl_footprint.h"
+#include "dahl_layer.h"
 #include "dahl_kernels.h"
 
 #include <errno.h>
@@ -81,94 +83,30 @@ static int add(struct dahl_catalogue *c, const char *symbol, uint32_t footprint,
             return add_ret_;                                                                                    \
     } while (0)
 
-/* A task over n samples (the grain): n times one sample's work, its footprint grouped (dahl_footprint.h),
- * and the parameters (params of one sample's bytes) read or written once, not n times. */
-static int add_grouped(struct dahl_catalogue *c, const char *symbol, uint32_t footprint, int n, double flops,
-                       size_t bytes, size_t params, long count)
+/* One layer task (dahl_layer.h), count times. */
+static int add_layer_task(struct dahl_catalogue *c, const struct dahl_layer_task *t, long count)
 {
-    double total = (double)n * flops;
-    return add(c, symbol, dahl_grouped_footprint_of(footprint, n), dahl_size_of_flops(total), total,
-               (double)n * (double)bytes - (double)(n - 1) * (double)params, count, false);
+    return add(c, t->symbol, t->footprint, t->size, t->flops, t->bytes, count, false);
 }
 
-#define ADD_GROUPED(...) ADD_TASKS(add_grouped(__VA_ARGS__))
-
-/* forward_group: one task per layer, then the loss, over n samples; count such groups. */
-static int forward_tasks(struct dahl_catalogue *c, const struct dahl_network_desc *d,
-                         const struct dahl_layer_shape *layers, int n, long count)
+/* The tasks of every layer over a group of n samples in the pass (forward: first to last layer, then the
+ * loss; backward: last to first), count such groups: dahl_network.c's forward_group and backward_group. */
+static int pass_tasks(struct dahl_catalogue *c, const struct dahl_network_desc *d,
+                      const struct dahl_layer_shape *layers, enum dahl_pass pass, int n, long count)
 {
-    for (int i = 0; i < d->nlayers; i++) {
-        const struct dahl_layer_shape *l = &layers[i];
-        size_t n_in = (size_t)l->in_c * l->in_h * l->in_w;
-        const size_t fl = sizeof(float);
-        switch (l->desc.kind) {
-        case DAHL_LAYER_CONV:
-            ADD_GROUPED(c, "dahl_conv2d_forward", dahl_conv2d_footprint_of(&l->conv), n,
-                        dahl_conv2d_forward_flops(&l->conv), dahl_conv2d_forward_bytes(&l->conv),
-                        fl * (l->nw + l->nb), count);
-            break;
-        case DAHL_LAYER_RELU: {
-            size_t all = (size_t)n * n_in;
-            double flops = dahl_relu_forward_flops(all);
-            ADD(c, "dahl_relu_forward", dahl_relu_footprint_of(all), dahl_size_of_flops(flops), flops,
-                (double)dahl_relu_forward_bytes(all), count, false);
-            break;
-        }
-        case DAHL_LAYER_MAXPOOL:
-            ADD_GROUPED(c, "dahl_maxpool_forward", dahl_maxpool_footprint_of(&l->pool), n,
-                        dahl_maxpool_forward_flops(&l->pool), dahl_maxpool_forward_bytes(&l->pool), 0, count);
-            break;
-        case DAHL_LAYER_DENSE:
-            ADD_GROUPED(c, "dahl_dense_forward", dahl_dense_footprint_of((int)n_in, l->desc.units), n,
-                        dahl_dense_forward_flops((int)n_in, l->desc.units),
-                        dahl_dense_forward_bytes((int)n_in, l->desc.units), fl * (l->nw + l->nb), count);
-            break;
-        }
+    bool fwd = pass == DAHL_PASS_FORWARD;
+    for (int k = 0; k < d->nlayers; k++) {
+        int i = fwd ? k : d->nlayers - 1 - k;
+        struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
+        int nt = dahl_layer_tasks(&layers[i], pass, n, i > 0, tasks);
+        for (int t = 0; t < nt; t++)
+            ADD_TASKS(add_layer_task(c, &tasks[t], count));
     }
-    ADD_GROUPED(c, "dahl_softmax_xent", dahl_softmax_xent_footprint_of(d->nclasses), n,
-                dahl_softmax_xent_flops(d->nclasses), dahl_softmax_xent_bytes(d->nclasses), 0, count);
-    return 0;
-}
-
-/* backward_group: the weight gradients of every layer with parameters, and the input gradient of every
- * layer but the first, over n samples; count such groups. */
-static int backward_tasks(struct dahl_catalogue *c, const struct dahl_network_desc *d,
-                          const struct dahl_layer_shape *layers, int n, long count)
-{
-    for (int i = d->nlayers - 1; i >= 0; i--) {
-        const struct dahl_layer_shape *l = &layers[i];
-        size_t n_in = (size_t)l->in_c * l->in_h * l->in_w;
-        long has_dx = i > 0 ? count : 0;
-        const size_t fl = sizeof(float);
-        switch (l->desc.kind) {
-        case DAHL_LAYER_CONV:
-            ADD_GROUPED(c, "dahl_conv2d_backward_weights", dahl_conv2d_footprint_of(&l->conv), n,
-                        dahl_conv2d_backward_weights_flops(&l->conv), dahl_conv2d_backward_weights_bytes(&l->conv),
-                        2 * fl * (l->nw + l->nb), count);
-            ADD_GROUPED(c, "dahl_conv2d_backward_input", dahl_conv2d_footprint_of(&l->conv), n,
-                        dahl_conv2d_backward_input_flops(&l->conv), dahl_conv2d_backward_input_bytes(&l->conv),
-                        fl * l->nw, has_dx);
-            break;
-        case DAHL_LAYER_RELU: {
-            size_t all = (size_t)n * n_in;
-            double flops = dahl_relu_backward_flops(all);
-            ADD(c, "dahl_relu_backward", dahl_relu_footprint_of(all), dahl_size_of_flops(flops), flops,
-                (double)dahl_relu_backward_bytes(all), has_dx, false);
-            break;
-        }
-        case DAHL_LAYER_MAXPOOL:
-            ADD_GROUPED(c, "dahl_maxpool_backward", dahl_maxpool_footprint_of(&l->pool), n,
-                        dahl_maxpool_backward_flops(&l->pool), dahl_maxpool_backward_bytes(&l->pool), 0, has_dx);
-            break;
-        case DAHL_LAYER_DENSE:
-            ADD_GROUPED(c, "dahl_dense_backward_weights", dahl_dense_footprint_of((int)n_in, l->desc.units), n,
-                        dahl_dense_backward_weights_flops((int)n_in, l->desc.units),
-                        dahl_dense_backward_weights_bytes((int)n_in, l->desc.units), 2 * fl * (l->nw + l->nb), count);
-            ADD_GROUPED(c, "dahl_dense_backward_input", dahl_dense_footprint_of((int)n_in, l->desc.units), n,
-                        dahl_dense_backward_input_flops((int)n_in, l->desc.units),
-                        dahl_dense_backward_input_bytes((int)n_in, l->desc.units), fl * l->nw, has_dx);
-            break;
-        }
+    if (fwd) {
+        struct dahl_layer_task loss = dahl_layer_task_grouped(
+            "dahl_softmax_xent", dahl_softmax_xent_footprint_of(d->nclasses), n, dahl_softmax_xent_flops(d->nclasses),
+            dahl_softmax_xent_bytes(d->nclasses), 0);
+        ADD_TASKS(add_layer_task(c, &loss, count));
     }
     return 0;
 }
@@ -233,13 +171,13 @@ int dahl_catalogue_add_step(struct dahl_catalogue *c, const struct dahl_network_
     /* batch / grain groups of grain samples, and one of the rest */
     int grain = conf->grain > 1 ? conf->grain : 1;
     int full = conf->batch / grain, rest = conf->batch % grain, groups = full + (rest > 0);
-    ret = forward_tasks(c, d, layers, grain, full);
+    ret = pass_tasks(c, d, layers, DAHL_PASS_FORWARD, grain, full);
     if (ret == 0 && rest > 0)
-        ret = forward_tasks(c, d, layers, rest, 1);
+        ret = pass_tasks(c, d, layers, DAHL_PASS_FORWARD, rest, 1);
     if (ret == 0)
-        ret = backward_tasks(c, d, layers, grain, full);
+        ret = pass_tasks(c, d, layers, DAHL_PASS_BACKWARD, grain, full);
     if (ret == 0 && rest > 0)
-        ret = backward_tasks(c, d, layers, rest, 1);
+        ret = pass_tasks(c, d, layers, DAHL_PASS_BACKWARD, rest, 1);
     for (int i = 0; i < d->nlayers && ret == 0; i++) {
         if (layers[i].nw == 0)
             continue;

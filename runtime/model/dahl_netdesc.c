@@ -3,9 +3,12 @@
  * from), and the chunks of a split parameter update. */
 #include "dahl_netdesc.h"
 
+#include "dahl_layer.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The most values a layer may give per sample (4 GiB of floats, far beyond any layer that trains): below it,
@@ -104,6 +107,59 @@ int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int wi
     return 0;
 }
 
+int dahl_network_desc_vgg_small(int c, int h, int w, int nclasses, struct dahl_network_desc *out)
+{
+    if (desc_init(c, h, w, nclasses, out) != 0)
+        return -EINVAL;
+    int hh = h, ww = w;
+    for (int f = 32; f <= 128; f *= 2) {
+        desc_add(out, conv(f, 3, 1, 1));
+        desc_add(out, relu());
+        desc_add(out, conv(f, 3, 1, 1));
+        desc_add(out, relu());
+        if (hh >= 2 && ww >= 2) {
+            desc_add(out, maxpool(2, 2));
+            hh /= 2;
+            ww /= 2;
+        }
+    }
+    desc_add(out, dense(128));
+    desc_add(out, relu());
+    desc_add(out, dense(nclasses));
+    return 0;
+}
+
+int dahl_network_desc_named(const char *model, int c, int h, int w, int nclasses, struct dahl_network_desc *out,
+                            char *err, size_t err_size)
+{
+    if (strcmp(model, "lenet") == 0) {
+        if (dahl_network_desc_lenet(c, h, w, nclasses, out) == 0)
+            return 0;
+        snprintf(err, err_size, "lenet: a %dx%dx%d image is too small for LeNet (its second 5x5 convolution needs at "
+                 "least 5x5 pixels after the first pooling)", h, w, c);
+        return -EINVAL;
+    }
+    if (strcmp(model, "vgg-small") == 0)
+        return dahl_network_desc_vgg_small(c, h, w, nclasses, out) == 0 ? 0 : -EINVAL;
+    if (strcmp(model, "deep") != 0 && strncmp(model, "deep:", 5) != 0)
+        return -ENOENT;
+    long blocks = DAHL_DEEP_BLOCKS;
+    if (model[4] == ':') {
+        char *end = NULL;
+        errno = 0;
+        blocks = strtol(model + 5, &end, 10);
+        if (end == model + 5 || *end != '\0' || errno != 0 || blocks < 1 || blocks > 9) {
+            snprintf(err, err_size, "deep:BLOCKS: expected an integer in [1, 9], got \"%s\"", model + 5);
+            return -EINVAL;
+        }
+    }
+    if (dahl_network_desc_deep(c, h, w, nclasses, (int)blocks, DAHL_DEEP_WIDTH, out) != 0) {
+        snprintf(err, err_size, "%s: cannot build the deep variant for a %dx%dx%d image", model, h, w, c);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
                              size_t err_size)
 {
@@ -128,56 +184,21 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
         l->in_c = c;
         l->in_h = h;
         l->in_w = w;
-        switch (l->desc.kind) {
-        case DAHL_LAYER_CONV:
-            l->conv = (struct dahl_conv2d_shape){.c = c, .h = h, .w = w, .f = l->desc.filters, .kh = l->desc.kernel,
-                                                 .kw = l->desc.kernel, .stride = l->desc.stride, .pad = l->desc.pad};
-            if (!dahl_conv2d_shape_valid(&l->conv)) {
-                snprintf(err, err_size, "layer %d (conv %d filters %dx%d stride %d pad %d) does not fit its %dx%dx%d input",
-                         i, l->desc.filters, l->desc.kernel, l->desc.kernel, l->desc.stride, l->desc.pad, c, h, w);
-                return -EINVAL;
-            }
-            c = l->desc.filters;
-            h = dahl_conv2d_out_h(&l->conv);
-            w = dahl_conv2d_out_w(&l->conv);
-            l->nw = (size_t)l->conv.f * l->conv.c * l->conv.kh * l->conv.kw;
-            l->nb = (size_t)l->conv.f;
-            break;
-        case DAHL_LAYER_MAXPOOL:
-            l->pool = (struct dahl_maxpool_shape){.c = c, .h = h, .w = w, .k = l->desc.kernel, .stride = l->desc.stride};
-            if (!dahl_maxpool_shape_valid(&l->pool)) {
-                snprintf(err, err_size, "layer %d (maxpool %d stride %d) does not fit its %dx%dx%d input", i,
-                         l->desc.kernel, l->desc.stride, c, h, w);
-                return -EINVAL;
-            }
-            h = dahl_maxpool_out_h(&l->pool);
-            w = dahl_maxpool_out_w(&l->pool);
-            break;
-        case DAHL_LAYER_RELU:
-            break;
-        case DAHL_LAYER_DENSE:
-            if (l->desc.units < 1) {
-                snprintf(err, err_size, "layer %d (dense): units must be positive, got %d", i, l->desc.units);
-                return -EINVAL;
-            }
-            l->nw = (size_t)l->desc.units * c * h * w;
-            l->nb = (size_t)l->desc.units;
-            c = l->desc.units;
-            h = 1;
-            w = 1;
-            break;
-        default:
+        const struct dahl_layer_type *kind = dahl_layer_type_get(l->desc.kind);
+        if (kind == NULL) {
             snprintf(err, err_size, "layer %d: unknown kind %d", i, (int)l->desc.kind);
             return -EINVAL;
         }
+        if (kind->plan(l, i, err, err_size) != 0)
+            return -EINVAL;
+        c = l->out_c;
+        h = l->out_h;
+        w = l->out_w;
         if (too_many_values(c, h, w)) {
             snprintf(err, err_size, "layer %d gives %dx%dx%d values per sample, more than %lld (a smaller pad or "
                      "fewer filters?)", i, c, h, w, MAX_LAYER_VALUES);
             return -EINVAL;
         }
-        l->out_c = c;
-        l->out_h = h;
-        l->out_w = w;
     }
     if (c * h * w != d->nclasses) {
         snprintf(err, err_size, "the last layer gives %d outputs, expected %d classes (end with dense %d)", c * h * w,

@@ -18,11 +18,13 @@ enum dahl_layer_kind {
     DAHL_LAYER_RELU,
     DAHL_LAYER_MAXPOOL, /* kernel (window), stride */
     DAHL_LAYER_DENSE,   /* units (outputs) */
+    DAHL_LAYER_AVGPOOL, /* kernel (window), stride */
+    DAHL_LAYER_GLOBALAVGPOOL,
 };
 
 struct dahl_layer_desc {
     enum dahl_layer_kind kind;
-    int filters, kernel, stride, pad; /* conv: all; maxpool: kernel and stride */
+    int filters, kernel, stride, pad; /* conv: all; maxpool, avgpool: kernel and stride */
     int units;                        /* dense */
 };
 
@@ -42,6 +44,20 @@ int dahl_network_desc_lenet(int c, int h, int w, int nclasses, struct dahl_netwo
  * pool 2 while the image is >= 4 pixels), then dense 128 - relu - dense nclasses. Returns 0 or -EINVAL. */
 int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int width, struct dahl_network_desc *out);
 
+/* A small VGG: three blocks of two 3x3 convolutions (pad 1) with ReLU, of 32, 64 and 128 filters, each block
+ * ending in a 2x2 max-pool while the image is at least 2x2, then dense 128 - relu - dense nclasses (18 layers).
+ * Returns 0 or -EINVAL. */
+int dahl_network_desc_vgg_small(int c, int h, int w, int nclasses, struct dahl_network_desc *out);
+
+/* The built-in models by name: "lenet", "vgg-small", "deep" (DAHL_DEEP_BLOCKS blocks) and "deep:BLOCKS" (1 to
+ * 9), the deep variant starting at DAHL_DEEP_WIDTH filters, for a c x h x w input and nclasses classes. Returns 0;
+ * -ENOENT when model names none of them (a model file, for the caller to read); or -EINVAL with the reason in
+ * err, starting with the model's name ("lenet: a 2x2x1 image is too small ..."). */
+#define DAHL_DEEP_BLOCKS 3
+#define DAHL_DEEP_WIDTH 8
+int dahl_network_desc_named(const char *model, int c, int h, int w, int nclasses, struct dahl_network_desc *out,
+                            char *err, size_t err_size);
+
 /* Checks every layer's shape against its input; on failure returns -EINVAL and writes the reason, naming
  * the layer, into err. */
 int dahl_network_desc_check(const struct dahl_network_desc *d, char *err, size_t err_size);
@@ -53,7 +69,7 @@ struct dahl_layer_shape {
     struct dahl_layer_desc desc;
     int in_c, in_h, in_w, out_c, out_h, out_w;
     struct dahl_conv2d_shape conv;  /* DAHL_LAYER_CONV */
-    struct dahl_maxpool_shape pool; /* DAHL_LAYER_MAXPOOL */
+    struct dahl_maxpool_shape pool; /* DAHL_LAYER_MAXPOOL, DAHL_LAYER_AVGPOOL, DAHL_LAYER_GLOBALAVGPOOL */
     size_t nw, nb;                  /* weights and bias counts, 0 for layers without parameters */
 };
 

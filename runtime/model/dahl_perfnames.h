@@ -5,6 +5,7 @@
 #ifndef DAHL_PERFNAMES_H
 #define DAHL_PERFNAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* How StarPU models the cost of every dahl codelet: a table of measured times per footprint (history, the
@@ -23,7 +24,17 @@ int dahl_perfmodel_kind_parse(const char *name, enum dahl_perfmodel_kind *out);
 const char *dahl_perfmodel_kind_name(enum dahl_perfmodel_kind kind);
 
 /* The perf-model symbols of every dahl codelet, e.g. "dahl_conv2d_forward" (static, *n entries): what a
- * calibration must measure and what a simulated machine's codelets/45/ directory must hold. */
+ * calibration must measure and what a simulated machine's codelets/45/ directory must hold. The layer table's
+ * codelets (dahl_layer.h), then the step's own (softmax + cross-entropy, SGD update, accumulate, zero). */
 const char *const *dahl_codelet_symbols(size_t *n);
+
+/* Whether training network d runs the codelet of that symbol: the step's own always, a layer's when d has a
+ * layer of its kind. A calibration needs perf models for those alone. */
+struct dahl_network_desc;
+bool dahl_network_desc_uses_codelet(const struct dahl_network_desc *d, const char *symbol);
+
+/* The codelet of that symbol with its default roofline efficiencies (dahl_layer.h), or NULL. */
+struct dahl_codelet_defaults;
+const struct dahl_codelet_defaults *dahl_codelet_defaults_find(const char *symbol);
 
 #endif /* DAHL_PERFNAMES_H */

@@ -25,6 +25,7 @@
 
 #include "dahl_array.h"
 #include "dahl_footprint.h"
+#include "dahl_layer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -277,71 +278,52 @@ static int chunk_hid(const struct builder *b, enum kind k, int layer)
     } while (0)
 #define ACCS(...) (const struct acc[]){__VA_ARGS__}, (int)(sizeof((const struct acc[]){__VA_ARGS__}) / sizeof(struct acc))
 
+/* Submits one layer task of layer i for group s: its tensors are that layer's and group's handles, its
+ * gradients' mode gm (REDUX, or W for the manual reduction's per-group buffers, gs their group); SCRATCH
+ * accesses make no dependency. */
+static int layer_task(struct builder *b, const struct dahl_layer_task *t, int i, int s, enum mode gm, int gs)
+{
+    int whole = b->batch;
+    const int ids[DAHL_T_COUNT] = {
+        [DAHL_T_X] = hid(b, K_ACT, i, s),       [DAHL_T_Y] = hid(b, K_ACT, i + 1, s),
+        [DAHL_T_DX] = hid(b, K_GRAD, i, s),     [DAHL_T_DY] = hid(b, K_GRAD, i + 1, s),
+        [DAHL_T_W] = hid(b, K_W, i, whole),     [DAHL_T_B] = hid(b, K_B, i, whole),
+        [DAHL_T_DW] = hid(b, K_DW, i, gs),      [DAHL_T_DB] = hid(b, K_DB, i, gs),
+        [DAHL_T_WORKSPACE] = -1,
+    };
+    struct acc a[DAHL_LAYER_TASK_MAX_ACCESSES];
+    int n = 0;
+    for (int k = 0; k < t->naccesses; k++) {
+        enum dahl_layer_access m = t->access[k].mode;
+        if (m == DAHL_ACCESS_SCRATCH)
+            continue;
+        a[n++] = (struct acc){ids[t->access[k].tensor],
+                              m == DAHL_ACCESS_R ? M_R : m == DAHL_ACCESS_W ? M_W : gm};
+    }
+    return submit(b, t->symbol, t->footprint, i, a, n);
+}
+
 /* dahl_network.c's forward_group and backward_group for group s (its n samples). */
 static int sample_tasks(struct builder *b, const struct dahl_network_desc *d, const struct dahl_layer_shape *ls,
                         const struct dahl_catalogue_conf *conf, int s)
 {
-    int L = d->nlayers, whole = b->batch;
+    int L = d->nlayers;
     int n = b->samples - s * b->grain < b->grain ? b->samples - s * b->grain : b->grain;
+    bool manual = conf->reduction == DAHL_REDUCTION_MANUAL;
+    enum mode gm = manual ? M_W : M_REDUX;
+    int gs = manual ? s : b->batch;
+    struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
     for (int i = 0; i < L; i++) {
-        const struct dahl_layer_shape *l = &ls[i];
-        int x = hid(b, K_ACT, i, s), y = hid(b, K_ACT, i + 1, s);
-        int n_in = l->in_c * l->in_h * l->in_w;
-        switch (l->desc.kind) {
-        case DAHL_LAYER_CONV:
-            TRY(submit(b, "dahl_conv2d_forward", dahl_grouped_footprint_of(dahl_conv2d_footprint_of(&l->conv), n), i,
-                       ACCS({x, M_R}, {hid(b, K_W, i, whole), M_R}, {hid(b, K_B, i, whole), M_R}, {y, M_W})));
-            break;
-        case DAHL_LAYER_RELU:
-            TRY(submit(b, "dahl_relu_forward", dahl_relu_footprint_of((size_t)n * (size_t)n_in), i,
-                       ACCS({x, M_R}, {y, M_W})));
-            break;
-        case DAHL_LAYER_MAXPOOL:
-            TRY(submit(b, "dahl_maxpool_forward", dahl_grouped_footprint_of(dahl_maxpool_footprint_of(&l->pool), n),
-                       i, ACCS({x, M_R}, {y, M_W})));
-            break;
-        case DAHL_LAYER_DENSE:
-            TRY(submit(b, "dahl_dense_forward",
-                       dahl_grouped_footprint_of(dahl_dense_footprint_of(n_in, l->desc.units), n), i,
-                       ACCS({x, M_R}, {hid(b, K_W, i, whole), M_R}, {hid(b, K_B, i, whole), M_R}, {y, M_W})));
-            break;
-        }
+        int nt = dahl_layer_tasks(&ls[i], DAHL_PASS_FORWARD, n, i > 0, tasks);
+        for (int t = 0; t < nt; t++)
+            TRY(layer_task(b, &tasks[t], i, s, gm, gs));
     }
     TRY(submit(b, "dahl_softmax_xent", dahl_grouped_footprint_of(dahl_softmax_xent_footprint_of(d->nclasses), n), L,
                ACCS({hid(b, K_ACT, L, s), M_R}, {hid(b, K_GRAD, L, s), M_W}, {hid(b, K_METRICS, 0, s), M_W})));
-    bool manual = conf->reduction == DAHL_REDUCTION_MANUAL;
-    enum mode gm = manual ? M_W : M_REDUX;
-    int gs = manual ? s : whole;
     for (int i = L - 1; i >= 0; i--) {
-        const struct dahl_layer_shape *l = &ls[i];
-        int x = hid(b, K_ACT, i, s), y = hid(b, K_ACT, i + 1, s), dy = hid(b, K_GRAD, i + 1, s);
-        int dx = hid(b, K_GRAD, i, s), dw = hid(b, K_DW, i, gs), db = hid(b, K_DB, i, gs), w = hid(b, K_W, i, whole);
-        int n_in = l->in_c * l->in_h * l->in_w;
-        uint32_t cfp = dahl_grouped_footprint_of(dahl_conv2d_footprint_of(&l->conv), n);
-        uint32_t dfp = dahl_grouped_footprint_of(dahl_dense_footprint_of(n_in, l->desc.units), n);
-        switch (l->desc.kind) {
-        case DAHL_LAYER_CONV:
-            TRY(submit(b, "dahl_conv2d_backward_weights", cfp, i, ACCS({x, M_R}, {dy, M_R}, {dw, gm}, {db, gm})));
-            if (i > 0)
-                TRY(submit(b, "dahl_conv2d_backward_input", cfp, i, ACCS({dy, M_R}, {w, M_R}, {dx, M_W})));
-            break;
-        case DAHL_LAYER_RELU:
-            if (i > 0)
-                TRY(submit(b, "dahl_relu_backward", dahl_relu_footprint_of((size_t)n * (size_t)n_in), i,
-                           ACCS({y, M_R}, {dy, M_R}, {dx, M_W})));
-            break;
-        case DAHL_LAYER_MAXPOOL:
-            if (i > 0)
-                TRY(submit(b, "dahl_maxpool_backward",
-                           dahl_grouped_footprint_of(dahl_maxpool_footprint_of(&l->pool), n), i,
-                           ACCS({x, M_R}, {dy, M_R}, {dx, M_W})));
-            break;
-        case DAHL_LAYER_DENSE:
-            TRY(submit(b, "dahl_dense_backward_weights", dfp, i, ACCS({x, M_R}, {dy, M_R}, {dw, gm}, {db, gm})));
-            if (i > 0)
-                TRY(submit(b, "dahl_dense_backward_input", dfp, i, ACCS({dy, M_R}, {w, M_R}, {dx, M_W})));
-            break;
-        }
+        int nt = dahl_layer_tasks(&ls[i], DAHL_PASS_BACKWARD, n, i > 0, tasks);
+        for (int t = 0; t < nt; t++)
+            TRY(layer_task(b, &tasks[t], i, s, gm, gs));
     }
     return 0;
 }

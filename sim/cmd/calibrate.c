@@ -41,7 +41,7 @@ static void calibrate_print_help(void)
            "  --machine NAME        the machine's name (letters, digits, '.', '_', '-'): DIR/NAME/, and the\n"
            "                        STARPU_HOSTNAME simulations use\n"
            "  --cover SETUP         a setup to calibrate for, repeatable: DATASET (fashion-mnist or\n"
-           "                        synthetic:HxWxC) with optional ,model=lenet|deep|deep:N|FILE and\n"
+           "                        synthetic:HxWxC) with optional ,model=lenet|vgg-small|deep:N|FILE and\n"
            "                        ,perfmodel=history|regression|nl-regression and ,grain=N (the runs train\n"
            "                        with tasks over N samples: the models a scenario's grain N needs, N and\n"
            "                        batch mod N; default 1). Default: fashion-mnist,\n"

@@ -5,6 +5,7 @@
 #include "dahlsim_fs.h"
 
 #include "dahl_autoprio.h"
+#include "dahl_dataset_name.h"
 #include "dahl_perfnames.h"
 #include "dahl_random.h"
 
@@ -64,7 +65,7 @@ static void dag_help(void)
            "export options:\n"
            "  --machine NAME     calibration/NAME: its perf models give the costs (required)\n"
            "  --dataset D        fashion-mnist (default) or synthetic:HxWxC: the image shape\n"
-           "  --model M          lenet (default), deep or deep:BLOCKS\n"
+           "  --model M          lenet (default), vgg-small, deep, deep:BLOCKS or a JSON model file\n"
            "  --batch N          samples per step (default 32)\n"
            "  --grain N          samples per layer task, in [1, batch] (default 1)\n"
            "  --steps N          consecutive training steps in the graph (default 1)\n"
@@ -305,17 +306,12 @@ static int dag_export(const struct dag_opts *o, int nargs)
     struct dahlsim_dag_export_conf conf = {.machine = o->machine, .model = o->model, .batch = (int)o->batch,
                                            .steps = (int)o->steps, .momentum = o->momentum != 0.0,
                                            .grain = (int)o->grain};
-    long h = 28, w = 28, c = 1;
-    char tail;
-    if (strcmp(o->dataset, "fashion-mnist") != 0 &&
-        (strncmp(o->dataset, "synthetic:", 10) != 0 ||
-         sscanf(o->dataset, "synthetic:%ldx%ldx%ld%c", &h, &w, &c, &tail) != 3 || h < 1 || w < 1 || c < 1 ||
-         h > 4096 || w > 4096 || c > 64)) {
-        dahlsim_error("dag export: --dataset: expected fashion-mnist or synthetic:HxWxC (sizes in [1, 4096], C <= 64), "
-                      "got \"%s\"",
-                      o->dataset);
+    struct dahl_dataset_name data;
+    if (!dahl_dataset_name_parse(o->dataset, &data)) {
+        dahlsim_error("dag export: --dataset: expected " DAHL_DATASET_NAMES ", got \"%s\"", o->dataset);
         return DAHLSIM_EXIT_USAGE;
     }
+    long h = data.h, w = data.w, c = data.c;
     conf.h = (int)h, conf.w = (int)w, conf.c = (int)c;
     if (strcmp(o->reduction, "redux") != 0 && strcmp(o->reduction, "manual") != 0) {
         dahlsim_error("dag export: --reduction: expected redux or manual, got \"%s\"", o->reduction);

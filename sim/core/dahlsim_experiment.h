@@ -17,7 +17,7 @@
 struct dahlsim_job {
     char name[32];
     char model[256];   /* lenet, deep, deep:N, or a model file (resolved) */
-    char dataset[64];  /* fashion-mnist or synthetic:HxWxC */
+    char dataset[256]; /* fashion-mnist, cifar10:DIR or synthetic:HxWxC */
     long batch, samples;
     double start_s;    /* when the job arrives (no step of it runs before) */
     long priority;     /* informational: recorded, not used by the orders */
@@ -44,7 +44,7 @@ struct dahlsim_experiment {
     char machine[72];
     char machine_dir[PATH_MAX];  /* calibration/NAME */
     char model[PATH_MAX];        /* lenet, deep, deep:N, or a model file (resolved from the scenario's dir) */
-    char dataset[64];            /* fashion-mnist or synthetic:HxWxC */
+    char dataset[256];           /* fashion-mnist, cifar10:DIR or synthetic:HxWxC */
     long samples, batch, epochs;
     long grain;          /* samples per layer task in [1, batch]; -1: the batch (each job's with workloads);
                             0: 1 */

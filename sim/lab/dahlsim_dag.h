@@ -136,8 +136,8 @@ struct dahlsim_dag_export_conf {
 int dahlsim_dag_export(const struct dahlsim_dag_export_conf *conf, struct dahlsim_dag *g, char *err,
                        size_t err_size);
 struct dahl_network_desc;
-/* The network conf->model names (lenet, deep, deep:N) for conf's image shape, 10 classes as `dahlsim train`.
- * Returns 0 or -EINVAL with the reason in err. */
+/* The network conf->model names (lenet, deep, deep:N or a JSON model file: dahlsim_model.h) for conf's image
+ * shape, 10 classes as `dahlsim train`. Returns 0 or -EINVAL with the reason in err. */
 int dahlsim_dag_export_desc(const struct dahlsim_dag_export_conf *conf, struct dahl_network_desc *d, char *err,
                             size_t err_size);
 

@@ -4,9 +4,9 @@
 #include "dahlsim_lab_internal.h"
 
 #include "dahl_catalogue.h"
-#include "dahl_netdesc.h"
 #include "dahl_perfnames.h"
 #include "dahl_stepgraph.h"
+#include "dahlsim_model.h"
 #include "dahlsim_perfmodel.h"
 
 #include <errno.h>
@@ -15,32 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXPORT_NCLASSES 10   /* as `dahlsim train`: every dataset has 10 classes */
-#define EXPORT_DEEP_BLOCKS 3 /* as `dahlsim train --model deep` */
-#define EXPORT_DEEP_WIDTH 8
-
 int dahlsim_dag_export_desc(const struct dahlsim_dag_export_conf *conf, struct dahl_network_desc *d, char *err,
                             size_t err_size)
 {
-    int ret = -EINVAL;
-    if (strcmp(conf->model, "lenet") == 0) {
-        ret = dahl_network_desc_lenet(conf->c, conf->h, conf->w, EXPORT_NCLASSES, d);
-    } else if (strcmp(conf->model, "deep") == 0 || strncmp(conf->model, "deep:", 5) == 0) {
-        char *end = NULL;
-        long blocks = conf->model[4] == ':' ? strtol(conf->model + 5, &end, 10) : EXPORT_DEEP_BLOCKS;
-        if (end == NULL || (*end == '\0' && end != conf->model + 5 && blocks >= 1 && blocks <= 9))
-            ret = dahl_network_desc_deep(conf->c, conf->h, conf->w, EXPORT_NCLASSES, (int)blocks, EXPORT_DEEP_WIDTH, d);
-    } else {
-        snprintf(err, err_size, "--model %s: expected lenet, deep or deep:BLOCKS (model files are not exported)",
-                 conf->model);
-        return -EINVAL;
-    }
-    if (ret != 0 || dahl_network_desc_check(d, err, err_size) != 0) {
-        snprintf(err, err_size, "--model %s: cannot build it for a %dx%dx%d image", conf->model, conf->h, conf->w,
-                 conf->c);
-        return -EINVAL;
-    }
-    return 0;
+    return dahlsim_model_desc("--model", conf->model, conf->c, conf->h, conf->w, d, err, err_size);
 }
 
 /* The types of the graph: first-seen order of symbols (or of symbol and footprint). */

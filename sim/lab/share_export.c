@@ -5,7 +5,7 @@
 #include "dahlsim_lab_internal.h"
 #include "dahlsim_share.h"
 
-#include "dahl_netdesc.h"
+#include "dahl_layer.h"
 
 #include "dahlsim_fs.h"
 
@@ -17,8 +17,6 @@
 #include <string.h>
 
 #define FLOAT_BYTES 4 /* dahl tensors hold floats */
-
-static const char *const kind_name[] = {"conv", "relu", "maxpool", "dense"};
 
 /* The tensors of dahl_network_create for d, batch and momentum, grouped per layer (REDUX gradients: one
  * summed dw and db per layer, as by default):
@@ -45,7 +43,7 @@ static int share_tensors(const struct dahl_network_desc *d, int batch, bool mome
     t[job->ntensors++] = (struct dahlsim_share_tensor){.bytes = b * (uint64_t)d->c * d->h * d->w, .name = "input"};
     for (int i = 0; i < d->nlayers; i++) {
         const struct dahl_layer_shape *l = &shapes[i];
-        const char *kind = kind_name[l->desc.kind];
+        const char *kind = dahl_layer_type_get(l->desc.kind)->name; /* shapes were planned: a known kind */
         struct dahlsim_share_tensor *x = &t[job->ntensors++];
         *x = (struct dahlsim_share_tensor){.bytes = 2 * b * (uint64_t)l->out_c * l->out_h * l->out_w, .written = true};
         snprintf(x->name, sizeof(x->name), "L%d.%s.act", i, kind);

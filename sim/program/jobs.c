@@ -18,7 +18,7 @@
 
 struct job {
     const struct dahlsim_job *spec;
-    int syn_h, syn_w, syn_c; /* synthetic:HxWxC; 0 for fashion-mnist */
+    struct dahl_dataset_name data; /* its dataset name parsed */
     struct dahl_network_desc desc;
     struct dahl_dataset all, train; /* all owns the arrays (synthetic, simulated); train views or owns them */
     bool owns_train;
@@ -45,10 +45,9 @@ struct jobs_run {
 static bool job_shape(const char *path, int index, struct job *j)
 {
     const char *d = j->spec->dataset;
-    if (train_dataset_shape(d, &j->syn_h, &j->syn_w, &j->syn_c))
+    if (dahl_dataset_name_parse(d, &j->data))
         return true;
-    dahlsim_error("%s: \"workloads\"[%d].dataset: expected fashion-mnist or synthetic:HxWxC, got \"%s\"", path, index,
-                  d);
+    dahlsim_error("%s: \"workloads\"[%d].dataset: expected " DAHL_DATASET_NAMES ", got \"%s\"", path, index, d);
     return false;
 }
 
@@ -70,7 +69,7 @@ static int job_prepare(struct jobs_run *run, int i)
     const char *path = o->point != NULL ? o->point : "--point";
     if (!job_shape(path, i, j))
         return -EINVAL;
-    int c = j->syn_h > 0 ? j->syn_c : 1, h = j->syn_h > 0 ? j->syn_h : 28, w = j->syn_h > 0 ? j->syn_w : 28;
+    int c = j->data.c, h = j->data.h, w = j->data.w;
     if (!train_model_desc(j->spec->model, c, h, w, &j->desc))
         return -EINVAL;
     j->steps_per_epoch = j->spec->samples / j->spec->batch;
@@ -81,18 +80,15 @@ static int job_prepare(struct jobs_run *run, int i)
         return -EINVAL;
     }
     int ret;
-    if (j->syn_h > 0 || run->simulated) {
+    if (j->data.source == DAHL_DATASET_SYNTHETIC || run->simulated) {
         ret = dahl_dataset_synthetic((int)j->spec->samples, c, h, w, NCLASSES, job_seed(o, j), run->simulated ? 0 : 1,
                                      &j->all);
         j->train = j->all;
     } else {
-        char err[1024];
-        ret = dahl_dataset_load_fashion_mnist(NULL, 1, (int)j->spec->samples, &j->train, err, sizeof(err));
+        ret = train_dataset_load(&j->data, 1, j->spec->samples, &j->train);
         j->owns_train = true;
-        if (ret != 0) {
-            dahlsim_error("%s", err);
+        if (ret != 0)
             return -EINVAL;
-        }
     }
     if (ret != 0) {
         dahlsim_error("\"workloads\"[%d]: cannot make %ld samples: %s", i, j->spec->samples, strerror(-ret));

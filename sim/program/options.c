@@ -14,12 +14,12 @@
 #define SEED_MAX 9007199254740992L /* 2^53: results.json stores the seed as a JSON number */
 
 static const char usage_line[] =
-    "usage: dahlsim train [--dataset fashion-mnist|synthetic:HxWxC] [--epochs N] [--samples N] [--test-samples N]\n"
-    "                     [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
+    "usage: dahlsim train [--dataset fashion-mnist|cifar10:DIR|synthetic:HxWxC] [--epochs N] [--samples N]\n"
+    "                     [--test-samples N] [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
     "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
     "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...] [--stages L,L,... [--replicas R]]\n"
     "                     [--mpi-progress-core auto|shared|dedicated|busy]\n"
-    "                     [--model lenet|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
+    "                     [--model lenet|vgg-small|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
 
@@ -31,8 +31,9 @@ static void help(void)
            "writes DIR/results.json in the schema simulated runs use.\n\n"
            "options:\n"
            "  --dataset D        fashion-mnist (Debian's dataset-fashion-mnist package, in %s)\n"
-           "                     or synthetic:HxWxC, e.g. synthetic:28x28x3 (10 learnable classes); default\n"
-           "                     fashion-mnist\n"
+           "                     cifar10:DIR (CIFAR-10's binary version: DIR/data_batch_1..5.bin and\n"
+           "                     test_batch.bin), or synthetic:HxWxC, e.g. synthetic:28x28x3 (10 learnable\n"
+           "                     classes); default fashion-mnist\n"
            "  --epochs N         passes over the training samples (default 1)\n"
            "  --samples N        training samples (default: all 60000 of fashion-mnist; 1024 synthetic)\n"
            "  --test-samples N   test samples (default 10000; 256 synthetic, held out from the same classes)\n"
@@ -68,10 +69,11 @@ static void help(void)
            "  --ncpu N           CPU workers (default: all cores)\n"
            "  --ngpu N           CUDA workers (default 0; needs a StarPU built with CUDA)\n"
            "  --seed N           weight initialisation and synthetic data (default 1)\n"
-           "  --model M          lenet (default), deep (%d conv blocks), deep:BLOCKS, or a JSON file:\n"
+           "  --model M          lenet (default), vgg-small, deep (%d conv blocks), deep:BLOCKS, or a JSON file:\n"
            "                     {\"layers\": [{\"type\": \"conv\", \"filters\": 6, \"kernel\": 5, \"stride\": 1, \"pad\": 2},\n"
            "                      {\"type\": \"relu\"}, {\"type\": \"maxpool\", \"kernel\": 2, \"stride\": 2},\n"
-           "                      {\"type\": \"dense\", \"units\": 10}]}  (the last layer gives the 10 classes)\n"
+           "                      {\"type\": \"dense\", \"units\": 10}]}  (the last layer gives the 10 classes;\n"
+           "                     also avgpool {kernel, stride} and globalavgpool)\n"
            "  --reduction R      redux (StarPU's REDUX, default) or manual (a tree of additions, reproducible)\n"
            "  --perfmodel K      history (default), regression or nl-regression: how StarPU models task times\n"
            "  --out DIR          create DIR and write DIR/results.json\n"
@@ -83,7 +85,7 @@ static void help(void)
            "                     in starpu/, Chrome trace.json, gantt.png and gantt.svg, summary.json and .txt)\n"
            "  --trace-window S:E trace training steps S to E only (counted from 1, over all epochs)\n"
            "\nStarPU's own environment (STARPU_HOME, STARPU_SILENT, ...) is respected.\n",
-           DAHL_FASHION_MNIST_DIR, DEEP_BLOCKS);
+           DAHL_FASHION_MNIST_DIR, DAHL_DEEP_BLOCKS);
     char list[1024];
     dahl_sched_policy_list(list, sizeof(list));
     printf("\nscheduling policies (--sched, and a scenario's \"scheduler\"): %s\n", list);
@@ -91,42 +93,12 @@ static void help(void)
 
 /* ---- option values ----------------------------------------------------------------------------------- */
 
-/* Parses "HxWxC" strictly into positive sizes. */
-static bool parse_shape(const char *text, int *h, int *w, int *c)
-{
-    long v[3];
-    const char *p = text;
-    for (int i = 0; i < 3; i++) {
-        char *end;
-        if (*p < '0' || *p > '9')
-            return false;
-        errno = 0;
-        v[i] = strtol(p, &end, 10);
-        if (errno != 0 || v[i] < 1 || v[i] > 4096 || (i < 2 ? *end != 'x' : *end != '\0'))
-            return false;
-        p = end + (i < 2);
-    }
-    *h = (int)v[0];
-    *w = (int)v[1];
-    *c = (int)v[2];
-    return true;
-}
-
-bool train_dataset_shape(const char *dataset, int *h, int *w, int *c)
-{
-    *h = *w = *c = 0;
-    if (strcmp(dataset, "fashion-mnist") == 0)
-        return true;
-    return strncmp(dataset, "synthetic:", 10) == 0 && parse_shape(dataset + 10, h, w, c) && *c <= 64;
-}
-
 static bool parse_dataset(const char *text, struct train_opts *o)
 {
     o->dataset = text;
-    if (train_dataset_shape(text, &o->syn_h, &o->syn_w, &o->syn_c))
+    if (dahl_dataset_name_parse(text, &o->data))
         return true;
-    dahlsim_error("--dataset: expected fashion-mnist or synthetic:HxWxC with sizes in [1, 4096] (C <= 64), "
-                  "e.g. synthetic:28x28x3, got \"%s\"",
+    dahlsim_error("--dataset: expected " DAHL_DATASET_NAMES ", e.g. synthetic:28x28x3, got \"%s\"",
                   text);
     return false;
 }
@@ -444,17 +416,19 @@ static bool set_point(const char *path, struct train_opts *o)
  * or -EINVAL after printing the error. */
 static int check_options(struct train_opts *o)
 {
-    bool synthetic = o->syn_h > 0;
+    /* each dataset's splits: fashion-mnist's and cifar10's files, synthetic's defaults */
+    bool synthetic = o->data.source == DAHL_DATASET_SYNTHETIC;
+    long train_max = o->data.source == DAHL_DATASET_CIFAR10 ? 50000 : 60000;
     if (o->samples < 0)
-        o->samples = synthetic ? 1024 : 60000;
+        o->samples = synthetic ? 1024 : train_max;
     if (o->test_samples < 0)
         o->test_samples = synthetic ? 256 : 10000;
-    if (!synthetic && o->samples > 60000) {
-        dahlsim_error("--samples: fashion-mnist has 60000 training samples, got %ld", o->samples);
+    if (!synthetic && o->samples > train_max) {
+        dahlsim_error("--samples: %s has %ld training samples, got %ld", o->dataset, train_max, o->samples);
         return -EINVAL;
     }
     if (!synthetic && o->test_samples > 10000) {
-        dahlsim_error("--test-samples: fashion-mnist has 10000 test samples, got %ld", o->test_samples);
+        dahlsim_error("--test-samples: %s has 10000 test samples, got %ld", o->dataset, o->test_samples);
         return -EINVAL;
     }
     if (o->trace && o->out == NULL) {
@@ -490,7 +464,9 @@ static int check_options(struct train_opts *o)
 
 int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o)
 {
-    *o = (struct train_opts){.dataset = "fashion-mnist", .epochs = 1, .samples = -1, .test_samples = -1,
+    *o = (struct train_opts){.dataset = "fashion-mnist",
+                             .data = {.source = DAHL_DATASET_FASHION_MNIST, .c = 1, .h = 28, .w = 28},
+                             .epochs = 1, .samples = -1, .test_samples = -1,
                              .batch = 32, .grain = 1, .pipeline_depth = 1, .ncpu = -1, .ngpu = 0, .seed = 1, .lr = 0.01, .momentum = 0.9,
                              .sched = "lws", .priority_interval = 32, .model = "lenet", .reduction = DAHL_REDUCTION_REDUX,
                              .perfmodel = DAHL_PERFMODEL_HISTORY, .trace_first = -1, .trace_last = -1, .replicas = 1,

@@ -1,6 +1,7 @@
 /* OUT/trace of a training run: StarPU's FxT trace converted and compared with dahl's task records, then
  * dahl's own traces (dahlsim_trace.h). */
 #include "train.h"
+#include "dahl_layer.h"
 #include "dahlsim_fs.h"
 #include "dahlsim_trace.h"
 #include "dahlsim_util.h"
@@ -14,12 +15,12 @@
 /* Names of the network's layers for traces: conv1, relu1, pool1, ..., then "loss" (index nlayers). */
 static void layer_names(const struct dahl_network_desc *desc, char names[][16], const char **out)
 {
-    static const char *const kinds[] = {[DAHL_LAYER_CONV] = "conv", [DAHL_LAYER_RELU] = "relu",
-                                        [DAHL_LAYER_MAXPOOL] = "pool", [DAHL_LAYER_DENSE] = "dense"};
-    int seen[4] = {0};
     for (int i = 0; i < desc->nlayers; i++) {
-        enum dahl_layer_kind k = desc->layers[i].kind;
-        snprintf(names[i], 16, "%s%d", kinds[k], ++seen[k]);
+        const struct dahl_layer_type *k = dahl_layer_type_get(desc->layers[i].kind);
+        int seen = 0; /* the layers of its kind up to this one */
+        for (int j = 0; j <= i; j++)
+            seen += desc->layers[j].kind == desc->layers[i].kind;
+        snprintf(names[i], 16, "%s%d", k != NULL ? k->trace_name : "layer", seen);
         out[i] = names[i];
     }
     out[desc->nlayers] = "loss";

@@ -7,6 +7,7 @@
 #include "dahlsim_util.h"
 
 #include "dahl_kernels.h"
+#include "dahl_layer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -127,9 +128,9 @@ static int train_epoch(struct run_state *st, int e, struct progress *progress)
 static int load_data(const struct train_opts *o, bool simulated, struct dahl_dataset *all,
                      struct dahl_dataset *train, struct dahl_dataset *test)
 {
-    if (o->syn_h > 0 || simulated) {
+    if (o->data.source == DAHL_DATASET_SYNTHETIC || simulated) {
         /* Simulated: labels only, in the dataset's shape (Fashion-MNIST: 28x28x1), no file read. */
-        const int c = o->syn_h > 0 ? o->syn_c : 1, h = o->syn_h > 0 ? o->syn_h : 28, w = o->syn_h > 0 ? o->syn_w : 28;
+        const int c = o->data.c, h = o->data.h, w = o->data.w;
         int ret = dahl_dataset_synthetic((int)(o->samples + o->test_samples), c, h, w, NCLASSES, (uint64_t)o->seed,
                                          simulated ? 0 : 1, all);
         if (ret != 0) {
@@ -146,13 +147,23 @@ static int load_data(const struct train_opts *o, bool simulated, struct dahl_dat
         test->labels = all->labels + o->samples;
         return 0;
     }
+    int ret = train_dataset_load(&o->data, 1, o->samples, train);
+    if (ret == 0)
+        ret = train_dataset_load(&o->data, 0, o->test_samples, test);
+    return ret == -ENOMEM ? ret : ret != 0 ? -EINVAL : 0;
+}
+
+int train_dataset_load(const struct dahl_dataset_name *name, int train, long max, struct dahl_dataset *out)
+{
     char err[1024];
-    if (dahl_dataset_load_fashion_mnist(NULL, 1, (int)o->samples, train, err, sizeof(err)) != 0 ||
-        dahl_dataset_load_fashion_mnist(NULL, 0, (int)o->test_samples, test, err, sizeof(err)) != 0) {
+    int ret = name->source == DAHL_DATASET_CIFAR10
+                  ? dahl_dataset_load_cifar10(name->dir, train, (int)max, out, err, sizeof(err))
+                  : dahl_dataset_load_fashion_mnist(NULL, train, (int)max, out, err, sizeof(err));
+    if (ret == -ENOMEM)
+        dahlsim_error("--dataset: out of memory loading %ld samples", max);
+    else if (ret != 0)
         dahlsim_error("%s", err);
-        return -EINVAL;
-    }
-    return 0;
+    return ret;
 }
 
 static void run_state_fini(struct run_state *st)
@@ -253,15 +264,14 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
  * image shape, the output directory. Returns 0, or -EINVAL after printing the error. */
 static int train_check(const struct train_opts *o, struct dahl_network_desc *desc)
 {
-    int c = o->syn_h > 0 ? o->syn_c : 1, h = o->syn_h > 0 ? o->syn_h : 28, w = o->syn_h > 0 ? o->syn_w : 28;
-    if (!train_model_desc(o->model, c, h, w, desc))
+    if (!train_model_desc(o->model, o->data.c, o->data.h, o->data.w, desc))
         return -EINVAL;
     /* pipeline stages: inside the model, each with a layer that has weights (its update marks its steps) */
     for (long s = 0; s < o->nstages; s++) {
         int first = s == 0 ? 0 : (int)o->stages[s - 1], end = s + 1 < o->nstages ? (int)o->stages[s] : desc->nlayers;
         bool weights = false;
         for (int i = first; i < end; i++)
-            weights |= desc->layers[i].kind == DAHL_LAYER_CONV || desc->layers[i].kind == DAHL_LAYER_DENSE;
+            weights |= dahl_layer_desc_has_params(&desc->layers[i]);
         if (first >= end || !weights) {
             dahlsim_error("--stages: expected stages of the model's %d layers each with a convolution or a dense "
                           "layer, got stage %ld on layers [%d, %d)", desc->nlayers, s, first, end);
@@ -379,7 +389,7 @@ static int train_main(int argc, char **argv, bool simulated)
     run_state_fini(&st);
     dahl_profile_fini();
 out_data:
-    if (o.syn_h > 0 || simulated) {
+    if (o.data.source == DAHL_DATASET_SYNTHETIC || simulated) {
         dahl_dataset_fini(&all);
     } else {
         dahl_dataset_fini(&st.train);

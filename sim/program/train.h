@@ -13,12 +13,14 @@
 #define DAHLSIM_PROGRAM_TRAIN_H
 
 #include "dahlsim_experiment.h"
+#include "dahlsim_model.h"
 #include "dahlsim_nodes.h"
 #include "dahlsim_proc.h"
 #include "dahlsim_results.h"
 
 #include "dahl_codelets.h"
 #include "dahl_dataset.h"
+#include "dahl_dataset_name.h"
 #include "dahl_engine.h"
 #include "dahl_network.h"
 #include "dahl_profile.h"
@@ -26,15 +28,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NCLASSES 10
-#define DEEP_BLOCKS 3 /* --model deep */
-#define DEEP_WIDTH 8  /* filters of the first deep block, doubled at each block */
+#define NCLASSES DAHLSIM_NCLASSES
 
 /* ---- options (options.c) ------------------------------------------------------------------------------ */
 
 struct train_opts {
     const char *dataset;
-    int syn_h, syn_w, syn_c; /* synthetic:HxWxC; 0 for fashion-mnist */
+    struct dahl_dataset_name data; /* --dataset parsed: its source and image shape */
     long epochs, samples, test_samples, batch, ncpu, ngpu, seed;
     long grain; /* samples per layer task (issue 21); -1: the batch (per node) */
     long pipeline_depth;                          /* steps in flight (issue 21); 1: synchronous */
@@ -85,9 +85,9 @@ struct train_opts {
  * wrote it) into o (o->help: --help was printed, nothing to run). Returns 0, or -EINVAL after printing the
  * error. */
 int train_parse_options(int argc, char **argv, bool simulated, struct train_opts *o);
-/* The image shape a dataset name gives: synthetic:HxWxC (sizes in [1, 4096], C <= 64), or 0, 0, 0 for
- * fashion-mnist; false when it is neither. */
-bool train_dataset_shape(const char *dataset, int *h, int *w, int *c);
+/* Loads the train (train != 0) or test split of a file-backed dataset (fashion-mnist, cifar10:DIR), its first
+ * max samples. Returns 0, or a negative errno after printing the error. */
+int train_dataset_load(const struct dahl_dataset_name *name, int train, long max, struct dahl_dataset *out);
 
 /* ---- the model (model.c) ------------------------------------------------------------------------------ */
 

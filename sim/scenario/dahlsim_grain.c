@@ -2,6 +2,7 @@
 #include "dahlsim_grain.h"
 
 #include "dahl_autoprio.h"
+#include "dahl_dataset_name.h"
 #include "dahl_perfnames.h"
 #include "dahl_records.h" /* DAHL_SUBMIT_SHARED_SHARE */
 #include "dahlsim_dag.h"
@@ -19,12 +20,12 @@
 /* x's image shape: synthetic:HxWxC, or fashion-mnist's 28x28x1. Returns 0 or -EINVAL (err). */
 static int image_shape(const struct dahlsim_experiment *x, int *c, int *h, int *w, char *err, size_t err_size)
 {
-    *h = *w = 28;
-    *c = 1;
-    if (strncmp(x->dataset, "synthetic:", 10) == 0 && sscanf(x->dataset, "synthetic:%dx%dx%d", h, w, c) != 3) {
-        snprintf(err, err_size, "dataset \"%s\": expected synthetic:HxWxC", x->dataset);
+    struct dahl_dataset_name n;
+    if (!dahl_dataset_name_parse(x->dataset, &n)) {
+        snprintf(err, err_size, "dataset \"%s\": expected " DAHL_DATASET_NAMES, x->dataset);
         return -EINVAL;
     }
+    *c = n.c, *h = n.h, *w = n.w;
     return 0;
 }
 
@@ -185,12 +186,11 @@ bool dahlsim_grain_covered(const cJSON *root, const struct dahlsim_experiment *x
     return false;
 }
 
-/* Normalised shape key for coverage: fashion-mnist is 28x28x1. Any other name but synthetic:HxWxC (a
- * manifest may hold anything) is "", which matches no experiment's dataset. */
+/* Normalised shape key for coverage (dahl_dataset_name_shape): a name that is no dataset (a manifest may hold
+ * anything) is "", which matches no experiment's dataset. */
 void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size)
 {
-    bool synthetic = strncmp(dataset, "synthetic:", 10) == 0;
-    snprintf(buf, size, "%s", strcmp(dataset, "fashion-mnist") == 0 ? "28x28x1" : synthetic ? dataset + 10 : "");
+    dahl_dataset_name_shape(dataset, buf, size);
 }
 
 int dahlsim_grain_task_sizes(long grain, long batch, long out[2])

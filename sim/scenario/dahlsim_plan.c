@@ -8,7 +8,7 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
-#include "dahl_netdesc.h"
+#include "dahl_layer.h"
 #include "dahl_perfnames.h"
 
 #include <cjson/cJSON.h>
@@ -684,7 +684,7 @@ static size_t search_pipelines(const struct dahlsim_experiment *x, const struct 
                 bool weights = false;
                 double share = 0, grad_bytes = 0;
                 for (int l = lo; l < hi; l++) {
-                    weights |= desc->layers[l].kind == DAHL_LAYER_CONV || desc->layers[l].kind == DAHL_LAYER_DENSE;
+                    weights |= dahl_layer_desc_has_params(&desc->layers[l]);
                     share += work[order[s]][l];
                     grad_bytes += 4.0 * (double)(shapes[l].nw + shapes[l].nb);
                 }

@@ -5,7 +5,7 @@
  *   machine         string               (required)               calibration/NAME: perf models + platform
  *   model           string               "lenet"                  lenet, deep, deep:N, or a model file
  *                                                                 (relative to the scenario's directory)
- *   dataset         string               "fashion-mnist"          or "synthetic:HxWxC" (shapes only in simulation)
+ *   dataset         string               "fashion-mnist"          "cifar10:DIR" or "synthetic:HxWxC" (shapes only in simulation)
  *   samples         integer >= 1         60000 / 1024 synthetic   training samples per epoch
  *   iterations      integer >= 1         -                        instead of samples: iterations x batch
  *   batch           integer >= 1         32                       samples per step (<= samples)
@@ -72,6 +72,8 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_platform.h"
 
+#include "dahl_dataset_name.h"
+#include "dahl_netdesc.h"
 #include "dahl_perfnames.h"
 
 #include <cjson/cJSON.h>
@@ -133,14 +135,6 @@ static void expected_keys(char *buf, size_t size)
 }
 
 /* ---- one experiment from a JSON object ----------------------------------------------------------------- */
-
-/* "HxWxC" -> sizes; false when malformed. */
-static bool parse_shape(const char *text, long *h, long *wd, long *c)
-{
-    char tail;
-    return sscanf(text, "%ldx%ldx%ld%c", h, wd, c, &tail) == 3 && *h >= 1 && *wd >= 1 && *c >= 1 && *h <= 4096 &&
-           *wd <= 4096 && *c <= 64;
-}
 
 /* The machines under the calibration root, comma-separated, for hints. */
 static void machine_list(char *buf, size_t size)
@@ -377,19 +371,18 @@ static bool what_from(const struct dahlsim_where *w, const char *scenario_dir, c
         dahlsim_field_error(w, "model", cJSON_GetObjectItemCaseSensitive(o, "model"), "a shorter path");
         return false;
     }
-    if (!dahlsim_field_string(w, o, "dataset", "fashion-mnist", x->dataset, sizeof(x->dataset),
-                    "fashion-mnist or synthetic:HxWxC"))
+    if (!dahlsim_field_string(w, o, "dataset", "fashion-mnist", x->dataset, sizeof(x->dataset), DAHL_DATASET_NAMES))
         return false;
-    long h, wd, c;
-    bool synthetic = strncmp(x->dataset, "synthetic:", 10) == 0;
-    if (!(strcmp(x->dataset, "fashion-mnist") == 0 || (synthetic && parse_shape(x->dataset + 10, &h, &wd, &c)))) {
-        dahlsim_field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"),
-                    "fashion-mnist or synthetic:HxWxC with sizes in [1, 4096] and C <= 64");
+    struct dahl_dataset_name data;
+    if (!dahl_dataset_name_parse(x->dataset, &data)) {
+        dahlsim_field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"), DAHL_DATASET_NAMES);
         return false;
     }
+    bool synthetic = data.source == DAHL_DATASET_SYNTHETIC;
+    long train_max = data.source == DAHL_DATASET_CIFAR10 ? 50000 : 60000;
     long iterations;
     if (!dahlsim_field_int(w, o, "batch", 1, 65536, 32, &x->batch) ||
-        !dahlsim_field_int(w, o, "samples", 1, 100000000, synthetic ? 1024 : 60000, &x->samples) ||
+        !dahlsim_field_int(w, o, "samples", 1, 100000000, synthetic ? 1024 : train_max, &x->samples) ||
         !dahlsim_field_int(w, o, "iterations", 1, 100000000, 0, &iterations) ||
         !dahlsim_field_int(w, o, "epochs", 1, 100000, 1, &x->epochs))
         return false;
@@ -401,9 +394,11 @@ static bool what_from(const struct dahlsim_where *w, const char *scenario_dir, c
         }
         x->samples = iterations * x->batch;
     }
-    if (!synthetic && x->samples > 60000) {
-        dahlsim_field_error(w, "samples", cJSON_GetObjectItemCaseSensitive(o, "samples"),
-                    "at most the 60000 training samples of fashion-mnist");
+    if (!synthetic && x->samples > train_max) {
+        char expected[96];
+        snprintf(expected, sizeof(expected), "at most the %ld training samples of %s", train_max,
+                 data.source == DAHL_DATASET_CIFAR10 ? "cifar10" : "fashion-mnist");
+        dahlsim_field_error(w, "samples", cJSON_GetObjectItemCaseSensitive(o, "samples"), expected);
         return false;
     }
     if (x->batch > x->samples) {
@@ -715,16 +710,22 @@ static bool workers_from(const struct dahlsim_where *w, const cJSON *o, struct d
                 platform, x->machine);
         return false;
     }
-    /* Every codelet's perf model must be there: StarPU-SimGrid would otherwise abort at the first task. */
+    /* The perf model of every codelet the network runs must be there: StarPU-SimGrid would otherwise abort at
+     * its first task. (A network that cannot be built is refused with its reason later; all of them then.) */
     size_t nsymbols;
     const char *const *symbols = dahl_codelet_symbols(&nsymbols);
+    struct dahl_network_desc desc;
+    char why[512];
+    bool built = dahlsim_grain_network_desc(x, &desc, why, sizeof(why)) == 0;
     for (size_t k = 0; k < nsymbols; k++) {
+        if (built && !dahl_network_desc_uses_codelet(&desc, symbols[k]))
+            continue;
         char model_file[PATH_MAX + 256];
         snprintf(model_file, sizeof(model_file), "%s/sampling/codelets/45/%s.%s", x->machine_dir, symbols[k],
                  x->machine);
         if (access(model_file, R_OK) != 0) {
             char expected[PATH_MAX + 320];
-            snprintf(expected, sizeof(expected), "a calibration with every perf model (%s: %s)", model_file,
+            snprintf(expected, sizeof(expected), "a calibration with every perf model the network runs (%s: %s)", model_file,
                      strerror(errno));
             dahlsim_field_error(w, "machine", cJSON_GetObjectItemCaseSensitive(o, "machine"), expected);
             fprintf(stderr, "hint: recalibrate with dahlsim calibrate --machine %s (or dahlsim machine synth)\n",

@@ -6,7 +6,7 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
-#include "dahl_netdesc.h"
+#include "dahl_layer.h"
 #include "dahl_progress_core.h"
 #include "dahlsim_grain.h"
 
@@ -414,7 +414,7 @@ static bool stages_from(const struct dahlsim_where *w, const cJSON *o, struct da
         ok = v == floor(v) && v > first && v <= d.nlayers && (c == NULL || v < d.nlayers);
         bool weights = false;
         for (int i = first; ok && i < (int)v; i++)
-            weights |= d.layers[i].kind == DAHL_LAYER_CONV || d.layers[i].kind == DAHL_LAYER_DENSE;
+            weights |= dahl_layer_desc_has_params(&d.layers[i]);
         ok = ok && weights;
         if (ok && c != NULL && used < sizeof(x->stage_cuts))
             used += (size_t)snprintf(x->stage_cuts + used, sizeof(x->stage_cuts) - used, "%s%d", used ? "," : "", (int)v);

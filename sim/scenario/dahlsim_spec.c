@@ -4,6 +4,7 @@
 #include "dahlsim_spec.h"
 #include "dahlsim_fs.h"
 
+#include "dahl_layer.h"
 #include "dahl_perfnames.h"
 
 #include <cjson/cJSON.h>
@@ -23,51 +24,25 @@ const char *dahlsim_arch_name(enum dahlsim_arch arch)
 }
 
 /* ---- default efficiencies --------------------------------------------------------------------------------
- * Fractions of peak each kernel reaches, per architecture.
+ * Fractions of peak each kernel reaches, per architecture: each codelet's are in the layer file of its kind
+ * (runtime/model/layers/) or, for the step's own codelets, in dahl_perfnames.c.
  * CPU: fitted with `dahlsim machine synth --fit` to perf models measured on the project's build machine (AMD
  * EPYC, 2 vCPU; one core: 90 GFLOP/s single-precision SGEMM, 34 GB/s streaming; both cores busy, as in
  * training) at the default covered shapes (LeNet, 28x28 to 512x512 images), rounded; one factor per kernel,
  * applied to both roofs (dense: to the memory roof, the one that binds). The per-sample tasks are small, so
  * these sit well below what the same kernels reach on big matrices, and one factor per kernel leaves a median
  * error of 4-38 % per kernel over 28x28..512x512 (platforms/specs/README.md).
- * CUDA: dahl has no CUDA kernels yet, so nobody measured them: typical fractions for small single-sample
+ * CUDA: nobody measured dahl's CUDA kernels on a spec'd machine: typical fractions for small single-sample
  * cuDNN/cuBLAS-like kernels (convolutions near half the FP32 peak, elementwise ones at 60-70 % of the memory
  * bandwidth); at per-sample sizes the per-task overhead dominates anyway. */
-static const struct {
-    const char *symbol;
-    struct dahlsim_efficiency cpu, cuda;
-} defaults[] = {
-    /* direct AVX2 convolution forward; im2col/col2im + SGEMM backward, whose copies weigh at these sizes */
-    {"dahl_conv2d_forward", {0.53, 0.53}, {0.5, 0.7}},
-    {"dahl_conv2d_backward_input", {0.18, 0.18}, {0.35, 0.7}},
-    {"dahl_conv2d_backward_weights", {0.23, 0.23}, {0.35, 0.7}},
-    /* scalar window loops: compares, no FMA: far below streaming bandwidth */
-    {"dahl_maxpool_forward", {0.1, 0.1}, {0.3, 0.6}},
-    {"dahl_maxpool_backward", {0.15, 0.15}, {0.3, 0.6}},
-    /* elementwise on freshly written activations */
-    {"dahl_relu_forward", {0.13, 0.13}, {0.5, 0.7}},
-    {"dahl_relu_backward", {0.15, 0.15}, {0.5, 0.7}},
-    /* one sample: SGEMV / SGER, bound by reading the weights, which stay in cache at LeNet's sizes (> 1) */
-    {"dahl_dense_forward", {1.0, 1.1}, {0.3, 0.6}},
-    {"dahl_dense_backward_input", {1.0, 1.1}, {0.3, 0.6}},
-    {"dahl_dense_backward_weights", {1.0, 1.5}, {0.3, 0.6}},
-    /* K = 10 classes and exp(): nothing but latency on every architecture */
-    {"dahl_softmax_xent", {0.005, 0.005}, {0.01, 0.01}},
-    /* elementwise updates and gradient sums */
-    {"dahl_sgd_update", {0.35, 0.35}, {0.5, 0.7}},
-    {"dahl_accumulate", {0.76, 0.76}, {0.5, 0.7}},
-    {"dahl_zero", {1.0, 1.0}, {1.0, 0.8}},
-};
-
 bool dahlsim_efficiency_default(const char *symbol, enum dahlsim_arch arch, struct dahlsim_efficiency *out)
 {
-    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
-        if (strcmp(defaults[i].symbol, symbol) == 0) {
-            *out = arch == DAHLSIM_ARCH_CUDA ? defaults[i].cuda : defaults[i].cpu;
-            return true;
-        }
-    }
-    return false;
+    const struct dahl_codelet_defaults *c = dahl_codelet_defaults_find(symbol);
+    if (c == NULL)
+        return false;
+    *out = arch == DAHLSIM_ARCH_CUDA ? (struct dahlsim_efficiency){c->cuda_compute, c->cuda_memory}
+                                     : (struct dahlsim_efficiency){c->cpu_compute, c->cpu_memory};
+    return true;
 }
 
 int dahlsim_symbol_index(const char *symbol)

@@ -7,6 +7,7 @@
 
 #include "dahl_kernels.h"
 #include "dahl_perfnames.h"
+#include "dahl_dataset_name.h"
 #include "dahl_netdesc.h"
 #include "dahlsim_dag.h"
 #include "dahlsim_share.h"
@@ -32,16 +33,15 @@ static void wl_error(const char *path, const char *point, const char *field, con
     free(text);
 }
 
-/* A job's image shape from its dataset (fashion-mnist: 28x28x1); false when it names neither. */
+/* A job's image shape from its dataset name; false when it names none. */
 static bool job_shape(const struct dahlsim_job *j, int *c, int *h, int *w)
 {
-    char tail;
+    struct dahl_dataset_name n;
     *c = 1, *h = 28, *w = 28;
-    if (strcmp(j->dataset, "fashion-mnist") == 0)
-        return true;
-    return strncmp(j->dataset, "synthetic:", 10) == 0 &&
-           sscanf(j->dataset + 10, "%dx%dx%d%c", h, w, c, &tail) == 3 && *h >= 1 && *w >= 1 && *c >= 1 &&
-           *h <= 4096 && *w <= 4096 && *c <= 64;
+    if (!dahl_dataset_name_parse(j->dataset, &n))
+        return false;
+    *c = n.c, *h = n.h, *w = n.w;
+    return true;
 }
 
 /* What a GPU must hold beside a task's data: StarPU serves small buffers from chunks of 1/16 of a GPU under

@@ -1,0 +1,82 @@
+/* The layer table (see dahl_layer.h): one line per kind, each defined in its own file under layers/. */
+#include "dahl_layer.h"
+
+#include "dahl_footprint.h"
+
+#include <string.h>
+
+extern const struct dahl_layer_type dahl_layer_conv;
+extern const struct dahl_layer_type dahl_layer_relu;
+extern const struct dahl_layer_type dahl_layer_maxpool;
+extern const struct dahl_layer_type dahl_layer_dense;
+extern const struct dahl_layer_type dahl_layer_avgpool;
+extern const struct dahl_layer_type dahl_layer_globalavgpool;
+
+/* In this order, their codelets begin dahl_codelet_symbols() (dahl_perfnames.c). */
+static const struct dahl_layer_type *const kinds[] = {
+    &dahl_layer_conv,
+    &dahl_layer_maxpool,
+    &dahl_layer_relu,
+    &dahl_layer_dense,
+    &dahl_layer_avgpool,
+    &dahl_layer_globalavgpool,
+};
+#define NKINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
+
+const struct dahl_layer_type *dahl_layer_type_get(enum dahl_layer_kind kind)
+{
+    for (int i = 0; i < NKINDS; i++)
+        if (kinds[i]->kind == kind)
+            return kinds[i];
+    return NULL;
+}
+
+const struct dahl_layer_type *dahl_layer_type_by_name(const char *name)
+{
+    for (int i = 0; i < NKINDS; i++)
+        if (strcmp(kinds[i]->name, name) == 0)
+            return kinds[i];
+    return NULL;
+}
+
+int dahl_layer_type_count(void)
+{
+    return NKINDS;
+}
+
+const struct dahl_layer_type *dahl_layer_type_at(int i)
+{
+    return i >= 0 && i < NKINDS ? kinds[i] : NULL;
+}
+
+bool dahl_layer_desc_has_params(const struct dahl_layer_desc *d)
+{
+    const struct dahl_layer_type *k = dahl_layer_type_get(d->kind);
+    return k != NULL && k->has_params;
+}
+
+int dahl_layer_tasks(const struct dahl_layer_shape *l, enum dahl_pass pass, int n, bool has_dx,
+                     struct dahl_layer_task *out)
+{
+    const struct dahl_layer_type *k = dahl_layer_type_get(l->desc.kind);
+    return k != NULL ? k->tasks(l, pass, n, has_dx, out) : 0;
+}
+
+struct dahl_layer_task dahl_layer_task_grouped(const char *symbol, uint32_t footprint, int n, double flops,
+                                               size_t bytes, size_t params_bytes)
+{
+    double total = (double)n * flops;
+    return (struct dahl_layer_task){.symbol = symbol,
+                                    .footprint = dahl_grouped_footprint_of(footprint, n),
+                                    .size = dahl_size_of_flops(total),
+                                    .flops = total,
+                                    .bytes = (double)n * (double)bytes - (double)(n - 1) * (double)params_bytes};
+}
+
+struct dahl_layer_task dahl_layer_task_uses(struct dahl_layer_task t, const struct dahl_layer_use *uses, int n)
+{
+    t.naccesses = n < DAHL_LAYER_TASK_MAX_ACCESSES ? n : DAHL_LAYER_TASK_MAX_ACCESSES;
+    for (int i = 0; i < t.naccesses; i++)
+        t.access[i] = uses[i];
+    return t;
+}
