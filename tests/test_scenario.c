@@ -96,6 +96,10 @@ Test(scenario, bad_values_name_the_file_and_the_field)
     const char *sched_hints[][2] = {{"scheduler=dmdaa", "hint: did you mean \"dmda\"?"},
                                     {"scheduler=heteroprio", "hint: heteroprio needs priorities: heteroprio:auto-"},
                                     {"scheduler=fastest", "hint: common policies: lws"}};
+    /* a built-in model is a name, not a path relative to the scenario: the hint covers it by name */
+    dahlsim((const char *[]){"check", TINY, "--set", "model=\"vgg-small\"", NULL});
+    assert_input_error("model=vgg-small", "\"dataset\": expected a setup calibration tiny-2cpu covers", NULL);
+    cr_assert(strstr(run.err, "--cover synthetic:12x12x1,model=vgg-small,perfmodel=history") != NULL, "%s", run.err);
     for (size_t i = 0; i < sizeof(sched_hints) / sizeof(sched_hints[0]); i++) {
         dahlsim((const char *[]){"check", TINY, "--set", sched_hints[i][0], NULL});
         assert_input_error(sched_hints[i][0], "\"scheduler\": expected a StarPU scheduling policy", NULL);

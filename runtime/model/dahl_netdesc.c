@@ -129,6 +129,12 @@ int dahl_network_desc_vgg_small(int c, int h, int w, int nclasses, struct dahl_n
     return 0;
 }
 
+bool dahl_network_desc_is_named(const char *model)
+{
+    return strcmp(model, "lenet") == 0 || strcmp(model, "vgg-small") == 0 || strcmp(model, "deep") == 0 ||
+           strncmp(model, "deep:", 5) == 0;
+}
+
 int dahl_network_desc_named(const char *model, int c, int h, int w, int nclasses, struct dahl_network_desc *out,
                             char *err, size_t err_size)
 {
@@ -141,7 +147,7 @@ int dahl_network_desc_named(const char *model, int c, int h, int w, int nclasses
     }
     if (strcmp(model, "vgg-small") == 0)
         return dahl_network_desc_vgg_small(c, h, w, nclasses, out) == 0 ? 0 : -EINVAL;
-    if (strcmp(model, "deep") != 0 && strncmp(model, "deep:", 5) != 0)
+    if (!dahl_network_desc_is_named(model))
         return -ENOENT;
     long blocks = DAHL_DEEP_BLOCKS;
     if (model[4] == ':') {

@@ -57,6 +57,9 @@ int dahl_network_desc_vgg_small(int c, int h, int w, int nclasses, struct dahl_n
 #define DAHL_DEEP_WIDTH 8
 int dahl_network_desc_named(const char *model, int c, int h, int w, int nclasses, struct dahl_network_desc *out,
                             char *err, size_t err_size);
+/* Whether model names a built-in model (lenet, vgg-small, deep, deep:...; a malformed deep:N included), not a
+ * file: scenarios resolve every other name as a path relative to themselves. */
+bool dahl_network_desc_is_named(const char *model);
 
 /* Checks every layer's shape against its input; on failure returns -EINVAL and writes the reason, naming
  * the layer, into err. */

@@ -362,10 +362,10 @@ static bool what_from(const struct dahlsim_where *w, const char *scenario_dir, c
         return false;
     }
     char model[PATH_MAX];
-    if (!dahlsim_field_string(w, o, "model", "lenet", model, sizeof(model), "lenet, deep, deep:N or a model file"))
+    if (!dahlsim_field_string(w, o, "model", "lenet", model, sizeof(model),
+                              "lenet, vgg-small, deep, deep:N or a model file"))
         return false;
-    if (strcmp(model, "lenet") == 0 || strcmp(model, "deep") == 0 || strncmp(model, "deep:", 5) == 0 ||
-        model[0] == '/')
+    if (dahl_network_desc_is_named(model) || model[0] == '/')
         snprintf(x->model, sizeof(x->model), "%s", model);
     else if (snprintf(x->model, sizeof(x->model), "%s/%s", scenario_dir, model) >= (int)sizeof(x->model)) {
         dahlsim_field_error(w, "model", cJSON_GetObjectItemCaseSensitive(o, "model"), "a shorter path");
