@@ -7,7 +7,7 @@
 # The program (sim/program) may include StarPU but no header of the front end (sim/, sim/cmd).
 # --selftest: runs the check on copies of common/, kernels/, sim/, runtime/records/, runtime/model/ and
 # runtime's headers with a StarPU include (in sim/core, sim/trace, sim/scenario, runtime/model), a header from
-# above (in sim/core, sim/trace, sim/lab, sim/program, runtime/records, common) and a circle put in, and fails
+# above (in sim/core, sim/trace, sim/lab, sim/program, runtime/records, common, kernels/cpu) and a circle put in, and fails
 # unless each is refused (so the check itself can fail).
 # usage: check_layers.sh [--selftest] SOURCE_DIR
 set -euo pipefail
@@ -65,7 +65,10 @@ if [ "${1:-}" = --selftest ]; then
     fresh
     sed -i '0,/^#include/s//#include "dahlsim_cli.h"\n#include/' "$work/tree/sim/program/train.c"
     refused "a front-end header in sim/program" "train.c:.*not a header of sim/program"
-    echo "check_layers: selftest: all eleven refused"
+    fresh
+    sed -i '0,/^#include/s//#include "dahl_engine.h"\n#include/' "$work/tree/kernels/cpu/pool.c"
+    refused "a runtime header in kernels/cpu" "pool.c:.*not a header of kernels/cpu or of kernels common"
+    echo "check_layers: selftest: all twelve refused"
     exit 0
 fi
 src=${1:?usage: check_layers.sh [--selftest] SOURCE_DIR}
@@ -81,6 +84,10 @@ rules=(
     "runtime/records common"
     "runtime/model kernels common"
     "runtime/model/layers runtime/model kernels common"
+    "kernels/cpu kernels common"
+    "kernels/cuda kernels common"
+    "runtime STARPU runtime/model runtime/records kernels kernels/cuda common"
+    "runtime/codelets STARPU runtime runtime/model runtime/records kernels kernels/cuda common"
     "sim/core common"
     "sim/trace sim/core runtime/records common"
     "sim/lab sim/core runtime/model kernels common"
@@ -101,7 +108,7 @@ for rule in "${rules[@]}"; do
     declare -A own=()
     while IFS= read -r h; do
         own[$h]=1
-    done < <(find "$dir" $allowed -maxdepth 1 -name '*.h' -printf '%f\n' 2>/dev/null)
+    done < <(find "$dir" $allowed -maxdepth 1 \( -name '*.h' -o -name '*.cuh' \) -printf '%f\n' 2>/dev/null)
     while IFS= read -r -d '' file; do
         while IFS=: read -r line text; do
             if [[ $text =~ $forbidden_system ]]; then
@@ -117,7 +124,7 @@ for rule in "${rules[@]}"; do
                 fi
             fi
         done < <(grep -n '^#include' "$file" || true)
-    done < <(find "$dir" -maxdepth 1 \( -name '*.c' -o -name '*.h' \) -print0)
+    done < <(find "$dir" -maxdepth 1 \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) -print0)
     unset own
 done
 
