@@ -10,6 +10,8 @@
 #include "dahlsim_scenario.h"
 #include "dahlsim_util.h"
 
+#include "dahl_dataset_name.h"
+
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
@@ -76,8 +78,8 @@ static cJSON *per_spell(const double *v, const double *lat, int n)
 static bool same_shape(const struct dahlsim_calibrate_opts *o, int a, int b)
 {
     char x[64], y[64];
-    dahlsim_dataset_shape(o->covers[a].dataset, x, sizeof(x));
-    dahlsim_dataset_shape(o->covers[b].dataset, y, sizeof(y));
+    dahl_dataset_name_shape(o->covers[a].dataset, x, sizeof(x));
+    dahl_dataset_name_shape(o->covers[b].dataset, y, sizeof(y));
     return strcmp(x, y) == 0;
 }
 
@@ -163,7 +165,7 @@ cJSON *dahlsim_calibrate_submission(const struct dahlsim_calibrate_opts *o, cons
         for (int j = 0; j < o->ncovers && !measured; j++)
             measured = cs[j].rounds > 0 && same_shape(o, i, j);
         char shape[64];
-        dahlsim_dataset_shape(o->covers[i].dataset, shape, sizeof(shape));
+        dahl_dataset_name_shape(o->covers[i].dataset, shape, sizeof(shape));
         if (seen || (!measured && cJSON_GetObjectItemCaseSensitive(shapes, shape) != NULL))
             continue;
         if (!o->quiet)
@@ -270,7 +272,7 @@ static int smallest_cover(const struct dahlsim_calibrate_opts *o)
     for (int i = 0; i < o->ncovers; i++) {
         char shape[64];
         long h = 0, w = 0, c = 0;
-        dahlsim_dataset_shape(o->covers[i].dataset, shape, sizeof(shape));
+        dahl_dataset_name_shape(o->covers[i].dataset, shape, sizeof(shape));
         if (sscanf(shape, "%ldx%ldx%ld", &h, &w, &c) == 3 && (best_px < 0 || h * w * c < best_px)) {
             best_px = h * w * c;
             best = i;

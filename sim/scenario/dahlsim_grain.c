@@ -164,7 +164,7 @@ bool dahlsim_grain_covered(const cJSON *root, const struct dahlsim_experiment *x
     if (n == 1 || !cJSON_IsArray(list))
         return true;
     char want[64];
-    dahlsim_dataset_shape(x->dataset, want, sizeof(want));
+    dahl_dataset_name_shape(x->dataset, want, sizeof(want));
     const cJSON *c;
     cJSON_ArrayForEach(c, list)
     {
@@ -172,7 +172,7 @@ bool dahlsim_grain_covered(const cJSON *root, const struct dahlsim_experiment *x
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "model");
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(c, "perfmodel");
         char have[64];
-        dahlsim_dataset_shape(cJSON_IsString(d) ? d->valuestring : "", have, sizeof(have));
+        dahl_dataset_name_shape(cJSON_IsString(d) ? d->valuestring : "", have, sizeof(have));
         if (strcmp(have, want) != 0 || !cJSON_IsString(m) || strcmp(m->valuestring, x->model) != 0 ||
             strcmp(cJSON_IsString(k) ? k->valuestring : "history", x->perfmodel) != 0)
             continue;
@@ -184,13 +184,6 @@ bool dahlsim_grain_covered(const cJSON *root, const struct dahlsim_experiment *x
         }
     }
     return false;
-}
-
-/* Normalised shape key for coverage (dahl_dataset_name_shape): a name that is no dataset (a manifest may hold
- * anything) is "", which matches no experiment's dataset. */
-void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size)
-{
-    dahl_dataset_name_shape(dataset, buf, size);
 }
 
 int dahlsim_grain_task_sizes(long grain, long batch, long out[2])

@@ -53,10 +53,6 @@ int dahlsim_grain_network_desc(const struct dahlsim_experiment *x, struct dahl_n
 int dahlsim_grain_emulate(const struct dahlsim_experiment *x, long batch, long g, int steps, struct dahlsim_dag *dag,
                           double **task_end_s, struct dahlsim_emu_result *res, char *err, size_t err_size);
 
-/* The image shape of a dataset name, "HxWxC" ("28x28x1" for fashion-mnist, "" for a name that is not a
- * dataset), into buf: the key of a calibration's coverage. */
-void dahlsim_dataset_shape(const char *dataset, char *buf, size_t size);
-
 /* The task sizes a network trained on `batch` samples per step gets at grain (-1, or above the batch: the
  * batch): the grain, then the last group's rest when there is one. Returns how many (1 or 2), in out. */
 int dahlsim_grain_task_sizes(long grain, long batch, long out[2]);

@@ -163,7 +163,7 @@ static bool covered(const cJSON *root, const struct dahlsim_experiment *x, char 
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "covered");
     bool ok = !cJSON_IsArray(list);
     char want[64];
-    dahlsim_dataset_shape(x->dataset, want, sizeof(want));
+    dahl_dataset_name_shape(x->dataset, want, sizeof(want));
     size_t used = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, list)
@@ -175,7 +175,7 @@ static bool covered(const cJSON *root, const struct dahlsim_experiment *x, char 
             continue;
         const char *kind = cJSON_IsString(k) ? k->valuestring : "history";
         char have[64];
-        dahlsim_dataset_shape(d->valuestring, have, sizeof(have));
+        dahl_dataset_name_shape(d->valuestring, have, sizeof(have));
         if (used < size)
             used += (size_t)snprintf(covers + used, size - used, "%s%s/%s/%s", used ? ", " : "", d->valuestring,
                                      m->valuestring, kind);
@@ -193,7 +193,7 @@ static int machine_submit_cost(const cJSON *m, const char *path, const char *dat
 {
     const cJSON *sub = cJSON_GetObjectItemCaseSensitive(m, "submission");
     char shape[64];
-    dahlsim_dataset_shape(dataset, shape, sizeof(shape));
+    dahl_dataset_name_shape(dataset, shape, sizeof(shape));
     const cJSON *own = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sub, "per_shape"), shape);
     if (own != NULL)
         sub = own;
@@ -301,7 +301,7 @@ static bool machine_checks(const struct dahlsim_where *w, const cJSON *o, struct
     char covers[2048];
     if (!covered(manifest, x, covers, sizeof(covers))) {
         char shape[64], expected[2300];
-        dahlsim_dataset_shape(x->dataset, shape, sizeof(shape));
+        dahl_dataset_name_shape(x->dataset, shape, sizeof(shape));
         snprintf(expected, sizeof(expected), "a setup calibration %s covers (%s)", x->machine, covers);
         dahlsim_field_error(w, "dataset", cJSON_GetObjectItemCaseSensitive(o, "dataset"), expected);
         fprintf(stderr, "hint: dahlsim calibrate --machine %s --cover %s,model=%s,perfmodel=%s\n", x->machine,

@@ -37,6 +37,6 @@ const struct dahlsim_experiment *dahlsim_scenario_point(const struct dahlsim_sce
 /* The swept keys (static strings owned by s), *n of them. */
 const char *const *dahlsim_scenario_sweep_keys(const struct dahlsim_scenario *s, size_t *n);
 
-/* dahlsim_dataset_shape: dahlsim_grain.h. */
+/* The coverage key of a dataset name: dahl_dataset_name_shape (dahl_dataset_name.h). */
 
 #endif /* DAHLSIM_SCENARIO_H */
