@@ -141,6 +141,54 @@ double dahl_relu_backward_flops(size_t n);
 size_t dahl_relu_forward_bytes(size_t n);
 size_t dahl_relu_backward_bytes(size_t n);
 
+/* ---- element-wise add (kernels/cpu/add.c), over n floats, any layout -------------------------------------- */
+/* y = a + b. OVERWRITES y. */
+void dahl_add_forward(size_t n, const float *a, const float *b, float *y);
+/* da = db = dy (the gradient of a sum reaches both terms). OVERWRITES da and db. */
+void dahl_add_backward(size_t n, const float *dy, float *da, float *db);
+/* forward: n. The backward pass copies (no arithmetic): its perf-model size is n, as dahl_zero's. */
+double dahl_add_forward_flops(size_t n);
+/* forward: 4*3n.  backward: 4*3n. */
+size_t dahl_add_forward_bytes(size_t n);
+size_t dahl_add_backward_bytes(size_t n);
+
+/* ---- batch normalisation (kernels/cpu/bn.c), training mode, per channel ----------------------------------
+ * Samples are [C][HW]; gamma, beta [C]. The step's statistics are sums, stats [2C + 1] = sum x per channel,
+ * sum x^2 per channel, and the count of values each channel's sums cover; mean = sum / count, var = sum x^2 /
+ * count - mean^2 (biased), eps 1e-5. dgamma = sum dy xhat and dbeta = sum dy over the step's samples. */
+/* ACCUMULATES one sample's sums into stats. */
+void dahl_bn_stats(int c, int hw, const float *x, float *stats);
+/* Channel ch's mean and 1 / sqrt(var + eps) from stats. */
+void dahl_bn_moments(int c, const float *stats, int ch, float *mean, float *inv_std);
+/* y = gamma (x - mean) / sqrt(var + eps) + beta over n samples. OVERWRITES y; scratch: 2C floats. */
+void dahl_bn_forward(int c, int hw, int n, const float *x, const float *stats, const float *gamma, const float *beta,
+                     float *y, float *scratch);
+/* The same with the running statistics, running [2C] = mean, variance (evaluation). scratch: C floats. */
+void dahl_bn_forward_eval(int c, int hw, int n, const float *x, const float *running, const float *gamma,
+                          const float *beta, float *y, float *scratch);
+/* ACCUMULATES one sample's dgamma += sum dy xhat and dbeta += sum dy. */
+void dahl_bn_backward_params(int c, int hw, const float *x, const float *dy, const float *stats, float *dgamma,
+                             float *dbeta);
+/* dx = gamma / sqrt(var + eps) / count (count dy - dbeta - xhat dgamma), with the step's sums dgamma and dbeta,
+ * over n samples. OVERWRITES dx. */
+void dahl_bn_backward_input(int c, int hw, int n, const float *x, const float *dy, const float *stats,
+                            const float *gamma, const float *dgamma, const float *dbeta, float *dx);
+/* running = 0.9 running + 0.1 (batch mean, unbiased batch variance). UPDATES running [2C]. */
+void dahl_bn_running(int c, const float *stats, float *running);
+/* per sample: stats 4 C HW, forward 2 C HW, backward_params 5 C HW, backward_input 6 C HW; running 12 C */
+double dahl_bn_stats_flops(int c, int hw);
+double dahl_bn_forward_flops(int c, int hw);
+double dahl_bn_backward_params_flops(int c, int hw);
+double dahl_bn_backward_input_flops(int c, int hw);
+double dahl_bn_running_flops(int c);
+/* per sample, the statistics and parameters counted once: 4 x (stats: C HW + 2C + 1; forward: 2 C HW + 4C + 1;
+ * backward_params: 2 C HW + 6C + 1; backward_input: 3 C HW + 5C + 1); running: 4 x (6C + 1) */
+size_t dahl_bn_stats_bytes(int c, int hw);
+size_t dahl_bn_forward_bytes(int c, int hw);
+size_t dahl_bn_backward_params_bytes(int c, int hw);
+size_t dahl_bn_backward_input_bytes(int c, int hw);
+size_t dahl_bn_running_bytes(int c);
+
 /* ---- dense (kernels/cpu/dense.c): fully connected, over n samples at once ---------------------------------
  * x [n][N_in]   w [N_out][N_in]   b [N_out]   y [n][N_out];  y = w x + b. No workspace. Each output element
  * gets the same operations in the same order whatever n is (and whatever the instruction set), so one call

@@ -278,6 +278,30 @@ nomem:
     return -ENOMEM;
 }
 
+int dahl_dataset_pad(struct dahl_dataset *d, int h, int w)
+{
+    if (h < d->h || w < d->w)
+        return -EINVAL;
+    if (d->images == NULL || (h == d->h && w == d->w)) {
+        d->h = h;
+        d->w = w;
+        return 0;
+    }
+    float *v = calloc((size_t)d->n * (size_t)d->c * (size_t)h * (size_t)w, sizeof(float));
+    if (v == NULL)
+        return -ENOMEM;
+    int top = (h - d->h) / 2, left = (w - d->w) / 2;
+    for (size_t p = 0; p < (size_t)d->n * (size_t)d->c; p++)
+        for (int y = 0; y < d->h; y++)
+            memcpy(v + (p * (size_t)h + (size_t)(top + y)) * (size_t)w + (size_t)left,
+                   d->images + (p * (size_t)d->h + (size_t)y) * (size_t)d->w, (size_t)d->w * sizeof(float));
+    free(d->images);
+    d->images = v;
+    d->h = h;
+    d->w = w;
+    return 0;
+}
+
 void dahl_dataset_fini(struct dahl_dataset *d)
 {
     free(d->images);

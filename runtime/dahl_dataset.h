@@ -41,6 +41,10 @@ int dahl_dataset_synthetic(int n, int c, int h, int w, int nclasses, uint64_t se
                            struct dahl_dataset *out);
 
 /* Frees the arrays and zeroes *d. Safe on a zeroed dataset. */
+/* Pads every image with zeros to h x w (at least its size), centred (the extra odd pixel at the bottom and
+ * right): Fashion-MNIST's 28x28 to a CIFAR network's 32x32. Returns 0 or -ENOMEM (d unchanged). */
+int dahl_dataset_pad(struct dahl_dataset *d, int h, int w);
+
 void dahl_dataset_fini(struct dahl_dataset *d);
 
 #endif /* DAHL_DATASET_H */

@@ -28,7 +28,7 @@
 
 /* ---- creation ---------------------------------------------------------------------------------------------- */
 
-/* He-normal initial weights: N(0, 2 / fan_in), by Box-Muller from the seed. */
+/* He-normal initial weights: N(0, 2 / fan_in), by Box-Muller from the seed; 1 for a kind's scale. */
 static int init_weights(struct layer *l, uint64_t *state)
 {
     if (DAHL_SIMULATED)
@@ -37,6 +37,13 @@ static int init_weights(struct layer *l, uint64_t *state)
     float *v = malloc(l->s.nw * sizeof(float));
     if (v == NULL)
         return -ENOMEM;
+    if (dahl_layer_type_get(l->s.desc.kind)->weights_one) { /* a scale (batch norm's gamma): 1, no random draw */
+        for (size_t i = 0; i < l->s.nw; i++)
+            v[i] = 1.0f;
+        int ret = dahl_tensor_write(l->w, v, l->s.nw);
+        free(v);
+        return ret;
+    }
     double sigma = sqrt(2.0 / (double)fan_in);
     for (size_t i = 0; i < l->s.nw; i++) {
         double u1 = ((double)(dahl_splitmix64(state) >> 11) + 1.0) / 9007199254740993.0;
@@ -44,6 +51,22 @@ static int init_weights(struct layer *l, uint64_t *state)
         v[i] = (float)(sigma * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
     }
     int ret = dahl_tensor_write(l->w, v, l->s.nw);
+    free(v);
+    return ret;
+}
+
+/* Running statistics start as mean 0 and variance 1 (the first C values, then the next C). */
+static int running_init(struct layer *l)
+{
+    if (DAHL_SIMULATED)
+        return 0;
+    size_t c = (size_t)l->s.in_c;
+    float *v = calloc(2 * c, sizeof(float));
+    if (v == NULL)
+        return -ENOMEM;
+    for (size_t i = c; i < 2 * c; i++)
+        v[i] = 1.0f;
+    int ret = dahl_tensor_write(l->running, v, 2 * c);
     free(v);
     return ret;
 }
@@ -127,6 +150,19 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
         if (l->vw == NULL || l->vb == NULL)
             return -ENOMEM;
     }
+    if (dahl_layer_uses_tensor(&l->s, DAHL_T_STATS)) {
+        l->stats = tensor(grad_batch, 1, 2 * (size_t)l->s.in_c + 1);
+        if (l->stats == NULL)
+            return -ENOMEM;
+        if (!manual)
+            dahl_gradient_enable_redux(dahl_tensor_handle(l->stats));
+    }
+    if (dahl_layer_uses_tensor(&l->s, DAHL_T_RUNNING)) {
+        l->running = tensor(0, 1, 2 * (size_t)l->s.in_c);
+        int ret = l->running == NULL ? -ENOMEM : running_init(l);
+        if (ret != 0)
+            return ret;
+    }
     size_t ws = dahl_layer_workspace_bytes(&l->s, net->grain, manual && net->grain > 1);
     if (ws > 0 && (l->workspace = dahl_workspace_create(ws)) == NULL)
         return -ENOMEM;
@@ -159,9 +195,12 @@ static void label_layers(struct dahl_network *net)
     for (int i = 0; i < L; i++) {
         struct layer *l = &net->layers[i];
         label_tensor(net->act[i + 1], i);
-        if (i > 0)
-            label_tensor(net->grad[i], i);
-        struct dahl_tensor *params[] = {l->w, l->b, l->vw, l->vb};
+        for (int k = 0; k < DAHL_LAYER_MAX_INPUTS; k++) {
+            int src = k < dahl_network_desc_ninputs(&net->desc, i) ? dahl_network_desc_input(&net->desc, i, k) : -1;
+            if (src >= 0 && dahl_network_desc_input_direct(&net->desc, i, k))
+                label_tensor(net->grad[src + 1], i);
+        }
+        struct dahl_tensor *params[] = {l->w, l->b, l->vw, l->vb, l->edx[0], l->edx[1], l->stats, l->running};
         for (size_t k = 0; k < sizeof(params) / sizeof(params[0]); k++)
             label_tensor(params[k], i);
         for (int s = 0; s < net->depth; s++) {
@@ -204,6 +243,17 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
                  conf->stage_first, conf->stage_end, d->nlayers, conf->stage_prev, conf->stage_next);
         return NULL;
     }
+    if (conf->stage_end > 0 && (!dahl_network_desc_cut_ok(d, conf->stage_first) ||
+                                (conf->stage_end < d->nlayers && !dahl_network_desc_cut_ok(d, conf->stage_end)))) {
+        snprintf(err, err_size, "pipeline stage: layers [%d, %d): a skip connection crosses its bounds (a stage "
+                 "must begin where only the previous layer's output goes on)", conf->stage_first, conf->stage_end);
+        return NULL;
+    }
+    if (conf->stage_end > 0 && dahl_network_desc_layer_major(d)) {
+        snprintf(err, err_size, "pipeline stages: a network with batch normalisation cannot be cut into stages (its "
+                 "statistics need every sample of a step before any goes on)");
+        return NULL;
+    }
     if (conf->pipeline_depth > 1 && conf->allreduce != NULL) {
         snprintf(err, err_size, "pipeline_depth %d: pipelining across nodes is not supported (expected 1)",
                  conf->pipeline_depth);
@@ -221,6 +271,7 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
     net->depth = conf->pipeline_depth > 1 ? conf->pipeline_depth : 1;
     net->first = conf->stage_end > 0 ? conf->stage_first : 0;
     net->end = conf->stage_end > 0 ? conf->stage_end : d->nlayers;
+    net->layer_major = dahl_network_desc_layer_major(d);
     pthread_mutex_init(&net->lock, NULL);
     net->symbols = dahl_codelet_symbols(&net->nsymbols);
     net->task_counts = calloc(net->nsymbols, sizeof(long));
@@ -248,6 +299,11 @@ struct dahl_network *dahl_network_create(const struct dahl_network_desc *d, cons
         net->act[i + 1] = tensor(conf->batch, net->grain, out);
         net->grad[i + 1] = tensor(conf->batch, net->grain, out);
         ret = net->act[i + 1] == NULL || net->grad[i + 1] == NULL ? -ENOMEM : layer_create(net, l, &state);
+        size_t in = (size_t)l->s.in_c * l->s.in_h * l->s.in_w;
+        for (int k = 0; k < DAHL_LAYER_MAX_INPUTS && ret == 0; k++)
+            if (k < dahl_network_desc_ninputs(d, i) && dahl_network_desc_input(d, i, k) >= 0 &&
+                !dahl_network_desc_input_direct(d, i, k) && (l->edx[k] = tensor(conf->batch, net->grain, in)) == NULL)
+                ret = -ENOMEM;
     }
     if (ret == 0) {
         net->metrics = tensor(conf->batch, net->grain, 2);
@@ -283,6 +339,10 @@ void dahl_network_destroy(struct dahl_network *net)
             dahl_tensor_destroy(l->sb[s]);
         }
         dahl_workspace_destroy(l->workspace);
+        for (int k = 0; k < DAHL_LAYER_MAX_INPUTS; k++)
+            dahl_tensor_destroy(l->edx[k]);
+        dahl_tensor_destroy(l->stats);
+        dahl_tensor_destroy(l->running);
         dahl_tensor_destroy(l->w);
         dahl_tensor_destroy(l->b);
         dahl_tensor_destroy(l->vw);
@@ -423,28 +483,86 @@ static starpu_data_handle_t grad_handle(struct dahl_network *net, struct dahl_te
     return net->conf.reduction == DAHL_REDUCTION_MANUAL ? group(t, g) : dahl_tensor_handle(t);
 }
 
-/* Submits layer i's tasks (the layer table's, dahl_layer.h) of the pass over group g (n samples), for the
- * step in pipeline slot `slot` (< 0: an evaluation). */
-static int layer_tasks(struct dahl_network *net, int i, int g, int n, enum dahl_pass pass, int slot)
+/* The activations layer i reads as input k, and where the gradient of that input goes (NULL for the network's
+ * input): its source's gradient, or the layer's own buffer when another layer's backward pass wrote that
+ * first (the buffer is added to it after the layer's backward tasks). */
+static struct dahl_tensor *input_act(const struct dahl_network *net, int i, int k)
+{
+    return net->act[dahl_network_desc_input(&net->desc, i, k) + 1];
+}
+
+static struct dahl_tensor *input_grad(const struct dahl_network *net, int i, int k)
+{
+    int src = dahl_network_desc_input(&net->desc, i, k);
+    if (src < 0)
+        return NULL;
+    const struct layer *l = &net->layers[i];
+    return l->edx[k] != NULL ? l->edx[k] : net->grad[src + 1];
+}
+
+/* The handle a task accesses a step's sum through: the group's buffer (GRAD: REDUX, or group g's under the
+ * manual reduction), or the sum itself (R: after the tree, group 0's buffer). */
+static starpu_data_handle_t sum_handle(struct dahl_network *net, struct dahl_tensor *t, int g,
+                                       enum dahl_layer_access mode)
+{
+    if (t == NULL)
+        return NULL;
+    return mode == DAHL_ACCESS_GRAD ? grad_handle(net, t, g) : summed_grad(net, t);
+}
+
+/* Submits layer i's tasks (the layer table's, dahl_layer.h) of the pass over group g (n samples), those of
+ * phase `phase` only (-1: all), for the step in pipeline slot `slot` (< 0: an evaluation); after its last
+ * backward tasks, the gradients it wrote into buffers of its own are added to their sources' (fan-out). */
+static int layer_tasks(struct dahl_network *net, int i, int g, int n, enum dahl_pass pass, int slot, int phase)
 {
     struct layer *l = &net->layers[i];
-    bool params = l->s.nw > 0;
+    bool params = l->s.nw > 0, two = dahl_network_desc_ninputs(&net->desc, i) > 1;
+    struct dahl_tensor *dx = input_grad(net, i, 0), *dx2 = two ? input_grad(net, i, 1) : NULL;
     starpu_data_handle_t h[DAHL_T_COUNT] = {
-        [DAHL_T_X] = group(net->act[i], g),
+        [DAHL_T_X] = group(input_act(net, i, 0), g),
+        [DAHL_T_X2] = two ? group(input_act(net, i, 1), g) : NULL,
+        [DAHL_T_DX2] = dx2 != NULL ? group(dx2, g) : NULL,
         [DAHL_T_Y] = group(net->act[i + 1], g),
-        [DAHL_T_DX] = i > 0 ? group(net->grad[i], g) : NULL,
+        [DAHL_T_DX] = dx != NULL ? group(dx, g) : NULL,
         [DAHL_T_DY] = group(net->grad[i + 1], g),
         [DAHL_T_W] = params ? weights(l, slot) : NULL,
         [DAHL_T_B] = params ? bias(l, slot) : NULL,
-        [DAHL_T_DW] = params && slot >= 0 ? grad_handle(net, l->dw[slot], g) : NULL,
-        [DAHL_T_DB] = params && slot >= 0 ? grad_handle(net, l->db[slot], g) : NULL,
         [DAHL_T_WORKSPACE] = l->workspace,
+        [DAHL_T_RUNNING] = l->running != NULL ? dahl_tensor_handle(l->running) : NULL,
     };
     enum starpu_data_access_mode mode = net->conf.reduction == DAHL_REDUCTION_MANUAL ? STARPU_RW : STARPU_REDUX;
     struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
-    int nt = dahl_layer_tasks(&l->s, pass, n, i > 0, tasks);
-    for (int t = 0; t < nt; t++)
+    int nt = dahl_layer_tasks(&l->s, pass, n, dx != NULL, tasks), last = 0;
+    for (int t = 0; t < nt; t++) {
+        last = tasks[t].phase > last ? tasks[t].phase : last;
+        if (phase >= 0 && tasks[t].phase != phase)
+            continue;
+        /* a step's sums: written per group, read summed */
+        for (int a = 0; a < tasks[t].naccesses; a++) {
+            enum dahl_layer_tensor x = tasks[t].access[a].tensor;
+            enum dahl_layer_access m = tasks[t].access[a].mode;
+            if (x == DAHL_T_STATS)
+                h[x] = sum_handle(net, l->stats, g, m);
+            else if ((x == DAHL_T_DW || x == DAHL_T_DB) && params && slot >= 0)
+                h[x] = sum_handle(net, x == DAHL_T_DW ? l->dw[slot] : l->db[slot], g, m);
+        }
         SUBMIT(net, tasks[t].symbol, dahl_insert_layer_task(&tasks[t], &l->s, n, h, mode));
+    }
+    for (int k = 0; k < DAHL_LAYER_MAX_INPUTS && pass == DAHL_PASS_BACKWARD && (phase < 0 || phase == last); k++)
+        if (l->edx[k] != NULL)
+            SUBMIT(net, "dahl_accumulate",
+                   dahl_insert_accumulate(group(net->grad[dahl_network_desc_input(&net->desc, i, k) + 1], g),
+                                          group(l->edx[k], g)));
+    return 0;
+}
+
+/* The loss over group g (n samples): softmax and cross-entropy, the logits' gradient and the metrics. */
+static int loss_task(struct dahl_network *net, int g, int n, const uint8_t *labels)
+{
+    int L = net->desc.nlayers;
+    SUBMIT(net, "dahl_softmax_xent",
+           dahl_insert_softmax_xent_n(net->desc.nclasses, n, labels, group(net->act[L], g), group(net->grad[L], g),
+                                      group(net->metrics, g)));
     return 0;
 }
 
@@ -456,14 +574,11 @@ static int forward_group(struct dahl_network *net, int g, const uint8_t *labels,
         DAHL_CHECK_STARPU(pipe_recv(net, group(net->act[net->first], g), net->conf.stage_prev,
                                     pipe_tag(net, pass, g, 0)));
     for (int i = net->first; i < net->end; i++)
-        DAHL_CHECK_STARPU(layer_tasks(net, i, g, n, DAHL_PASS_FORWARD, slot));
+        DAHL_CHECK_STARPU(layer_tasks(net, i, g, n, slot >= 0 ? DAHL_PASS_FORWARD : DAHL_PASS_EVAL, slot, -1));
     int L = net->desc.nlayers;
     if (net->end < L) /* an earlier stage: on to the next one */
         return pipe_send(net, group(net->act[net->end], g), net->conf.stage_next, pipe_tag(net, pass, g, 0));
-    SUBMIT(net, "dahl_softmax_xent",
-           dahl_insert_softmax_xent_n(net->desc.nclasses, n, labels, group(net->act[L], g), group(net->grad[L], g),
-                                      group(net->metrics, g)));
-    return 0;
+    return loss_task(net, g, n, labels);
 }
 
 static int backward_group(struct dahl_network *net, int g, int slot)
@@ -474,7 +589,7 @@ static int backward_group(struct dahl_network *net, int g, int slot)
         DAHL_CHECK_STARPU(pipe_recv(net, group(net->grad[net->end], g), net->conf.stage_next,
                                     pipe_tag(net, pass, g, 1)));
     for (int i = net->end - 1; i >= net->first; i--)
-        DAHL_CHECK_STARPU(layer_tasks(net, i, g, n, DAHL_PASS_BACKWARD, slot));
+        DAHL_CHECK_STARPU(layer_tasks(net, i, g, n, DAHL_PASS_BACKWARD, slot, -1));
     if (net->first > 0) /* a later stage: the gradient of its input goes back to the stage before */
         return pipe_send(net, group(net->grad[net->first], g), net->conf.stage_prev, pipe_tag(net, pass, g, 1));
     return 0;
@@ -494,22 +609,22 @@ static int tree_sum(struct dahl_network *net, struct dahl_tensor *g, starpu_data
 }
 
 /* index: the gradient's number within the step, the same on every node (names its allreduce messages).
- * With chunks (u->p.n > 1), one SGD task and one zeroing of the summed gradient per chunk, between the
+ * summed: the manual reduction's tree already ran (the backward pass read the sum). With chunks (u->p.n > 1), one SGD task and one zeroing of the summed gradient per chunk, between the
  * partitioning of the parameter and gradient and their gathering; the partitioning of a REDUX gradient
  * waits for StarPU's reduction of it, so every chunk reads the summed gradient. */
 static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct dahl_tensor *g, struct dahl_tensor *v,
-                         struct update_chunks *u, int slot, int index)
+                         struct update_chunks *u, int slot, int index, bool summed)
 {
     /* the mean of the per-sample gradients, over every node's samples */
     int global_batch = net->conf.global_batch > 0 ? net->conf.global_batch : net->conf.batch;
     float lr = net->conf.lr / (float)global_batch;
     starpu_data_handle_t grad;
-    if (net->conf.reduction == DAHL_REDUCTION_MANUAL) {
+    if (net->conf.reduction == DAHL_REDUCTION_MANUAL && !summed) {
         int ret = tree_sum(net, g, &grad);
         if (ret != 0)
             return ret;
     } else {
-        grad = dahl_tensor_handle(g);
+        grad = summed_grad(net, g); /* REDUX, or summed by the backward pass (dahl_layer_sums_grads_early) */
     }
     DAHL_CHECK_STARPU(dahl_allreduce_submit(net->conf.allreduce, index, grad));
     if (u->p.n > 1) {
@@ -542,6 +657,79 @@ static int update_params(struct dahl_network *net, struct dahl_tensor *p, struct
     return 0;
 }
 
+/* Between phases p and p + 1 of layer i's pass: the sums phase p's tasks accumulated, summed by the manual
+ * reduction's tree (StarPU reduces a REDUX one when phase p + 1 first reads it). */
+static int sum_phase(struct dahl_network *net, int i, enum dahl_pass pass, int p, int slot)
+{
+    if (net->conf.reduction != DAHL_REDUCTION_MANUAL)
+        return 0;
+    struct layer *l = &net->layers[i];
+    struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
+    int nt = dahl_layer_tasks(&l->s, pass, net->grain, true, tasks);
+    bool done[DAHL_T_COUNT] = {false};
+    for (int t = 0; t < nt; t++)
+        for (int a = 0; a < tasks[t].naccesses && tasks[t].phase == p; a++) {
+            enum dahl_layer_tensor x = tasks[t].access[a].tensor;
+            if (tasks[t].access[a].mode != DAHL_ACCESS_GRAD || done[x])
+                continue;
+            done[x] = true;
+            struct dahl_tensor *sum = x == DAHL_T_STATS ? l->stats : x == DAHL_T_DW ? l->dw[slot] : l->db[slot];
+            starpu_data_handle_t unused;
+            DAHL_CHECK_STARPU(tree_sum(net, sum, &unused));
+        }
+    return 0;
+}
+
+/* Layer i's pass over every group, phase by phase, with the sums in between (a layer-major step). */
+static int layer_pass(struct dahl_network *net, int i, enum dahl_pass pass, int slot)
+{
+    int phases = dahl_layer_phases(&net->layers[i].s, pass);
+    for (int p = 0; p < phases; p++) {
+        for (int g = 0; g < net->groups; g++)
+            DAHL_CHECK_STARPU(layer_tasks(net, i, g, group_size(net, g), pass, slot, p));
+        if (p + 1 < phases)
+            DAHL_CHECK_STARPU(sum_phase(net, i, pass, p, slot));
+    }
+    return 0;
+}
+
+/* A training step's passes layer by layer (net->layer_major): every group's input, each layer's forward pass
+ * over every group, the loss of every group, then each layer's backward pass. */
+static int layer_major_passes(struct dahl_network *net, const float *images, const uint8_t *labels,
+                              bool track_metrics, int slot, bool one_f_one_b)
+{
+    for (int g = 0; g < net->groups; g++)
+        DAHL_CHECK_STARPU(load_input(net, g, group_size(net, g), images));
+    dahl_codelets_set_priority(0);
+    for (int i = net->first; i < net->end; i++)
+        DAHL_CHECK_STARPU(layer_pass(net, i, DAHL_PASS_FORWARD, slot));
+    for (int g = 0; g < net->groups; g++) {
+        DAHL_CHECK_STARPU(loss_task(net, g, group_size(net, g), labels + (size_t)g * (size_t)net->grain));
+        if (track_metrics)
+            DAHL_CHECK_STARPU(dahl_network_track(net, g, group_size(net, g)));
+    }
+    dahl_codelets_set_priority(one_f_one_b ? 1 : 0);
+    for (int i = net->end - 1; i >= net->first; i--)
+        DAHL_CHECK_STARPU(layer_pass(net, i, DAHL_PASS_BACKWARD, slot));
+    return 0;
+}
+
+/* Layer i's tasks once per step (batch norm's running statistics), then its step's sums zeroed. */
+static int step_tasks(struct dahl_network *net, int i, int slot)
+{
+    struct layer *l = &net->layers[i];
+    DAHL_CHECK_STARPU(layer_tasks(net, i, 0, net->conf.batch, DAHL_PASS_STEP, slot, -1));
+    if (l->stats == NULL)
+        return 0;
+    if (net->conf.reduction == DAHL_REDUCTION_MANUAL) {
+        for (int g = 0; g < net->groups; g++)
+            SUBMIT(net, "dahl_zero", dahl_insert_zero(group(l->stats, g)));
+    } else {
+        SUBMIT(net, "dahl_zero", dahl_insert_zero(dahl_tensor_handle(l->stats)));
+    }
+    return 0;
+}
+
 /* Pipelining (depth > 1): after step t's update of p, the stash of t's slot, which step t + depth reads,
  * becomes the latest p (PipeDream's weight stashing: t + depth's passes see the updates up to t's). */
 static int restash(struct dahl_network *net, struct dahl_tensor *p, struct dahl_tensor *stash_of_slot)
@@ -565,7 +753,7 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
     int slot = (int)(step % net->depth);
     /* 1f1b: the backward passes and updates of a step go before the forward passes of the next ones */
     bool one_f_one_b = net->depth > 1 && net->conf.pipeline_schedule == DAHL_PIPELINE_1F1B;
-    for (int g = 0; g < net->groups; g++) {
+    for (int g = 0; g < net->groups && !net->layer_major; g++) {
         int n = group_size(net, g);
         DAHL_CHECK_STARPU(load_input(net, g, n, images));
         dahl_codelets_set_priority(0);
@@ -575,14 +763,18 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
         dahl_codelets_set_priority(one_f_one_b ? 1 : 0);
         DAHL_CHECK_STARPU(backward_group(net, g, slot));
     }
+    if (net->layer_major)
+        DAHL_CHECK_STARPU(layer_major_passes(net, images, labels, track_metrics, slot, one_f_one_b));
     net->passes++;
     DAHL_CHECK_STARPU(dahl_allreduce_step_begin(net->conf.allreduce));
     for (int i = net->first; i < net->end; i++) {
         struct layer *l = &net->layers[i];
         if (l->s.nw == 0)
             continue;
-        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw[slot], l->vw, &l->wu, slot, 2 * i));
-        DAHL_CHECK_STARPU(update_params(net, l->b, l->db[slot], l->vb, &l->bu, slot, 2 * i + 1));
+        DAHL_CHECK_STARPU(step_tasks(net, i, slot));
+        bool summed = dahl_layer_sums_grads_early(&l->s);
+        DAHL_CHECK_STARPU(update_params(net, l->w, l->dw[slot], l->vw, &l->wu, slot, 2 * i, summed));
+        DAHL_CHECK_STARPU(update_params(net, l->b, l->db[slot], l->vb, &l->bu, slot, 2 * i + 1, summed));
         if (net->depth > 1) {
             DAHL_CHECK_STARPU(restash(net, l->w, l->sw[slot]));
             DAHL_CHECK_STARPU(restash(net, l->b, l->sb[slot]));

@@ -23,6 +23,12 @@ struct layer {
     struct dahl_tensor *dw[DAHL_PIPELINE_MAX_DEPTH], *db[DAHL_PIPELINE_MAX_DEPTH];
     struct dahl_tensor *sw[DAHL_PIPELINE_MAX_DEPTH], *sb[DAHL_PIPELINE_MAX_DEPTH];
     struct dahl_tensor *vw, *vb;   /* momentum velocities, NULL without momentum */
+    /* The gradient of input k where another layer reads its source too and runs its backward pass first
+     * (dahl_network_desc_input_direct is false): written here, then added to the source's; else NULL. */
+    struct dahl_tensor *edx[DAHL_LAYER_MAX_INPUTS];
+    /* A step's sums over its samples (DAHL_T_STATS: REDUX, or per group under the manual reduction) and the
+     * state kept across steps (DAHL_T_RUNNING), where the kind uses them (batch norm); else NULL. */
+    struct dahl_tensor *stats, *running;
     starpu_data_handle_t workspace; /* conv2d's, and dense's gradient tree over a group (manual, grain > 1) */
     struct update_chunks {         /* chunk plans of the parameter, its summed gradient (per slot) and */
         struct dahl_chunks p, v;   /* velocity; p.n == 0 when the update is one task */
@@ -46,6 +52,7 @@ struct dahl_network {
     int grain, groups;           /* samples per layer task, and tasks per layer and step */
     int depth;                   /* pipeline depth: steps whose passes may run at once (1: none) */
     int first, end;              /* the layers this node runs: [first, end) (a pipeline stage; all: 0, L) */
+    bool layer_major;            /* a step goes layer by layer (a layer of two phases, dahl_layer_phases) */
     int64_t passes;              /* forward passes submitted (training and evaluation): the messages' tags */
     struct dahl_pipe_stats pipe; /* the pipeline's messages this node posted */
     pthread_mutex_t lock;        /* guards the totals below, updated from StarPU callbacks */

@@ -14,6 +14,7 @@
  * directory next to the destination and moved into place at the end, so an interrupted or failed
  * calibration leaves the previous one intact. */
 #include "dahlsim_calibrate.h"
+#include "dahl_dataset_name.h"
 
 #include "dahlsim_fs.h"
 #include "dahlsim_probe.h"
@@ -257,8 +258,8 @@ static int check_datasets(const struct dahlsim_calibrate_opts *o)
     for (int i = 0; i < o->ncovers; i++) {
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/train-images-idx3-ubyte.gz", DAHL_FASHION_MNIST_DIR);
-        if (strcmp(o->covers[i].dataset, "fashion-mnist") == 0 && access(path, R_OK) != 0) {
-            dahlsim_error("calibrate: --cover fashion-mnist: %s: %s", path, strerror(errno));
+        if (dahl_dataset_name_is_fashion_mnist(o->covers[i].dataset) && access(path, R_OK) != 0) {
+            dahlsim_error("calibrate: --cover %s: %s: %s", o->covers[i].dataset, path, strerror(errno));
             fprintf(stderr, "hint: apt-get install dataset-fashion-mnist, or cover synthetic:28x28x1 instead\n");
             return -EINVAL;
         }

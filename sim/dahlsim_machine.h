@@ -67,7 +67,7 @@ int dahlsim_machine_write_sampling(const char *sampling, const char *name, const
 
 /* ---- covered setups (dahlsim_machine_covers.c) ------------------------------------------------------------ */
 
-/* Parses "DATASET[,model=M]" (M: lenet, vgg-small, deep, deep:BLOCKS or a JSON model file, as `dahlsim train
+/* Parses "DATASET[,model=M]" (M: lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS or a JSON model file, as `dahlsim train
  * --model`) into c; false after an error line naming --cover. */
 bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover *c);
 

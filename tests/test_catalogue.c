@@ -40,7 +40,8 @@ static size_t read_models(const char *dir, const char *host, struct recorded *ou
         char path[1024];
         snprintf(path, sizeof(path), "%s/codelets/45/%s.%s", dir, symbols[k], host);
         FILE *f = fopen(path, "r");
-        cr_assert_not_null(f, "StarPU wrote no model file %s", path);
+        if (f == NULL) /* a codelet no training step runs (an evaluation's): every catalogued one is checked below */
+            continue;
         char line[1024];
         while (fgets(line, sizeof(line), f) != NULL) {
             size_t hex = strspn(line, "0123456789abcdef");
@@ -158,6 +159,34 @@ Test(catalogue, footprints_are_the_ones_starpu_records)
                                               .reduction = DAHL_REDUCTION_REDUX, .seed = 1},
                     2, &all);
     train_and_count(&pooled,
+                    &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.0f,
+                                              .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 2},
+                    1, &all);
+    /* A skip connection (an add of layers 1 and 3; layer 1's gradient summed from two readers) */
+    struct dahl_network_desc skip = {
+        .c = 1, .h = 8, .w = 8, .nclasses = 10, .nlayers = 6,
+        .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
+                   {.kind = DAHL_LAYER_ADD, .back = {0, 1}},
+                   {.kind = DAHL_LAYER_GLOBALAVGPOOL},
+                   {.kind = DAHL_LAYER_DENSE, .units = 10}}};
+    train_and_count(&skip,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1},
+                    2, &all);
+    train_and_count(&skip,
+                    &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .momentum = 0.0f,
+                                              .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 2},
+                    1, &all);
+    /* ResNet-8 (batch norm: its statistics and parameter gradients summed between two phases; projections) */
+    struct dahl_network_desc resnet;
+    cr_assert_eq(dahl_network_desc_resnet(1, 8, 8, 10, 8, &resnet), 0);
+    train_and_count(&resnet,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1},
+                    2, &all);
+    train_and_count(&resnet,
                     &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.0f,
                                               .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 2},
                     1, &all);

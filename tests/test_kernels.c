@@ -974,3 +974,114 @@ Test(kernels, kernels_work_after_init)
     dahl_dense_forward(2, 1, x, w, b, y);
     cr_expect_float_eq(y[0], 11.5f, 1e-6);
 }
+
+/* ---- batch normalisation and add ------------------------------------------------------------------------ */
+
+/* Training-mode batch norm over n samples [C][HW] in double: the batch's mean and biased variance per channel. */
+static void ref_bn(int n, int c, int hw, const double *x, const double *gamma, const double *beta, double *y)
+{
+    for (int ch = 0; ch < c; ch++) {
+        double s = 0, s2 = 0, m = (double)n * hw;
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < hw; i++) {
+                double v = x[((size_t)k * c + ch) * hw + i];
+                s += v;
+                s2 += v * v;
+            }
+        double mean = s / m, inv = 1.0 / sqrt(s2 / m - mean * mean + 1e-5);
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < hw; i++) {
+                size_t at = ((size_t)k * c + ch) * hw + i;
+                y[at] = gamma[ch] * (x[at] - mean) * inv + beta[ch];
+            }
+    }
+}
+
+/* dot(r, ref_bn(...)) with one of x, gamma or beta moved by +-FD_EPS at index i: the central difference. */
+static double bn_difference(int n, int c, int hw, double *v, size_t i, const double *x, const double *gamma,
+                            const double *beta, const double *r, double *y)
+{
+    size_t all = (size_t)n * c * hw;
+    const double keep = v[i];
+    v[i] = keep + FD_EPS;
+    ref_bn(n, c, hw, x, gamma, beta, y);
+    const double up = dot(r, y, all);
+    v[i] = keep - FD_EPS;
+    ref_bn(n, c, hw, x, gamma, beta, y);
+    const double down = dot(r, y, all);
+    v[i] = keep;
+    return (up - down) / (2.0 * FD_EPS);
+}
+
+Test(kernels, batchnorm_matches_its_definition_and_finite_differences)
+{
+    rng_seed(11);
+    const int n = 3, c = 2, hw = 5;
+    const size_t all = (size_t)n * c * hw;
+    float *x = random_floats(all), *dy = random_floats(all), *gamma = random_floats((size_t)c),
+          *beta = random_floats((size_t)c);
+    float stats[2 * 2 + 1] = {0}, scratch[4], dgamma[2] = {0}, dbeta[2] = {0};
+    float *y = alloc_or_fail(all * sizeof(float)), *dx = alloc_or_fail(all * sizeof(float));
+    for (int k = 0; k < n; k++)
+        dahl_bn_stats(c, hw, x + (size_t)k * c * hw, stats);
+    cr_expect_eq(stats[2 * c], (float)(n * hw), "the count of values per channel");
+    dahl_bn_forward(c, hw, n, x, stats, gamma, beta, y, scratch);
+    for (int k = 0; k < n; k++)
+        dahl_bn_backward_params(c, hw, x + (size_t)k * c * hw, dy + (size_t)k * c * hw, stats, dgamma, dbeta);
+    memset(dx, 0xff, all * sizeof(float));
+    dahl_bn_backward_input(c, hw, n, x, dy, stats, gamma, dgamma, dbeta, dx);
+
+    double *xd = to_double(x, all), *gd = to_double(gamma, (size_t)c), *bd = to_double(beta, (size_t)c);
+    double *r = to_double(dy, all), *yd = alloc_or_fail(all * sizeof(double));
+    ref_bn(n, c, hw, xd, gd, bd, yd);
+    for (size_t i = 0; i < all; i++)
+        expect_close("bn y", i, y[i], yd[i]);
+    for (size_t i = 0; i < all; i++)
+        expect_close("bn dx", i, dx[i], bn_difference(n, c, hw, xd, i, xd, gd, bd, r, yd));
+    for (size_t i = 0; i < (size_t)c; i++) {
+        expect_close("bn dgamma", i, dgamma[i], bn_difference(n, c, hw, gd, i, xd, gd, bd, r, yd));
+        expect_close("bn dbeta", i, dbeta[i], bn_difference(n, c, hw, bd, i, xd, gd, bd, r, yd));
+    }
+
+    /* running statistics: from mean 0 and variance 1, 0.1 of the batch's mean and unbiased variance */
+    float running[4] = {0, 0, 1, 1}, ey[30];
+    dahl_bn_running(c, stats, running);
+    for (int ch = 0; ch < c; ch++) {
+        double s = 0, s2 = 0, m = (double)n * hw;
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < hw; i++) {
+                double v = xd[((size_t)k * c + ch) * hw + i];
+                s += v;
+                s2 += v * v;
+            }
+        double mean = s / m, var = (s2 / m - mean * mean) * m / (m - 1);
+        expect_close("running mean", (size_t)ch, running[ch], 0.1 * mean);
+        expect_close("running var", (size_t)ch, running[c + ch], 0.9 + 0.1 * var);
+    }
+    /* evaluation normalises with the running statistics */
+    dahl_bn_forward_eval(c, hw, n, x, running, gamma, beta, ey, scratch);
+    for (size_t i = 0; i < all; i++) {
+        int ch = (int)(i / hw) % c;
+        expect_close("bn eval y", i, ey[i],
+                     gd[ch] * (xd[i] - running[ch]) / sqrt((double)running[c + ch] + 1e-5) + bd[ch]);
+    }
+    cr_expect_eq(dahl_bn_forward_flops(4, 9), 72.0);
+    cr_expect_eq(dahl_bn_stats_bytes(4, 9), 4 * (36 + 9));
+    free(x), free(dy), free(gamma), free(beta), free(y), free(dx), free(xd), free(gd), free(bd), free(r), free(yd);
+}
+
+Test(kernels, add_sums_and_passes_its_gradient_to_both_inputs)
+{
+    rng_seed(12);
+    float *a = random_floats(37), *b = random_floats(37), *dy = random_floats(37), y[37], da[37], db[37];
+    dahl_add_forward(37, a, b, y);
+    dahl_add_backward(37, dy, da, db);
+    for (int i = 0; i < 37; i++) {
+        cr_expect_eq(y[i], a[i] + b[i]);
+        cr_expect_eq(da[i], dy[i]);
+        cr_expect_eq(db[i], dy[i]);
+    }
+    cr_expect_eq(dahl_add_forward_flops(37), 37.0);
+    cr_expect_eq(dahl_add_backward_bytes(37), 4 * 3 * 37);
+    free(a), free(b), free(dy);
+}

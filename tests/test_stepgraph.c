@@ -312,7 +312,7 @@ Test(stepgraph, counts_are_a_real_runs)
                                               .grain = 4},
                     1);
     /* every model of the zoo, by name, at one step of batch 2 */
-    const char *zoo[] = {"lenet", "vgg-small", "deep", "deep:1"};
+    const char *zoo[] = {"lenet", "vgg-small", "deep", "deep:1", "resnet:8", "resnet:14"};
     for (size_t z = 0; z < sizeof(zoo) / sizeof(zoo[0]); z++) {
         struct dahl_network_desc d;
         cr_assert_eq(dahl_network_desc_named(zoo[z], 1, 12, 12, 10, &d, err, sizeof(err)), 0, "%s: %s", zoo[z], err);
@@ -338,6 +338,31 @@ Test(stepgraph, counts_are_a_real_runs)
                     &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .reduction = DAHL_REDUCTION_MANUAL, .seed = 1,
                                               .grain = 2},
                     1);
+    /* a skip connection: layer 1's output read by layers 2 and 4 (its gradient summed from both) */
+    struct dahl_network_desc skip = {
+        .c = 1, .h = 8, .w = 8, .nclasses = 10, .nlayers = 7,
+        .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_ADD, .back = {0, 2}},
+                   {.kind = DAHL_LAYER_GLOBALAVGPOOL},
+                   {.kind = DAHL_LAYER_DENSE, .units = 10}}};
+    run_and_compare(&skip,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1},
+                    2);
+    run_and_compare(&skip,
+                    &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .reduction = DAHL_REDUCTION_MANUAL, .seed = 1,
+                                              .grain = 2},
+                    1);
+    /* batch norm under the manual reduction, over groups of 2, 2 and 1 */
+    struct dahl_network_desc resnet;
+    cr_assert_eq(dahl_network_desc_resnet(1, 8, 8, 10, 8, &resnet), 0);
+    run_and_compare(&resnet,
+                    &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 2},
+                    2);
     dahl_engine_stop();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -50,6 +50,20 @@ int dahl_cuda_avgpool_backward(const struct dahl_maxpool_shape *s, const float *
 /* ---- ReLU, elementwise; in place allowed as on the CPU ------------------------------------------------- */
 int dahl_cuda_relu_forward(size_t n, const float *x, float *y, dahl_cuda_stream stream);
 int dahl_cuda_relu_backward(size_t n, const float *y, const float *dy, float *dx, dahl_cuda_stream stream);
+int dahl_cuda_add_forward(size_t n, const float *a, const float *b, float *y, dahl_cuda_stream stream);
+int dahl_cuda_add_backward(size_t n, const float *dy, float *da, float *db, dahl_cuda_stream stream);
+/* Batch normalisation (see dahl_bn_* in dahl_kernels.h): stats and backward_params ACCUMULATE one sample's
+ * sums (each channel's sum in double, one block per channel); forward normalises n samples with the batch
+ * statistics (eval 0) or, for eval 1, with running [2C]. */
+int dahl_cuda_bn_stats(int c, int hw, const float *x, float *stats, dahl_cuda_stream stream);
+int dahl_cuda_bn_forward(int c, int hw, int n, const float *x, const float *stats, const float *gamma,
+                         const float *beta, float *y, int eval, dahl_cuda_stream stream);
+int dahl_cuda_bn_backward_params(int c, int hw, const float *x, const float *dy, const float *stats, float *dgamma,
+                                 float *dbeta, dahl_cuda_stream stream);
+int dahl_cuda_bn_backward_input(int c, int hw, int n, const float *x, const float *dy, const float *stats,
+                                const float *gamma, const float *dgamma, const float *dbeta, float *dx,
+                                dahl_cuda_stream stream);
+int dahl_cuda_bn_running(int c, const float *stats, float *running, dahl_cuda_stream stream);
 
 /* ---- dense, one sample: cuBLAS SGEMV / SGER (+ SAXPY for the bias gradient) ---------------------------- */
 int dahl_cuda_dense_forward(int n_in, int n_out, const float *x, const float *w, const float *b, float *y,

@@ -18,7 +18,7 @@ struct dahl_codelet_entry {
     int (*insert)(const struct dahl_layer_shape *l, int n, dahl_layer_handles h, enum starpu_data_access_mode gm);
     size_t (*workspace)(const struct dahl_layer_shape *l, int n, bool tree); /* NULL: takes none */
 };
-#define DAHL_CODELET_SET_MAX 4
+#define DAHL_CODELET_SET_MAX 8
 struct dahl_codelet_set {
     int n;
     struct dahl_codelet_entry entries[DAHL_CODELET_SET_MAX];
@@ -28,6 +28,8 @@ extern const struct dahl_codelet_set dahl_maxpool_codelets;
 extern const struct dahl_codelet_set dahl_relu_codelets;
 extern const struct dahl_codelet_set dahl_dense_codelets;
 extern const struct dahl_codelet_set dahl_avgpool_codelets;
+extern const struct dahl_codelet_set dahl_add_codelets;
+extern const struct dahl_codelet_set dahl_bn_codelets;
 extern const struct dahl_codelet_set dahl_softmax_xent_codelets;
 extern const struct dahl_codelet_set dahl_sgd_codelets;
 extern const struct dahl_codelet_set dahl_reduce_codelets;

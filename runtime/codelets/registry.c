@@ -15,7 +15,7 @@
  * step's own codelets. */
 static const struct dahl_codelet_set *const sets[] = {
     &dahl_conv2d_codelets, &dahl_maxpool_codelets, &dahl_relu_codelets, &dahl_dense_codelets,
-    &dahl_avgpool_codelets,
+    &dahl_avgpool_codelets, &dahl_add_codelets, &dahl_bn_codelets,
     &dahl_softmax_xent_codelets, &dahl_sgd_codelets, &dahl_reduce_codelets,
 };
 

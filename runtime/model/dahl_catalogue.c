@@ -89,6 +89,17 @@ static int add_layer_task(struct dahl_catalogue *c, const struct dahl_layer_task
     return add(c, t->symbol, t->footprint, t->size, t->flops, t->bytes, count, false);
 }
 
+/* The addition of a layer's input gradient, written into its own buffer, to its source's (fan-out): one per
+ * group of n samples, count times. */
+static int fan_out_task(struct dahl_catalogue *c, const struct dahl_layer_shape *l, int n, long count)
+{
+    size_t elems = (size_t)n * (size_t)l->in_c * (size_t)l->in_h * (size_t)l->in_w;
+    double flops = dahl_accumulate_flops(elems);
+    ADD(c, "dahl_accumulate", dahl_reduce_footprint_of(elems), dahl_size_of_flops(flops), flops,
+        (double)dahl_accumulate_bytes(elems), count, false);
+    return 0;
+}
+
 /* The tasks of every layer over a group of n samples in the pass (forward: first to last layer, then the
  * loss; backward: last to first), count such groups: dahl_network.c's forward_group and backward_group. */
 static int pass_tasks(struct dahl_catalogue *c, const struct dahl_network_desc *d,
@@ -98,9 +109,12 @@ static int pass_tasks(struct dahl_catalogue *c, const struct dahl_network_desc *
     for (int k = 0; k < d->nlayers; k++) {
         int i = fwd ? k : d->nlayers - 1 - k;
         struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
-        int nt = dahl_layer_tasks(&layers[i], pass, n, i > 0, tasks);
+        int nt = dahl_layer_tasks(&layers[i], pass, n, dahl_network_desc_input(d, i, 0) >= 0, tasks);
         for (int t = 0; t < nt; t++)
             ADD_TASKS(add_layer_task(c, &tasks[t], count));
+        for (int k = 0; k < dahl_network_desc_ninputs(d, i) && !fwd; k++)
+            if (dahl_network_desc_input(d, i, k) >= 0 && !dahl_network_desc_input_direct(d, i, k))
+                ADD_TASKS(fan_out_task(c, &layers[i], n, count));
     }
     if (fwd) {
         struct dahl_layer_task loss = dahl_layer_task_grouped(
@@ -155,6 +169,26 @@ static int update_tasks(struct dahl_catalogue *c, size_t n, const struct dahl_ca
     return 0;
 }
 
+/* A layer's step sums (DAHL_T_STATS, 2C + 1 values): their reduction (manual: a tree of groups - 1 additions
+ * between the forward phases; REDUX: StarPU's), its once-per-step tasks (DAHL_PASS_STEP) and the sums' zeroing
+ * (manual: every group's buffer). */
+static int step_sum_tasks(struct dahl_catalogue *c, const struct dahl_layer_shape *l,
+                          const struct dahl_catalogue_conf *conf, int groups)
+{
+    struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
+    int nt = dahl_layer_tasks(l, DAHL_PASS_STEP, conf->batch, true, tasks);
+    for (int t = 0; t < nt; t++)
+        ADD_TASKS(add_layer_task(c, &tasks[t], 1));
+    if (!dahl_layer_uses_tensor(l, DAHL_T_STATS))
+        return 0;
+    size_t n = 2 * (size_t)l->in_c + 1;
+    double flops = dahl_accumulate_flops(n);
+    bool redux = conf->reduction == DAHL_REDUCTION_REDUX;
+    ADD(c, "dahl_accumulate", dahl_reduce_footprint_of(n), dahl_size_of_flops(flops), flops,
+        (double)dahl_accumulate_bytes(n), redux ? conf->redux_copies : groups - 1, redux);
+    return zero_tasks(c, n, redux ? 1 : groups);
+}
+
 int dahl_catalogue_add_step(struct dahl_catalogue *c, const struct dahl_network_desc *d,
                             const struct dahl_catalogue_conf *conf, char *err, size_t err_size)
 {
@@ -181,7 +215,9 @@ int dahl_catalogue_add_step(struct dahl_catalogue *c, const struct dahl_network_
     for (int i = 0; i < d->nlayers && ret == 0; i++) {
         if (layers[i].nw == 0)
             continue;
-        ret = update_tasks(c, layers[i].nw, conf, groups);
+        ret = step_sum_tasks(c, &layers[i], conf, groups);
+        if (ret == 0)
+            ret = update_tasks(c, layers[i].nw, conf, groups);
         if (ret == 0)
             ret = update_tasks(c, layers[i].nb, conf, groups);
         /* pipelining: the slot's stash refreshed from the updated parameters */

@@ -36,6 +36,15 @@ bool dahl_dataset_name_parse(const char *text, struct dahl_dataset_name *out)
         *out = (struct dahl_dataset_name){.source = DAHL_DATASET_FASHION_MNIST, .c = 1, .h = 28, .w = 28};
         return true;
     }
+    if (strncmp(text, "fashion-mnist:", 14) == 0 && text[14] >= '1' && text[14] <= '9') {
+        char *end;
+        errno = 0;
+        long size = strtol(text + 14, &end, 10);
+        if (*end != '\0' || errno != 0 || size < 28 || size > 512)
+            return false;
+        *out = (struct dahl_dataset_name){.source = DAHL_DATASET_FASHION_MNIST, .c = 1, .h = (int)size, .w = (int)size};
+        return true;
+    }
     if (strncmp(text, "cifar10:", 8) == 0 && text[8] != '\0') {
         *out = (struct dahl_dataset_name){.source = DAHL_DATASET_CIFAR10, .c = 3, .h = 32, .w = 32, .dir = text + 8};
         return true;
@@ -46,6 +55,12 @@ bool dahl_dataset_name_parse(const char *text, struct dahl_dataset_name *out)
         return true;
     }
     return false;
+}
+
+bool dahl_dataset_name_is_fashion_mnist(const char *text)
+{
+    struct dahl_dataset_name n;
+    return dahl_dataset_name_parse(text, &n) && n.source == DAHL_DATASET_FASHION_MNIST;
 }
 
 void dahl_dataset_name_shape(const char *text, char *buf, size_t size)

@@ -52,6 +52,11 @@ uint32_t dahl_dense_footprint_of(int n_in, int n_out)
     return dahl_crc32c_be((uint32_t)n_out, dahl_crc32c_be((uint32_t)n_in, 0));
 }
 
+uint32_t dahl_bn_footprint_of(int c, int hw)
+{
+    return dahl_crc32c_be((uint32_t)hw, dahl_crc32c_be((uint32_t)c, 0x62u));
+}
+
 uint32_t dahl_softmax_xent_footprint_of(int k)
 {
     return dahl_crc32c_be((uint32_t)k, 0);

@@ -22,6 +22,7 @@ uint32_t dahl_conv2d_footprint_of(const struct dahl_conv2d_shape *s);  /* the th
 uint32_t dahl_maxpool_footprint_of(const struct dahl_maxpool_shape *s); /* both max-pool models */
 uint32_t dahl_relu_footprint_of(size_t n);                              /* both ReLU models */
 uint32_t dahl_dense_footprint_of(int n_in, int n_out);                  /* the three dense models */
+uint32_t dahl_bn_footprint_of(int c, int hw);                          /* every batch-norm model */
 uint32_t dahl_softmax_xent_footprint_of(int k);
 uint32_t dahl_sgd_update_footprint_of(size_t n, bool with_momentum);
 uint32_t dahl_reduce_footprint_of(size_t n); /* dahl_accumulate and dahl_zero: n, the elements of dst */

@@ -11,6 +11,8 @@ extern const struct dahl_layer_type dahl_layer_maxpool;
 extern const struct dahl_layer_type dahl_layer_dense;
 extern const struct dahl_layer_type dahl_layer_avgpool;
 extern const struct dahl_layer_type dahl_layer_globalavgpool;
+extern const struct dahl_layer_type dahl_layer_add;
+extern const struct dahl_layer_type dahl_layer_batchnorm;
 
 /* In this order, their codelets begin dahl_codelet_symbols() (dahl_perfnames.c). */
 static const struct dahl_layer_type *const kinds[] = {
@@ -20,6 +22,8 @@ static const struct dahl_layer_type *const kinds[] = {
     &dahl_layer_dense,
     &dahl_layer_avgpool,
     &dahl_layer_globalavgpool,
+    &dahl_layer_add,
+    &dahl_layer_batchnorm,
 };
 #define NKINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
 
@@ -59,7 +63,9 @@ int dahl_layer_tasks(const struct dahl_layer_shape *l, enum dahl_pass pass, int 
                      struct dahl_layer_task *out)
 {
     const struct dahl_layer_type *k = dahl_layer_type_get(l->desc.kind);
-    return k != NULL ? k->tasks(l, pass, n, has_dx, out) : 0;
+    if (k == NULL || (pass == DAHL_PASS_STEP && !k->stateful))
+        return 0;
+    return k->tasks(l, pass == DAHL_PASS_EVAL && !k->stateful ? DAHL_PASS_FORWARD : pass, n, has_dx, out);
 }
 
 struct dahl_layer_task dahl_layer_task_grouped(const char *symbol, uint32_t footprint, int n, double flops,
@@ -79,4 +85,49 @@ struct dahl_layer_task dahl_layer_task_uses(struct dahl_layer_task t, const stru
     for (int i = 0; i < t.naccesses; i++)
         t.access[i] = uses[i];
     return t;
+}
+
+int dahl_layer_phases(const struct dahl_layer_shape *l, enum dahl_pass pass)
+{
+    struct dahl_layer_task t[DAHL_LAYER_MAX_TASKS];
+    int nt = dahl_layer_tasks(l, pass, 1, true, t), phases = 1;
+    for (int i = 0; i < nt; i++)
+        phases = t[i].phase + 1 > phases ? t[i].phase + 1 : phases;
+    return phases;
+}
+
+bool dahl_layer_uses_tensor(const struct dahl_layer_shape *l, enum dahl_layer_tensor tensor)
+{
+    for (int pass = DAHL_PASS_FORWARD; pass <= DAHL_PASS_STEP; pass++) {
+        struct dahl_layer_task t[DAHL_LAYER_MAX_TASKS];
+        int nt = dahl_layer_tasks(l, (enum dahl_pass)pass, 1, true, t);
+        for (int i = 0; i < nt; i++)
+            for (int a = 0; a < t[i].naccesses; a++)
+                if (t[i].access[a].tensor == tensor)
+                    return true;
+    }
+    return false;
+}
+
+bool dahl_layer_sums_grads_early(const struct dahl_layer_shape *l)
+{
+    struct dahl_layer_task t[DAHL_LAYER_MAX_TASKS];
+    int nt = dahl_layer_tasks(l, DAHL_PASS_BACKWARD, 1, true, t);
+    for (int i = 0; i < nt; i++)
+        for (int a = 0; a < t[i].naccesses; a++)
+            if (t[i].phase > 0 && t[i].access[a].tensor == DAHL_T_DW && t[i].access[a].mode == DAHL_ACCESS_R)
+                return true;
+    return false;
+}
+
+bool dahl_network_desc_layer_major(const struct dahl_network_desc *d)
+{
+    struct dahl_layer_shape ls[DAHL_NETWORK_MAX_LAYERS];
+    char err[256];
+    if (dahl_network_desc_shapes(d, ls, err, sizeof(err)) != 0)
+        return false;
+    for (int i = 0; i < d->nlayers; i++)
+        if (dahl_layer_phases(&ls[i], DAHL_PASS_FORWARD) > 1 || dahl_layer_phases(&ls[i], DAHL_PASS_BACKWARD) > 1)
+            return true;
+    return false;
 }

@@ -21,11 +21,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The tensors a layer task may access, for one group of samples: the layer's input x and output y, their
- * gradients dx (absent for the first layer) and dy, its parameters w and b (the weights the step's passes
- * read), their gradients dw and db (the step's sums) and the layer's scratch workspace. */
+/* The tensors a layer task may access, for one group of samples: the layer's input x (and x2, the second
+ * input of a layer with two) and output y, their gradients dx (absent where x is the network's input), dx2 and
+ * dy, its parameters w and b (the weights the step's passes read), their gradients dw and db (the step's sums)
+ * and the layer's scratch workspace. */
 enum dahl_layer_tensor {
     DAHL_T_X,
+    DAHL_T_X2,
+    DAHL_T_DX2,
     DAHL_T_Y,
     DAHL_T_DX,
     DAHL_T_DY,
@@ -34,6 +37,8 @@ enum dahl_layer_tensor {
     DAHL_T_DW,
     DAHL_T_DB,
     DAHL_T_WORKSPACE,
+    DAHL_T_STATS,   /* a step's sums over its samples that a later phase reads (batch norm's statistics) */
+    DAHL_T_RUNNING, /* state kept across steps, read by evaluations (batch norm's running statistics) */
     DAHL_T_COUNT
 };
 
@@ -42,9 +47,10 @@ enum dahl_layer_access {
     DAHL_ACCESS_W,       /* written whole (StarPU's W) */
     DAHL_ACCESS_GRAD,    /* accumulated into: STARPU_REDUX, or STARPU_RW under the manual reduction */
     DAHL_ACCESS_SCRATCH, /* per-worker scratch (STARPU_SCRATCH): no dependency */
+    DAHL_ACCESS_RW,      /* read and updated (STARPU_RW) */
 };
 
-#define DAHL_LAYER_TASK_MAX_ACCESSES 6
+#define DAHL_LAYER_TASK_MAX_ACCESSES 8
 #define DAHL_LAYER_MAX_TASKS 4 /* per layer, group and direction */
 
 /* One access of a task: which tensor, in which mode. */
@@ -58,13 +64,16 @@ struct dahl_layer_task {
     const char *symbol; /* perf-model symbol (a static string of dahl_codelet_symbols()) */
     uint32_t footprint; /* what the codelet's footprint callback returns for it */
     size_t size;        /* the perf model's size */
+    int phase;          /* 0, or 1 for a task that needs every group's phase-0 tasks of the layer done first */
     double flops;       /* the kernel's flops over the n samples (the task's STARPU_FLOPS) */
     double bytes;       /* compulsory traffic over the n samples (parameters counted once) */
     int naccesses;
     struct dahl_layer_use access[DAHL_LAYER_TASK_MAX_ACCESSES]; /* in the codelet's buffer order */
 };
 
-enum dahl_pass { DAHL_PASS_FORWARD, DAHL_PASS_BACKWARD };
+/* A training step's forward and backward passes; an evaluation's forward pass (the same tasks but for layers
+ * that behave differently there); and the tasks a layer runs once per step, after its passes (n: the batch). */
+enum dahl_pass { DAHL_PASS_FORWARD, DAHL_PASS_BACKWARD, DAHL_PASS_EVAL, DAHL_PASS_STEP };
 
 /* An integer key of a layer in model files, stored at `offset` in struct dahl_layer_desc. */
 struct dahl_layer_key {
@@ -89,6 +98,11 @@ struct dahl_layer_type {
     const char *name;       /* model files and the lab's exports: "conv" */
     const char *trace_name; /* traces number layers of a kind from 1: "conv1", "pool2" */
     bool has_params;        /* weights and bias, updated by every step */
+    int ninputs;            /* inputs it reads (DAHL_T_X, DAHL_T_X2 ...); 0 means 1 */
+    bool weights_one;       /* its weights start at 1 (a scale), not He-normal */
+    /* Whether its `tasks` gets DAHL_PASS_EVAL and DAHL_PASS_STEP: an evaluation runs other tasks than training
+     * and it runs tasks once per step. Without, an evaluation runs its forward tasks and a step none. */
+    bool stateful;
     const struct dahl_layer_key *keys; /* its model-file keys, ended by a NULL key */
     const struct dahl_codelet_defaults *codelets; /* the codelets of its tasks, ended by a NULL symbol */
     /* From l->desc and l->in_c/h/w (set), fills l->out_c/h/w, l->nw, l->nb and the kernels' shapes. Returns 0,
@@ -110,6 +124,19 @@ const struct dahl_layer_type *dahl_layer_type_at(int i);
 
 /* Whether a layer so described has parameters (false for an unknown kind). */
 bool dahl_layer_desc_has_params(const struct dahl_layer_desc *d);
+
+/* Phases of the layer's tasks in the pass: 2 when some of them need the whole step's sums of the others
+ * (batch norm's), else 1. A network with a layer of 2 phases submits its passes layer by layer: a layer's phase 0
+ * over every group, the sums (the manual reduction's tree; StarPU reduces a REDUX one on its first read), then
+ * its phase 1 over every group. */
+int dahl_layer_phases(const struct dahl_layer_shape *l, enum dahl_pass pass);
+/* Whether any task of the layer accesses tensor t (whether the network allocates it). */
+bool dahl_layer_uses_tensor(const struct dahl_layer_shape *l, enum dahl_layer_tensor t);
+/* Whether the backward pass itself needs the step's sum of the weight gradients (a phase-1 task reads them):
+ * they are summed between its phases, not again before the update. */
+bool dahl_layer_sums_grads_early(const struct dahl_layer_shape *l);
+/* Whether a network has a layer of 2 phases (its passes go layer by layer, see dahl_layer_phases). */
+bool dahl_network_desc_layer_major(const struct dahl_network_desc *d);
 
 /* The tasks of layer l over a group of n samples (the kind's `tasks`). */
 int dahl_layer_tasks(const struct dahl_layer_shape *l, enum dahl_pass pass, int n, bool has_dx,

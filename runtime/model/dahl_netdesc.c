@@ -129,10 +129,75 @@ int dahl_network_desc_vgg_small(int c, int h, int w, int nclasses, struct dahl_n
     return 0;
 }
 
+static struct dahl_layer_desc layer(enum dahl_layer_kind kind)
+{
+    return (struct dahl_layer_desc){.kind = kind};
+}
+
+/* Appends a layer reading layer `from` (-1: the network's input) and, for an add, layer `from2` too. */
+static void desc_add_from(struct dahl_network_desc *d, struct dahl_layer_desc l, int from, int from2)
+{
+    int i = d->nlayers;
+    l.back[0] = i - 1 - from;
+    l.back[1] = from2 >= -1 ? i - 1 - from2 : 0;
+    desc_add(d, l);
+}
+
+/* A basic residual block of `filters` filters reading layer x (He et al. 2016, "Deep Residual Learning for
+ * Image Recognition", figure 2): conv 3x3 (stride) - bn - relu - conv 3x3 - bn, plus the shortcut, then add and
+ * relu; the shortcut is x itself, or conv 1x1 (stride) - bn where the shape changes ("option B"). Returns the
+ * block's last layer. */
+static int residual_block(struct dahl_network_desc *d, int x, int filters, int stride, bool project)
+{
+    desc_add_from(d, conv(filters, 3, stride, 1), x, -2);
+    desc_add(d, layer(DAHL_LAYER_BATCHNORM));
+    desc_add(d, relu());
+    desc_add(d, conv(filters, 3, 1, 1));
+    desc_add(d, layer(DAHL_LAYER_BATCHNORM));
+    int branch = d->nlayers - 1, shortcut = x;
+    if (project) {
+        desc_add_from(d, conv(filters, 1, stride, 0), x, -2);
+        desc_add(d, layer(DAHL_LAYER_BATCHNORM));
+        shortcut = d->nlayers - 1;
+    }
+    desc_add_from(d, layer(DAHL_LAYER_ADD), branch, shortcut);
+    desc_add(d, relu());
+    return d->nlayers - 1;
+}
+
+int dahl_network_desc_resnet(int c, int h, int w, int nclasses, int depth, struct dahl_network_desc *out)
+{
+    int n = (depth - 2) / 6;
+    if (desc_init(c, h, w, nclasses, out) != 0 || depth != 6 * n + 2 || n < 1 || n > DAHL_RESNET_MAX_BLOCKS ||
+        h != w)
+        return -EINVAL;
+    desc_add(out, conv(16, 3, 1, 1));
+    desc_add(out, layer(DAHL_LAYER_BATCHNORM));
+    desc_add(out, relu());
+    int x = out->nlayers - 1;
+    for (int stage = 0; stage < 3; stage++)
+        for (int b = 0; b < n; b++) {
+            bool first = b == 0 && stage > 0;
+            x = residual_block(out, x, 16 << stage, first ? 2 : 1, first);
+        }
+    desc_add(out, layer(DAHL_LAYER_GLOBALAVGPOOL));
+    desc_add(out, dense(nclasses));
+    return 0;
+}
+
 bool dahl_network_desc_is_named(const char *model)
 {
     return strcmp(model, "lenet") == 0 || strcmp(model, "vgg-small") == 0 || strcmp(model, "deep") == 0 ||
-           strncmp(model, "deep:", 5) == 0;
+           strncmp(model, "deep:", 5) == 0 || strncmp(model, "resnet:", 7) == 0;
+}
+
+/* The integer after a model's "NAME:" prefix in [min, max] into *out; false when it is not one. */
+static bool name_number(const char *text, long min, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    *out = strtol(text, &end, 10);
+    return end != text && *end == '\0' && errno == 0 && *out >= min && *out <= max;
 }
 
 int dahl_network_desc_named(const char *model, int c, int h, int w, int nclasses, struct dahl_network_desc *out,
@@ -150,18 +215,113 @@ int dahl_network_desc_named(const char *model, int c, int h, int w, int nclasses
     if (!dahl_network_desc_is_named(model))
         return -ENOENT;
     long blocks = DAHL_DEEP_BLOCKS;
-    if (model[4] == ':') {
-        char *end = NULL;
-        errno = 0;
-        blocks = strtol(model + 5, &end, 10);
-        if (end == model + 5 || *end != '\0' || errno != 0 || blocks < 1 || blocks > 9) {
-            snprintf(err, err_size, "deep:BLOCKS: expected an integer in [1, 9], got \"%s\"", model + 5);
+    if (strncmp(model, "resnet:", 7) == 0) {
+        long depth;
+        if (!name_number(model + 7, 8, 6 * DAHL_RESNET_MAX_BLOCKS + 2, &depth) || (depth - 2) % 6 != 0) {
+            snprintf(err, err_size, "resnet:DEPTH: expected 8, 14, 20, 26 or 32 (6n + 2), got \"%s\"", model + 7);
             return -EINVAL;
         }
+        if (dahl_network_desc_resnet(c, h, w, nclasses, (int)depth, out) != 0) {
+            snprintf(err, err_size, "%s: expected a square image, got %dx%dx%d", model, h, w, c);
+            return -EINVAL;
+        }
+        return 0;
+    }
+    if (model[4] == ':' && !name_number(model + 5, 1, 9, &blocks)) {
+        snprintf(err, err_size, "deep:BLOCKS: expected an integer in [1, 9], got \"%s\"", model + 5);
+        return -EINVAL;
     }
     if (dahl_network_desc_deep(c, h, w, nclasses, (int)blocks, DAHL_DEEP_WIDTH, out) != 0) {
         snprintf(err, err_size, "%s: cannot build the deep variant for a %dx%dx%d image", model, h, w, c);
         return -EINVAL;
+    }
+    return 0;
+}
+
+static int ninputs(const struct dahl_layer_desc *l)
+{
+    const struct dahl_layer_type *kind = dahl_layer_type_get(l->kind);
+    return kind != NULL && kind->ninputs > 1 ? kind->ninputs : 1;
+}
+
+int dahl_network_desc_ninputs(const struct dahl_network_desc *d, int i)
+{
+    return ninputs(&d->layers[i]);
+}
+
+int dahl_network_desc_input(const struct dahl_network_desc *d, int i, int k)
+{
+    return i - 1 - d->layers[i].back[k];
+}
+
+bool dahl_network_desc_input_direct(const struct dahl_network_desc *d, int i, int k)
+{
+    int src = dahl_network_desc_input(d, i, k);
+    for (int j = i + 1; j < d->nlayers; j++)
+        for (int m = 0; m < ninputs(&d->layers[j]); m++)
+            if (dahl_network_desc_input(d, j, m) == src)
+                return false;
+    for (int m = k + 1; m < ninputs(&d->layers[i]); m++) /* the same source twice: the later input goes first */
+        if (dahl_network_desc_input(d, i, m) == src)
+            return false;
+    return true;
+}
+
+bool dahl_network_desc_is_chain(const struct dahl_network_desc *d)
+{
+    for (int i = 0; i < d->nlayers; i++)
+        for (int k = 0; k < ninputs(&d->layers[i]); k++)
+            if (d->layers[i].back[k] != 0)
+                return false;
+    return true;
+}
+
+bool dahl_network_desc_cut_ok(const struct dahl_network_desc *d, int k)
+{
+    for (int j = k; j < d->nlayers; j++)
+        for (int m = 0; m < ninputs(&d->layers[j]); m++)
+            if (dahl_network_desc_input(d, j, m) < k - 1)
+                return false;
+    return true;
+}
+
+/* Sets layer i's input shape from its inputs' layers (planned before it), checking that they exist and that
+ * a layer of several inputs gets them from layers (not the network's input) of one shape. */
+static int layer_inputs(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, int i,
+                        const struct dahl_layer_type *kind, char *err, size_t err_size)
+{
+    struct dahl_layer_shape *l = &layers[i];
+    int n = kind->ninputs > 1 ? kind->ninputs : 1;
+    for (int k = 0; k < DAHL_LAYER_MAX_INPUTS; k++) {
+        int src = dahl_network_desc_input(d, i, k);
+        if (k >= n && l->desc.back[k] != 0) {
+            snprintf(err, err_size, "layer %d (%s): it reads one input, not %d", i, kind->name, k + 1);
+            return -EINVAL;
+        }
+        if (k < n && (l->desc.back[k] < 0 || src < -1)) {
+            snprintf(err, err_size, "layer %d (%s): input %d is layer %d, expected a layer from -1 (the network's "
+                     "input) to %d", i, kind->name, k, src, i - 1);
+            return -EINVAL;
+        }
+        if (k >= n)
+            continue;
+        if (n > 1 && src < 0) {
+            snprintf(err, err_size, "layer %d (%s): its inputs must be layers, not the network's input (put a layer "
+                     "in between)", i, kind->name);
+            return -EINVAL;
+        }
+        int c = src < 0 ? d->c : layers[src].out_c, h = src < 0 ? d->h : layers[src].out_h,
+            w = src < 0 ? d->w : layers[src].out_w;
+        if (k == 0) {
+            l->in_c = c;
+            l->in_h = h;
+            l->in_w = w;
+        } else if (c != l->in_c || h != l->in_h || w != l->in_w) {
+            snprintf(err, err_size, "layer %d (%s): its inputs differ in shape: layer %d gives %dx%dx%d, layer %d "
+                     "%dx%dx%d", i, kind->name, dahl_network_desc_input(d, i, 0), l->in_c, l->in_h, l->in_w, src, c,
+                     h, w);
+            return -EINVAL;
+        }
     }
     return 0;
 }
@@ -187,14 +347,14 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
         struct dahl_layer_shape *l = &layers[i];
         memset(l, 0, sizeof(*l));
         l->desc = d->layers[i];
-        l->in_c = c;
-        l->in_h = h;
-        l->in_w = w;
         const struct dahl_layer_type *kind = dahl_layer_type_get(l->desc.kind);
         if (kind == NULL) {
             snprintf(err, err_size, "layer %d: unknown kind %d", i, (int)l->desc.kind);
             return -EINVAL;
         }
+        int ret = layer_inputs(d, layers, i, kind, err, err_size);
+        if (ret != 0)
+            return ret;
         if (kind->plan(l, i, err, err_size) != 0)
             return -EINVAL;
         c = l->out_c;
@@ -203,6 +363,17 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
         if (too_many_values(c, h, w)) {
             snprintf(err, err_size, "layer %d gives %dx%dx%d values per sample, more than %lld (a smaller pad or "
                      "fewer filters?)", i, c, h, w, MAX_LAYER_VALUES);
+            return -EINVAL;
+        }
+    }
+    for (int i = 0; i + 1 < d->nlayers; i++) {
+        bool read = false;
+        for (int j = i + 1; j < d->nlayers && !read; j++)
+            for (int k = 0; k < ninputs(&d->layers[j]) && !read; k++)
+                read = dahl_network_desc_input(d, j, k) == i;
+        if (!read) {
+            snprintf(err, err_size, "layer %d (%s): no later layer reads its output (only the last layer's may go "
+                     "unread: it gives the classes)", i, dahl_layer_type_get(d->layers[i].kind)->name);
             return -EINVAL;
         }
     }

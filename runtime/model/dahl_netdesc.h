@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DAHL_NETWORK_MAX_LAYERS 32
+#define DAHL_NETWORK_MAX_LAYERS 128 /* ResNet-32 has 114 */
+#define DAHL_LAYER_MAX_INPUTS 2
 
 enum dahl_layer_kind {
     DAHL_LAYER_CONV,    /* conv2d + bias: filters, kernel, stride, pad */
@@ -20,12 +21,17 @@ enum dahl_layer_kind {
     DAHL_LAYER_DENSE,   /* units (outputs) */
     DAHL_LAYER_AVGPOOL, /* kernel (window), stride */
     DAHL_LAYER_GLOBALAVGPOOL,
+    DAHL_LAYER_ADD, /* element-wise sum of two inputs (a skip connection) */
+    DAHL_LAYER_BATCHNORM,
 };
 
 struct dahl_layer_desc {
     enum dahl_layer_kind kind;
     int filters, kernel, stride, pad; /* conv: all; maxpool, avgpool: kernel and stride */
     int units;                        /* dense */
+    /* Where its inputs come from, counted back: input k of layer i is the output of layer i - 1 - back[k] (-1:
+     * the network's input). All 0 (the default) makes a chain; add reads two inputs. */
+    int back[DAHL_LAYER_MAX_INPUTS];
 };
 
 /* Layers from an input of c x h x w to nclasses logits (the softmax + cross-entropy is implied). */
@@ -49,17 +55,40 @@ int dahl_network_desc_deep(int c, int h, int w, int nclasses, int blocks, int wi
  * Returns 0 or -EINVAL. */
 int dahl_network_desc_vgg_small(int c, int h, int w, int nclasses, struct dahl_network_desc *out);
 
-/* The built-in models by name: "lenet", "vgg-small", "deep" (DAHL_DEEP_BLOCKS blocks) and "deep:BLOCKS" (1 to
- * 9), the deep variant starting at DAHL_DEEP_WIDTH filters, for a c x h x w input and nclasses classes. Returns 0;
+/* A CIFAR-style residual network of `depth` layers with weights (He et al. 2016, section 4.2): depth = 6n + 2,
+ * 1 <= n <= DAHL_RESNET_MAX_BLOCKS. conv 3x3 (16) - bn - relu, then three stages of n basic blocks of 16, 32 and
+ * 64 filters (the first block of the second and third halving the image by stride 2, its shortcut a conv 1x1 -
+ * bn projection), global average pooling and dense nclasses. ResNet-8 has 30 layers, ResNet-32 114. The image
+ * must be square. Returns 0 or -EINVAL. */
+#define DAHL_RESNET_MAX_BLOCKS 5
+int dahl_network_desc_resnet(int c, int h, int w, int nclasses, int depth, struct dahl_network_desc *out);
+
+/* The built-in models by name: "lenet", "vgg-small", "resnet:DEPTH" (8, 14, 20, 26, 32), "deep"
+ * (DAHL_DEEP_BLOCKS blocks) and "deep:BLOCKS" (1 to 9), the deep variant starting at DAHL_DEEP_WIDTH filters,
+ * for a c x h x w input and nclasses classes. Returns 0;
  * -ENOENT when model names none of them (a model file, for the caller to read); or -EINVAL with the reason in
  * err, starting with the model's name ("lenet: a 2x2x1 image is too small ..."). */
 #define DAHL_DEEP_BLOCKS 3
 #define DAHL_DEEP_WIDTH 8
 int dahl_network_desc_named(const char *model, int c, int h, int w, int nclasses, struct dahl_network_desc *out,
                             char *err, size_t err_size);
-/* Whether model names a built-in model (lenet, vgg-small, deep, deep:...; a malformed deep:N included), not a
+/* Whether model names a built-in model (lenet, vgg-small, deep, deep:..., resnet:...; a malformed N included), not a
  * file: scenarios resolve every other name as a path relative to themselves. */
 bool dahl_network_desc_is_named(const char *model);
+
+/* How many inputs layer i reads (add two, every other kind one). */
+int dahl_network_desc_ninputs(const struct dahl_network_desc *d, int i);
+/* The layer whose output is input k of layer i (-1: the network's input). */
+int dahl_network_desc_input(const struct dahl_network_desc *d, int i, int k);
+/* Whether layer i writes the gradient of its input k straight into its source's gradient: it is the last layer
+ * reading that source, so the first of the backward pass. Otherwise it writes a buffer of its own, added to the
+ * source's gradient right after (fan-out: a skip connection's source). */
+bool dahl_network_desc_input_direct(const struct dahl_network_desc *d, int i, int k);
+/* Whether the layers form a chain: every layer reads the one before it. */
+bool dahl_network_desc_is_chain(const struct dahl_network_desc *d);
+/* Whether a pipeline stage may begin at layer k (0 < k < nlayers): the output of layer k - 1 is the only tensor
+ * that layers from k on read from layers before k. */
+bool dahl_network_desc_cut_ok(const struct dahl_network_desc *d, int k);
 
 /* Checks every layer's shape against its input; on failure returns -EINVAL and writes the reason, naming
  * the layer, into err. */

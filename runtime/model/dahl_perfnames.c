@@ -90,12 +90,19 @@ bool dahl_network_desc_uses_codelet(const struct dahl_network_desc *d, const cha
     for (size_t i = 0; i < NSTEP; i++)
         if (strcmp(step_codelets[i].symbol, symbol) == 0)
             return true;
-    for (int i = 0; i < d->nlayers; i++) {
-        const struct dahl_layer_type *k = dahl_layer_type_get(d->layers[i].kind);
-        for (const struct dahl_codelet_defaults *c = k != NULL ? k->codelets : NULL; c != NULL && c->symbol != NULL;
-             c++)
-            if (strcmp(c->symbol, symbol) == 0)
-                return true;
-    }
+    /* a training step's tasks (an evaluation's run natively only) */
+    struct dahl_layer_shape ls[DAHL_NETWORK_MAX_LAYERS];
+    char err[256];
+    if (dahl_network_desc_shapes(d, ls, err, sizeof(err)) != 0)
+        return false;
+    const enum dahl_pass passes[] = {DAHL_PASS_FORWARD, DAHL_PASS_BACKWARD, DAHL_PASS_STEP};
+    for (int i = 0; i < d->nlayers; i++)
+        for (size_t p = 0; p < sizeof(passes) / sizeof(passes[0]); p++) {
+            struct dahl_layer_task t[DAHL_LAYER_MAX_TASKS];
+            int nt = dahl_layer_tasks(&ls[i], passes[p], 1, dahl_network_desc_input(d, i, 0) >= 0, t);
+            for (int k = 0; k < nt; k++)
+                if (strcmp(t[k].symbol, symbol) == 0)
+                    return true;
+        }
     return false;
 }

@@ -28,8 +28,9 @@ const char *dahl_perfmodel_kind_name(enum dahl_perfmodel_kind kind);
  * codelets (dahl_layer.h), then the step's own (softmax + cross-entropy, SGD update, accumulate, zero). */
 const char *const *dahl_codelet_symbols(size_t *n);
 
-/* Whether training network d runs the codelet of that symbol: the step's own always, a layer's when d has a
- * layer of its kind. A calibration needs perf models for those alone. */
+/* Whether a training step of network d runs the codelet of that symbol: the step's own always, a layer's when
+ * one of d's layers submits it (an evaluation's own, batch norm's, run natively only). A calibration needs perf
+ * models for those alone. */
 struct dahl_network_desc;
 bool dahl_network_desc_uses_codelet(const struct dahl_network_desc *d, const char *symbol);
 

@@ -58,7 +58,9 @@ struct builder {
     struct list deps; /* scratch */
     int step;
     int chunk_base;                          /* handle ids from here on are chunks of split updates */
-    int chunk_off[9][DAHL_NETWORK_MAX_LAYERS]; /* per (kind, layer): its first chunk, from chunk_base */
+    int chunk_off[13][DAHL_NETWORK_MAX_LAYERS]; /* per (kind, layer): its first chunk, from chunk_base */
+    const struct dahl_network_desc *d;
+    bool manual;
 };
 
 static int list_push(struct list *l, int x)
@@ -255,13 +257,27 @@ static int submit(struct builder *b, const char *symbol, uint32_t footprint, int
     return add_task(b, symbol, footprint, layer, false);
 }
 
-/* Handle ids: one per (kind, layer, group of samples), group == b->batch for a whole tensor. */
-enum kind { K_ACT, K_GRAD, K_METRICS, K_W, K_B, K_VW, K_VB, K_DW, K_DB, K_N };
-_Static_assert(K_N == 9, "struct builder's chunk_off has one row per kind");
+/* Handle ids: one per (kind, layer, group of samples), group == b->batch for a whole tensor. K_EDX0 and K_EDX1
+ * are a layer's own buffers for the gradients of its inputs 0 and 1 (fan-out), K_STATS its step sums and K_RUN
+ * its running state. */
+enum kind { K_ACT, K_GRAD, K_METRICS, K_W, K_B, K_VW, K_VB, K_DW, K_DB, K_EDX0, K_EDX1, K_STATS, K_RUN, K_N };
 
 static int hid(const struct builder *b, enum kind k, int layer, int sample)
 {
     return ((int)k * (b->L + 1) + layer) * (b->batch + 1) + sample;
+}
+_Static_assert(K_N == sizeof(((struct builder *)0)->chunk_off) / sizeof(((struct builder *)0)->chunk_off[0]),
+               "struct builder's chunk_off has one row per kind");
+
+/* The handle of input k's gradient for layer i, group s: its source's gradient, or the layer's own buffer
+ * (-1: the network's input has none). */
+static int input_grad(const struct builder *b, int i, int k, int s)
+{
+    int src = dahl_network_desc_input(b->d, i, k);
+    if (src < 0)
+        return -1;
+    return dahl_network_desc_input_direct(b->d, i, k) ? hid(b, K_GRAD, src + 1, s)
+                                                      : hid(b, k == 0 ? K_EDX0 : K_EDX1, i, s);
 }
 
 /* The first chunk handle of kind k's tensor of layer (its summed gradient, for K_DW and K_DB). */
@@ -278,29 +294,58 @@ static int chunk_hid(const struct builder *b, enum kind k, int layer)
     } while (0)
 #define ACCS(...) (const struct acc[]){__VA_ARGS__}, (int)(sizeof((const struct acc[]){__VA_ARGS__}) / sizeof(struct acc))
 
+/* The handle of a step sum of kind k (K_STATS, K_DW, K_DB) of layer i as a task of group s accesses it:
+ * written, group s's buffer (manual) or the REDUX tensor; read, the sum (group 0's buffer after the manual
+ * tree, or the REDUX tensor, which StarPU reduces first). */
+static int sum_hid(const struct builder *b, enum kind k, int i, int s, bool read)
+{
+    return b->manual ? hid(b, k, i, read ? 0 : s) : hid(b, k, i, b->batch);
+}
+
 /* Submits one layer task of layer i for group s: its tensors are that layer's and group's handles, its
- * gradients' mode gm (REDUX, or W for the manual reduction's per-group buffers, gs their group); SCRATCH
- * accesses make no dependency. */
-static int layer_task(struct builder *b, const struct dahl_layer_task *t, int i, int s, enum mode gm, int gs)
+ * gradients' and sums' mode gm (REDUX, or W for the manual reduction's per-group buffers); SCRATCH accesses
+ * make no dependency. */
+static int layer_task(struct builder *b, const struct dahl_layer_task *t, int i, int s, enum mode gm)
 {
     int whole = b->batch;
+    bool two = dahl_network_desc_ninputs(b->d, i) > 1;
     const int ids[DAHL_T_COUNT] = {
-        [DAHL_T_X] = hid(b, K_ACT, i, s),       [DAHL_T_Y] = hid(b, K_ACT, i + 1, s),
-        [DAHL_T_DX] = hid(b, K_GRAD, i, s),     [DAHL_T_DY] = hid(b, K_GRAD, i + 1, s),
+        [DAHL_T_X] = hid(b, K_ACT, dahl_network_desc_input(b->d, i, 0) + 1, s),
+        [DAHL_T_X2] = two ? hid(b, K_ACT, dahl_network_desc_input(b->d, i, 1) + 1, s) : -1,
+        [DAHL_T_DX2] = two ? input_grad(b, i, 1, s) : -1,
+        [DAHL_T_Y] = hid(b, K_ACT, i + 1, s),
+        [DAHL_T_DX] = input_grad(b, i, 0, s),   [DAHL_T_DY] = hid(b, K_GRAD, i + 1, s),
         [DAHL_T_W] = hid(b, K_W, i, whole),     [DAHL_T_B] = hid(b, K_B, i, whole),
-        [DAHL_T_DW] = hid(b, K_DW, i, gs),      [DAHL_T_DB] = hid(b, K_DB, i, gs),
+        [DAHL_T_RUNNING] = hid(b, K_RUN, i, whole),
         [DAHL_T_WORKSPACE] = -1,
     };
     struct acc a[DAHL_LAYER_TASK_MAX_ACCESSES];
     int n = 0;
     for (int k = 0; k < t->naccesses; k++) {
         enum dahl_layer_access m = t->access[k].mode;
+        enum dahl_layer_tensor x = t->access[k].tensor;
         if (m == DAHL_ACCESS_SCRATCH)
             continue;
-        a[n++] = (struct acc){ids[t->access[k].tensor],
-                              m == DAHL_ACCESS_R ? M_R : m == DAHL_ACCESS_W ? M_W : gm};
+        int id = ids[x];
+        if (x == DAHL_T_STATS || x == DAHL_T_DW || x == DAHL_T_DB)
+            id = sum_hid(b, x == DAHL_T_STATS ? K_STATS : x == DAHL_T_DW ? K_DW : K_DB, i, s, m == DAHL_ACCESS_R);
+        a[n++] = (struct acc){id, m == DAHL_ACCESS_R ? M_R : m == DAHL_ACCESS_GRAD ? gm : M_W};
     }
     return submit(b, t->symbol, t->footprint, i, a, n);
+}
+
+/* After layer i's backward tasks over group s (n samples): its input gradients written into its own buffers
+ * added to their sources' (dahl_network.c's layer_tasks). */
+static int fan_out(struct builder *b, const struct dahl_layer_shape *l, int i, int s, int n)
+{
+    size_t elems = (size_t)n * (size_t)l->in_c * (size_t)l->in_h * (size_t)l->in_w;
+    for (int k = 0; k < dahl_network_desc_ninputs(b->d, i); k++) {
+        int src = dahl_network_desc_input(b->d, i, k);
+        if (src >= 0 && !dahl_network_desc_input_direct(b->d, i, k))
+            TRY(submit(b, "dahl_accumulate", dahl_reduce_footprint_of(elems), i,
+                       ACCS({hid(b, K_GRAD, src + 1, s), M_W}, {input_grad(b, i, k, s), M_R})));
+    }
+    return 0;
 }
 
 /* dahl_network.c's forward_group and backward_group for group s (its n samples). */
@@ -311,34 +356,115 @@ static int sample_tasks(struct builder *b, const struct dahl_network_desc *d, co
     int n = b->samples - s * b->grain < b->grain ? b->samples - s * b->grain : b->grain;
     bool manual = conf->reduction == DAHL_REDUCTION_MANUAL;
     enum mode gm = manual ? M_W : M_REDUX;
-    int gs = manual ? s : b->batch;
     struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
     for (int i = 0; i < L; i++) {
-        int nt = dahl_layer_tasks(&ls[i], DAHL_PASS_FORWARD, n, i > 0, tasks);
+        int nt = dahl_layer_tasks(&ls[i], DAHL_PASS_FORWARD, n, dahl_network_desc_input(d, i, 0) >= 0, tasks);
         for (int t = 0; t < nt; t++)
-            TRY(layer_task(b, &tasks[t], i, s, gm, gs));
+            TRY(layer_task(b, &tasks[t], i, s, gm));
     }
     TRY(submit(b, "dahl_softmax_xent", dahl_grouped_footprint_of(dahl_softmax_xent_footprint_of(d->nclasses), n), L,
                ACCS({hid(b, K_ACT, L, s), M_R}, {hid(b, K_GRAD, L, s), M_W}, {hid(b, K_METRICS, 0, s), M_W})));
     for (int i = L - 1; i >= 0; i--) {
-        int nt = dahl_layer_tasks(&ls[i], DAHL_PASS_BACKWARD, n, i > 0, tasks);
+        int nt = dahl_layer_tasks(&ls[i], DAHL_PASS_BACKWARD, n, dahl_network_desc_input(d, i, 0) >= 0, tasks);
         for (int t = 0; t < nt; t++)
-            TRY(layer_task(b, &tasks[t], i, s, gm, gs));
+            TRY(layer_task(b, &tasks[t], i, s, gm));
+        TRY(fan_out(b, &ls[i], i, s, n));
     }
+    return 0;
+}
+
+/* The manual reduction's tree over the groups' buffers of kind k of layer i (n elements each) into group 0's. */
+static int tree(struct builder *b, enum kind k, int i, size_t n)
+{
+    uint32_t rfp = dahl_reduce_footprint_of(n);
+    for (int stride = 1; stride < b->batch; stride *= 2)
+        for (int s = 0; s + stride < b->batch; s += 2 * stride)
+            TRY(submit(b, "dahl_accumulate", rfp, i, ACCS({hid(b, k, i, s), M_W}, {hid(b, k, i, s + stride), M_R})));
+    return 0;
+}
+
+/* Samples in group s. */
+static int group_n(const struct builder *b, int s)
+{
+    return b->samples - s * b->grain < b->grain ? b->samples - s * b->grain : b->grain;
+}
+
+/* dahl_network.c's layer_pass: layer i's pass over every group, phase by phase, the manual reduction's trees
+ * of the sums a phase wrote in between (a REDUX sum is reduced by submit, on its first read). */
+static int layer_pass(struct builder *b, const struct dahl_network_desc *d, const struct dahl_layer_shape *l, int i,
+                      enum dahl_pass pass)
+{
+    enum mode gm = b->manual ? M_W : M_REDUX;
+    int phases = dahl_layer_phases(l, pass);
+    bool has_dx = dahl_network_desc_input(d, i, 0) >= 0;
+    struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
+    for (int p = 0; p < phases; p++) {
+        for (int s = 0; s < b->batch; s++) {
+            int nt = dahl_layer_tasks(l, pass, group_n(b, s), has_dx, tasks);
+            for (int t = 0; t < nt; t++)
+                if (tasks[t].phase == p)
+                    TRY(layer_task(b, &tasks[t], i, s, gm));
+            if (pass == DAHL_PASS_BACKWARD && p == phases - 1)
+                TRY(fan_out(b, l, i, s, group_n(b, s)));
+        }
+        if (p + 1 == phases || !b->manual)
+            continue;
+        int nt = dahl_layer_tasks(l, pass, b->grain, has_dx, tasks);
+        bool done[K_N] = {false};
+        for (int t = 0; t < nt; t++)
+            for (int a = 0; a < tasks[t].naccesses && tasks[t].phase == p; a++) {
+                enum dahl_layer_tensor x = tasks[t].access[a].tensor;
+                enum kind k = x == DAHL_T_STATS ? K_STATS : x == DAHL_T_DW ? K_DW : K_DB;
+                if (tasks[t].access[a].mode != DAHL_ACCESS_GRAD || done[k])
+                    continue;
+                done[k] = true;
+                TRY(tree(b, k, i, x == DAHL_T_STATS ? 2 * (size_t)l->in_c + 1 : x == DAHL_T_DW ? l->nw : l->nb));
+            }
+    }
+    return 0;
+}
+
+/* dahl_network.c's layer_major_passes: every layer's forward pass over every group, the loss of every group,
+ * every layer's backward pass. */
+static int layer_major_passes(struct builder *b, const struct dahl_network_desc *d, const struct dahl_layer_shape *ls)
+{
+    int L = d->nlayers;
+    for (int i = 0; i < L; i++)
+        TRY(layer_pass(b, d, &ls[i], i, DAHL_PASS_FORWARD));
+    for (int s = 0; s < b->batch; s++)
+        TRY(submit(b, "dahl_softmax_xent",
+                   dahl_grouped_footprint_of(dahl_softmax_xent_footprint_of(d->nclasses), group_n(b, s)), L,
+                   ACCS({hid(b, K_ACT, L, s), M_R}, {hid(b, K_GRAD, L, s), M_W}, {hid(b, K_METRICS, 0, s), M_W})));
+    for (int i = L - 1; i >= 0; i--)
+        TRY(layer_pass(b, d, &ls[i], i, DAHL_PASS_BACKWARD));
+    return 0;
+}
+
+/* dahl_network.c's step_tasks: layer i's once-per-step tasks, then its step sums zeroed. */
+static int step_tasks(struct builder *b, const struct dahl_layer_shape *l, int i)
+{
+    struct dahl_layer_task tasks[DAHL_LAYER_MAX_TASKS];
+    int nt = dahl_layer_tasks(l, DAHL_PASS_STEP, b->samples, true, tasks);
+    for (int t = 0; t < nt; t++)
+        TRY(layer_task(b, &tasks[t], i, 0, b->manual ? M_W : M_REDUX));
+    if (!dahl_layer_uses_tensor(l, DAHL_T_STATS))
+        return 0;
+    uint32_t fp = dahl_reduce_footprint_of(2 * (size_t)l->in_c + 1);
+    for (int s = 0; s < (b->manual ? b->batch : 1); s++)
+        TRY(submit(b, "dahl_zero", fp, i, ACCS({hid(b, K_STATS, i, b->manual ? s : b->batch), M_W})));
     return 0;
 }
 
 /* dahl_network.c's update_params for one parameter tensor p (n elements) of layer i, gradient kind gk. */
 static int update_tasks(struct builder *b, const struct dahl_catalogue_conf *conf, int i, enum kind pk,
-                        enum kind gk, enum kind vk, size_t n)
+                        enum kind gk, enum kind vk, size_t n, bool summed)
 {
     int whole = b->batch;
     uint32_t rfp = dahl_reduce_footprint_of(n);
     int grad;
     if (conf->reduction == DAHL_REDUCTION_MANUAL) {
-        for (int stride = 1; stride < b->batch; stride *= 2)
-            for (int s = 0; s + stride < b->batch; s += 2 * stride)
-                TRY(submit(b, "dahl_accumulate", rfp, i, ACCS({hid(b, gk, i, s), M_W}, {hid(b, gk, i, s + stride), M_R})));
+        if (!summed)
+            TRY(tree(b, gk, i, n));
         grad = hid(b, gk, i, 0);
     } else {
         grad = hid(b, gk, i, whole);
@@ -384,14 +510,19 @@ static int update_tasks(struct builder *b, const struct dahl_catalogue_conf *con
 static int build(struct builder *b, const struct dahl_network_desc *d, const struct dahl_layer_shape *ls,
                  const struct dahl_catalogue_conf *conf, int steps)
 {
+    bool layer_major = dahl_network_desc_layer_major(d);
     for (b->step = 0; b->step < steps; b->step++) {
-        for (int s = 0; s < b->batch; s++)
+        if (layer_major)
+            TRY(layer_major_passes(b, d, ls));
+        for (int s = 0; s < b->batch && !layer_major; s++)
             TRY(sample_tasks(b, d, ls, conf, s));
         for (int i = 0; i < d->nlayers; i++) {
             if (ls[i].nw == 0)
                 continue;
-            TRY(update_tasks(b, conf, i, K_W, K_DW, K_VW, ls[i].nw));
-            TRY(update_tasks(b, conf, i, K_B, K_DB, K_VB, ls[i].nb));
+            TRY(step_tasks(b, &ls[i], i));
+            bool summed = dahl_layer_sums_grads_early(&ls[i]);
+            TRY(update_tasks(b, conf, i, K_W, K_DW, K_VW, ls[i].nw, summed));
+            TRY(update_tasks(b, conf, i, K_B, K_DB, K_VB, ls[i].nb, summed));
         }
     }
     return 0;
@@ -422,6 +553,8 @@ int dahl_stepgraph_build(struct dahl_stepgraph *g, const struct dahl_network_des
         return ret;
     int grain = conf->grain > 1 ? conf->grain : 1;
     struct builder b = {.g = g,
+                        .d = d,
+                        .manual = conf->reduction == DAHL_REDUCTION_MANUAL,
                         .L = d->nlayers,
                         .batch = (conf->batch + grain - 1) / grain,
                         .samples = conf->batch,
@@ -453,6 +586,11 @@ int dahl_stepgraph_build(struct dahl_stepgraph *g, const struct dahl_network_des
     }
     b.nh = b.chunk_base + nchunks;
     b.h = calloc((size_t)b.nh, sizeof(*b.h));
+    for (int i = 0; b.h != NULL && i < d->nlayers; i++) { /* elements of the sums StarPU may reduce early */
+        b.h[hid(&b, K_DW, i, b.batch)].n = ls[i].nw;
+        b.h[hid(&b, K_DB, i, b.batch)].n = ls[i].nb;
+        b.h[hid(&b, K_STATS, i, b.batch)].n = 2 * (size_t)ls[i].in_c + 1;
+    }
     g->pred_start = calloc(1, sizeof(int));
     b.pcap = 1;
     ret = b.h != NULL && g->pred_start != NULL ? build(&b, d, ls, conf, steps) : -ENOMEM;

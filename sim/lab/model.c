@@ -40,6 +40,35 @@ static int layer_int(const char *path, int i, const cJSON *layer, const char *ke
     return 0;
 }
 
+/* Layer i's inputs: "input": j (one input, default the layer before, i - 1) or "inputs": [j, k] (a layer of
+ * two, required), each an earlier layer's index, -1 for the network's input; into l->back. */
+static int layer_inputs(const char *path, int i, const cJSON *item, const char *in_key, int nin,
+                        struct dahl_layer_desc *l, char *err, size_t err_size)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, in_key);
+    if (v == NULL && nin == 1)
+        return 0;
+    const cJSON *first = nin > 1 ? (cJSON_IsArray(v) ? v->child : NULL) : v;
+    int k = 0;
+    for (const cJSON *e = first; e != NULL && k <= nin; e = nin > 1 ? e->next : NULL, k++) {
+        double j = cJSON_IsNumber(e) ? e->valuedouble : -2;
+        if (k == nin || !(j >= -1 && j <= i - 1) || j != (double)(int)j)
+            break;
+        l->back[k] = i - 1 - (int)j;
+    }
+    if (k == nin && (nin == 1 || cJSON_GetArraySize(v) == nin))
+        return 0;
+    char *text = v != NULL ? cJSON_PrintUnformatted(v) : NULL;
+    if (nin > 1)
+        snprintf(err, err_size, "%s: layers[%d].%s: expected [j, k], two earlier layers' indices (-1: the network's "
+                 "input, up to %d), got %s", path, i, in_key, i - 1, text != NULL ? text : "nothing");
+    else
+        snprintf(err, err_size, "%s: layers[%d].%s: expected an earlier layer's index (-1: the network's input, up "
+                 "to %d), got %s", path, i, in_key, i - 1, text != NULL ? text : "?");
+    free(text);
+    return -EINVAL;
+}
+
 /* Layer i of a model file (an object with "type" and the kind's keys) into *l. */
 static int layer_from_json(const char *path, int i, const cJSON *item, struct dahl_layer_desc *l, char *err,
                            size_t err_size)
@@ -64,14 +93,17 @@ static int layer_from_json(const char *path, int i, const cJSON *item, struct da
         return -EINVAL;
     }
     l->kind = kind->kind;
+    int nin = kind->ninputs > 1 ? kind->ninputs : 1;
+    const char *in_key = nin > 1 ? "inputs" : "input";
     const cJSON *key;
     cJSON_ArrayForEach(key, item)
     {
-        bool known = strcmp(key->string, "type") == 0;
+        bool known = strcmp(key->string, "type") == 0 || strcmp(key->string, in_key) == 0;
         for (const struct dahl_layer_key *k = kind->keys; !known && k->key != NULL; k++)
             known = strcmp(key->string, k->key) == 0;
         if (!known) {
-            char expected[256] = "\"type\"";
+            char expected[256];
+            snprintf(expected, sizeof(expected), "\"type\", \"%s\"", in_key);
             for (const struct dahl_layer_key *k = kind->keys; k->key != NULL; k++) {
                 size_t used = strlen(expected);
                 snprintf(expected + used, sizeof(expected) - used, ", \"%s\"", k->key);
@@ -81,10 +113,13 @@ static int layer_from_json(const char *path, int i, const cJSON *item, struct da
             return -EINVAL;
         }
     }
+    int ret = layer_inputs(path, i, item, in_key, nin, l, err, err_size);
+    if (ret != 0)
+        return ret;
     /* in the kind's order: a default "as the kernel" comes after the kernel */
     for (const struct dahl_layer_key *k = kind->keys; k->key != NULL; k++) {
         int dflt = k->dflt == DAHL_KEY_REQUIRED ? -1 : k->dflt == DAHL_KEY_AS_KERNEL ? l->kernel : k->dflt;
-        int ret = layer_int(path, i, item, k->key, k->min, dflt, (int *)(void *)((char *)l + k->offset), err, err_size);
+        ret = layer_int(path, i, item, k->key, k->min, dflt, (int *)(void *)((char *)l + k->offset), err, err_size);
         if (ret != 0)
             return ret;
     }
@@ -103,7 +138,7 @@ static int model_from_json(const char *what, const char *path, struct dahl_netwo
         return -EINVAL;
     }
     if (ret != 0) {
-        snprintf(err, err_size, "%s: %s: %s\nhint: a model is lenet, vgg-small, deep, deep:BLOCKS or a JSON model file", what,
+        snprintf(err, err_size, "%s: %s: %s\nhint: a model is lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS or a JSON model file", what,
                  path, why);
         return -EINVAL;
     }

@@ -23,6 +23,8 @@
  * - "input": act[0], batch x c x h x w, read-only on the GPU (the host writes the images; a new batch per
  *   step is not modelled);
  * - "L<i>.<kind>.act": act[i + 1] and grad[i + 1], 2 x batch x the layer's output, written;
+ * - "L<i>.<kind>.edx": the gradients of its inputs it writes into buffers of its own (a skip connection's
+ *   fan-out), batch x the input per such input, written;
  * - "L<i>.<kind>.params": w and b, dw and db and, with momentum, vw and vb: (2 or 3) x (nw + nb), written;
  * - "loss.metrics": batch x 2 (loss, correct), written.
  * Convolution workspaces (StarPU scratch buffers, never transferred) are left out. */
@@ -33,7 +35,7 @@ static int share_tensors(const struct dahl_network_desc *d, int batch, bool mome
     int ret = dahl_network_desc_shapes(d, shapes, err, err_size);
     if (ret != 0)
         return ret;
-    job->tensors = calloc((size_t)2 * d->nlayers + 2, sizeof(*job->tensors));
+    job->tensors = calloc((size_t)3 * d->nlayers + 2, sizeof(*job->tensors));
     if (job->tensors == NULL) {
         snprintf(err, err_size, "out of memory");
         return -ENOMEM;
@@ -47,6 +49,15 @@ static int share_tensors(const struct dahl_network_desc *d, int batch, bool mome
         struct dahlsim_share_tensor *x = &t[job->ntensors++];
         *x = (struct dahlsim_share_tensor){.bytes = 2 * b * (uint64_t)l->out_c * l->out_h * l->out_w, .written = true};
         snprintf(x->name, sizeof(x->name), "L%d.%s.act", i, kind);
+        uint64_t edx = 0;
+        for (int k = 0; k < dahl_network_desc_ninputs(d, i); k++)
+            if (dahl_network_desc_input(d, i, k) >= 0 && !dahl_network_desc_input_direct(d, i, k))
+                edx += b * (uint64_t)l->in_c * l->in_h * l->in_w;
+        if (edx > 0) {
+            x = &t[job->ntensors++];
+            *x = (struct dahlsim_share_tensor){.bytes = edx, .written = true};
+            snprintf(x->name, sizeof(x->name), "L%d.%s.edx", i, kind);
+        }
         if (l->nw == 0)
             continue;
         x = &t[job->ntensors++];

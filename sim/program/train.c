@@ -159,6 +159,8 @@ int train_dataset_load(const struct dahl_dataset_name *name, int train, long max
     int ret = name->source == DAHL_DATASET_CIFAR10
                   ? dahl_dataset_load_cifar10(name->dir, train, (int)max, out, err, sizeof(err))
                   : dahl_dataset_load_fashion_mnist(NULL, train, (int)max, out, err, sizeof(err));
+    if (ret == 0 && (out->h != name->h || out->w != name->w)) /* fashion-mnist:SIZE */
+        ret = dahl_dataset_pad(out, name->h, name->w);
     if (ret == -ENOMEM)
         dahlsim_error("--dataset: out of memory loading %ld samples", max);
     else if (ret != 0)
@@ -275,6 +277,12 @@ static int train_check(const struct train_opts *o, struct dahl_network_desc *des
         if (first >= end || !weights) {
             dahlsim_error("--stages: expected stages of the model's %d layers each with a convolution or a dense "
                           "layer, got stage %ld on layers [%d, %d)", desc->nlayers, s, first, end);
+            return -EINVAL;
+        }
+        if (s > 0 && first < desc->nlayers && !dahl_network_desc_cut_ok(desc, first)) {
+            dahlsim_error("--stages: stage %ld begins at layer %d, which a skip connection crosses (a later layer "
+                          "reads a layer before %d)\nhint: cut where only the previous layer's output goes on",
+                          s, first, first - 1);
             return -EINVAL;
         }
     }

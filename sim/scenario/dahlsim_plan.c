@@ -690,7 +690,7 @@ static size_t search_pipelines(const struct dahlsim_experiment *x, const struct 
                 }
                 if (hi == L)
                     share += work[order[s]][L];
-                ok = weights;
+                ok = weights && (lo == 0 || dahl_network_desc_cut_ok(desc, lo)); /* no skip connection across */
                 const struct table *tb = &tables[order[s]][0];
                 double stage = tb->t[B] * share;
                 if (stage / (double)micro > slowest)

@@ -363,7 +363,7 @@ static bool what_from(const struct dahlsim_where *w, const char *scenario_dir, c
     }
     char model[PATH_MAX];
     if (!dahlsim_field_string(w, o, "model", "lenet", model, sizeof(model),
-                              "lenet, vgg-small, deep, deep:N or a model file"))
+                              "lenet, vgg-small, resnet:DEPTH, deep, deep:N or a model file"))
         return false;
     if (dahl_network_desc_is_named(model) || model[0] == '/')
         snprintf(x->model, sizeof(x->model), "%s", model);

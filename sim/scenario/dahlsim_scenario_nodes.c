@@ -1,6 +1,7 @@
 /* The multi-node keys of a scenario: "nodes" (nodes of the one machine) or "node_groups" (nodes of several
  * machines, each group with its share of every step), then "network". See dahlsim_scenario_nodes.h. */
 #include "dahlsim_scenario_nodes.h"
+#include "dahl_dataset_name.h"
 #include "dahlsim_manifest.h"
 #include "dahlsim_platform.h"
 #include "dahlsim_fs.h"
@@ -52,7 +53,7 @@ static bool nodes_count_from(const struct dahlsim_where *w, const cJSON *o, stru
             return false;
         if (iterations > 0)
             x->samples = iterations * x->batch;
-        if (x->batch > x->samples || (strcmp(x->dataset, "fashion-mnist") == 0 && x->samples > 60000)) {
+        if (x->batch > x->samples || (dahl_dataset_name_is_fashion_mnist(x->dataset) && x->samples > 60000)) {
             char expected[160];
             snprintf(expected, sizeof(expected), "a global batch (%ld x %ld nodes) and samples (%ld) the dataset allows",
                      b, x->nodes, x->samples);

@@ -155,7 +155,7 @@ static bool job_from(const char *path, const char *point, const char *dir, const
                                          "fashion-mnist or synthetic:HxWxC");
         return false;
     }
-    if (strcmp(j->dataset, "fashion-mnist") == 0 && j->samples > 60000) {
+    if (dahl_dataset_name_is_fashion_mnist(j->dataset) && j->samples > 60000) {
         wl_error(path, point, field, jo, "at most the 60000 training samples of fashion-mnist");
         return false;
     }
