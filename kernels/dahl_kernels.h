@@ -6,6 +6,8 @@
 #ifndef DAHL_KERNELS_H
 #define DAHL_KERNELS_H
 
+#include "dahl_random.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -188,6 +190,29 @@ size_t dahl_bn_forward_bytes(int c, int hw);
 size_t dahl_bn_backward_params_bytes(int c, int hw);
 size_t dahl_bn_backward_input_bytes(int c, int hw);
 size_t dahl_bn_running_bytes(int c);
+
+/* ---- inverted dropout (kernels/cpu/dropout.c), over n floats of a step's batch --------------------------------
+ * Element `index` (its place in the step's [batch][values] tensor) is dropped with probability percent / 100
+ * and kept scaled by 100 / (100 - percent), by a hash of (key, index): no mask is stored, the backward pass
+ * recomputes it, and the CUDA kernels drop the same elements. Evaluation is the identity. */
+/* The key of a layer's masks at a training step. */
+uint64_t dahl_dropout_key(uint64_t seed, int layer, long step);
+/* Whether element index is kept (splitmix64's finaliser of key + index; 24 bits against the rate). */
+static inline bool dahl_dropout_keep(uint64_t key, uint64_t index, int percent)
+{
+    uint64_t z = key + (index + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (z >> 40) >= ((uint64_t)percent << 24) / 100;
+}
+/* y = x kept and scaled, 0 dropped, for elements first .. first + n - 1. OVERWRITES y. */
+void dahl_dropout_forward(size_t n, const float *x, float *y, uint64_t key, uint64_t first, int percent);
+/* dx = dy kept and scaled, 0 dropped: the forward pass's mask. OVERWRITES dx. */
+void dahl_dropout_backward(size_t n, const float *dy, float *dx, uint64_t key, uint64_t first, int percent);
+/* n (one multiplication per element) each way; 4*2n bytes. */
+double dahl_dropout_flops(size_t n);
+size_t dahl_dropout_bytes(size_t n);
 
 /* ---- dense (kernels/cpu/dense.c): fully connected, over n samples at once ---------------------------------
  * x [n][N_in]   w [N_out][N_in]   b [N_out]   y [n][N_out];  y = w x + b. No workspace. Each output element

@@ -24,6 +24,18 @@ void dahl_workspace_destroy(starpu_data_handle_t workspace);
  * where the scheduler honours priorities: prio, dmdas, heteroprio, ...). */
 void dahl_codelets_set_priority(int prio);
 
+/* Where the layer tasks the calling thread inserts from now on sit in training: the run's seed, the step
+ * (-1: an evaluation), the layer's index and the first sample of their group in the step's batch. Kernels
+ * that draw per-element random numbers (dropout) key them by it, so a draw does not depend on the grain. */
+struct dahl_task_context {
+    uint64_t seed;
+    long step;
+    int layer;
+    long first_sample;
+};
+void dahl_codelets_set_context(const struct dahl_task_context *c);
+const struct dahl_task_context *dahl_codelets_context(void);
+
 /* ---- tasks over n samples (the training's grain, issue 21) -------------------------------------------------
  * Every per-sample layer helper has an _n form for a task over n >= 1 consecutive samples: its per-sample
  * handles (x, y, dx, dy, logits, ...) hold the n samples back to back, its parameters and gradients are the

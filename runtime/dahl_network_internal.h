@@ -54,6 +54,7 @@ struct dahl_network {
     int first, end;              /* the layers this node runs: [first, end) (a pipeline stage; all: 0, L) */
     bool layer_major;            /* a step goes layer by layer (a layer of two phases, dahl_layer_phases) */
     int64_t passes;              /* forward passes submitted (training and evaluation): the messages' tags */
+    long step;                   /* the training step being submitted (its tasks' context) */
     struct dahl_pipe_stats pipe; /* the pipeline's messages this node posted */
     pthread_mutex_t lock;        /* guards the totals below, updated from StarPU callbacks */
     int64_t loss_fixed;          /* summed loss in units of 2^-32: integer sums do not depend on the order
@@ -85,6 +86,10 @@ struct step_mark {
     int n;
     struct step_ref refs[];
 };
+
+/* The summed gradient the update reads: the REDUX tensor, or group 0's buffer after the manual tree
+ * (dahl_network_build.c). */
+starpu_data_handle_t dahl_network_summed_grad(const struct dahl_network *net, const struct dahl_tensor *g);
 
 /* Counts the first n samples of group g's metrics once its softmax has run (dahl_network_marks.c). */
 int dahl_network_track(struct dahl_network *net, int g, int n);

@@ -162,13 +162,14 @@ Test(catalogue, footprints_are_the_ones_starpu_records)
                     &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.0f,
                                               .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 2},
                     1, &all);
-    /* A skip connection (an add of layers 1 and 3; layer 1's gradient summed from two readers) */
+    /* A skip connection (an add of layers 1 and 3; layer 1's gradient summed from two readers), dropout */
     struct dahl_network_desc skip = {
-        .c = 1, .h = 8, .w = 8, .nclasses = 10, .nlayers = 6,
+        .c = 1, .h = 8, .w = 8, .nclasses = 10, .nlayers = 7,
         .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
                    {.kind = DAHL_LAYER_RELU},
                    {.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
                    {.kind = DAHL_LAYER_ADD, .back = {0, 1}},
+                   {.kind = DAHL_LAYER_DROPOUT, .percent = 25},
                    {.kind = DAHL_LAYER_GLOBALAVGPOOL},
                    {.kind = DAHL_LAYER_DENSE, .units = 10}}};
     train_and_count(&skip,

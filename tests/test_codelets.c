@@ -524,7 +524,7 @@ Test(codelets, symbols_are_the_calibration_contract)
         "dahl_dense_forward", "dahl_dense_backward_input", "dahl_dense_backward_weights", "dahl_avgpool_forward",
         "dahl_avgpool_backward", "dahl_add_forward", "dahl_add_backward", "dahl_bn_stats", "dahl_bn_forward",
         "dahl_bn_forward_eval", "dahl_bn_backward_params", "dahl_bn_backward_input", "dahl_bn_running",
-        "dahl_softmax_xent", "dahl_sgd_update", "dahl_accumulate", "dahl_zero",
+        "dahl_dropout_forward", "dahl_dropout_backward", "dahl_dropout_eval", "dahl_softmax_xent", "dahl_sgd_update", "dahl_accumulate", "dahl_zero",
     };
     size_t n = 0;
     const char *const *symbols = dahl_codelet_symbols(&n);

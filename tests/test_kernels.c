@@ -1085,3 +1085,33 @@ Test(kernels, add_sums_and_passes_its_gradient_to_both_inputs)
     cr_expect_eq(dahl_add_backward_bytes(37), 4 * 3 * 37);
     free(a), free(b), free(dy);
 }
+
+Test(kernels, dropout_keeps_its_share_the_same_way_forward_and_backward)
+{
+    rng_seed(13);
+    const size_t n = 4000;
+    float *x = random_floats(n), *dy = random_floats(n), *y = alloc_or_fail(n * sizeof(float)),
+          *dx = alloc_or_fail(n * sizeof(float)), *part = alloc_or_fail(n * sizeof(float));
+    uint64_t key = dahl_dropout_key(1, 3, 7);
+    cr_expect_neq(key, dahl_dropout_key(1, 3, 8), "another step, another mask");
+    cr_expect_neq(key, dahl_dropout_key(1, 4, 7), "another layer, another mask");
+    dahl_dropout_forward(n, x, y, key, 100, 30);
+    dahl_dropout_backward(n, dy, dx, key, 100, 30);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool keep = dahl_dropout_keep(key, 100 + i, 30);
+        kept += keep;
+        /* y = dL/dx-style: linear in x with the mask fixed, so dx is the same mask and scale applied to dy */
+        cr_expect_eq(y[i], keep ? x[i] * (100.0f / 70.0f) : 0.0f);
+        cr_expect_eq(dx[i], keep ? dy[i] * (100.0f / 70.0f) : 0.0f);
+    }
+    cr_expect(kept > n * 65 / 100 && kept < n * 75 / 100, "kept %zu of %zu at 30 %% dropped", kept, n);
+    /* a task over the second half alone drops what the whole did there (the grain does not matter) */
+    dahl_dropout_forward(n / 2, x + n / 2, part, key, 100 + n / 2, 30);
+    cr_expect_eq(memcmp(part, y + n / 2, n / 2 * sizeof(float)), 0);
+    /* 0 %: the evaluation's copy */
+    dahl_dropout_forward(n, x, part, key, 0, 0);
+    cr_expect_eq(memcmp(part, x, n * sizeof(float)), 0);
+    cr_expect_eq(dahl_dropout_flops(10), 10.0);
+    free(x), free(dy), free(y), free(dx), free(part);
+}

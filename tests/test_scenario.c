@@ -68,7 +68,8 @@ Test(scenario, bad_values_name_the_file_and_the_field)
         {"gpus=1", "\"gpus\": expected at most the 0 GPUs", NULL},
         {"scheduler=fastest", "\"scheduler\": expected a StarPU scheduling policy", "got \"fastest\""},
         {"dataset=synthetic:64x64x3", "\"dataset\": expected a setup calibration tiny-2cpu covers", NULL},
-        {"dataset=mnist", "\"dataset\": expected fashion-mnist, cifar10:DIR or synthetic:HxWxC", NULL},
+        {"dataset=mnist", "\"dataset\": expected fashion-mnist, fashion-mnist:SIZE (padded, 28 to 512), cifar10:DIR or "
+                            "synthetic:HxWxC", NULL},
         {"machine=no-such-machine", "\"machine\": expected a machine of", "got \"no-such-machine\""},
         {"reduction=tree", "\"reduction\": expected redux or manual", NULL},
         {"runtime_costs=none", "\"runtime_costs\": expected measured or starpu", "got \"none\""},

@@ -338,14 +338,15 @@ Test(stepgraph, counts_are_a_real_runs)
                     &(struct dahl_train_conf){.batch = 4, .lr = 0.01f, .reduction = DAHL_REDUCTION_MANUAL, .seed = 1,
                                               .grain = 2},
                     1);
-    /* a skip connection: layer 1's output read by layers 2 and 4 (its gradient summed from both) */
+    /* a skip connection: layer 1's output read by layers 2 and 4 (its gradient summed from both), dropout */
     struct dahl_network_desc skip = {
-        .c = 1, .h = 8, .w = 8, .nclasses = 10, .nlayers = 7,
+        .c = 1, .h = 8, .w = 8, .nclasses = 10, .nlayers = 8,
         .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
                    {.kind = DAHL_LAYER_RELU},
                    {.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
                    {.kind = DAHL_LAYER_RELU},
                    {.kind = DAHL_LAYER_ADD, .back = {0, 2}},
+                   {.kind = DAHL_LAYER_DROPOUT, .percent = 25},
                    {.kind = DAHL_LAYER_GLOBALAVGPOOL},
                    {.kind = DAHL_LAYER_DENSE, .units = 10}}};
     run_and_compare(&skip,

@@ -64,6 +64,9 @@ int dahl_cuda_bn_backward_input(int c, int hw, int n, const float *x, const floa
                                 const float *gamma, const float *dgamma, const float *dbeta, float *dx,
                                 dahl_cuda_stream stream);
 int dahl_cuda_bn_running(int c, const float *stats, float *running, dahl_cuda_stream stream);
+/* Dropout (see dahl_dropout_* in dahl_kernels.h): the same hash, so the same elements as the CPU's. */
+int dahl_cuda_dropout(size_t n, const float *in, float *out, uint64_t key, uint64_t first, int percent,
+                      dahl_cuda_stream stream);
 
 /* ---- dense, one sample: cuBLAS SGEMV / SGER (+ SAXPY for the bias gradient) ---------------------------- */
 int dahl_cuda_dense_forward(int n_in, int n_out, const float *x, const float *w, const float *b, float *y,

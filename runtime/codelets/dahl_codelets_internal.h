@@ -30,6 +30,7 @@ extern const struct dahl_codelet_set dahl_dense_codelets;
 extern const struct dahl_codelet_set dahl_avgpool_codelets;
 extern const struct dahl_codelet_set dahl_add_codelets;
 extern const struct dahl_codelet_set dahl_bn_codelets;
+extern const struct dahl_codelet_set dahl_dropout_codelets;
 extern const struct dahl_codelet_set dahl_softmax_xent_codelets;
 extern const struct dahl_codelet_set dahl_sgd_codelets;
 extern const struct dahl_codelet_set dahl_reduce_codelets;

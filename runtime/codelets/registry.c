@@ -15,7 +15,7 @@
  * step's own codelets. */
 static const struct dahl_codelet_set *const sets[] = {
     &dahl_conv2d_codelets, &dahl_maxpool_codelets, &dahl_relu_codelets, &dahl_dense_codelets,
-    &dahl_avgpool_codelets, &dahl_add_codelets, &dahl_bn_codelets,
+    &dahl_avgpool_codelets, &dahl_add_codelets, &dahl_bn_codelets, &dahl_dropout_codelets,
     &dahl_softmax_xent_codelets, &dahl_sgd_codelets, &dahl_reduce_codelets,
 };
 
@@ -101,6 +101,17 @@ static const struct {
 
 static atomic_bool submitted;
 static _Thread_local int priority;
+static _Thread_local struct dahl_task_context context;
+
+void dahl_codelets_set_context(const struct dahl_task_context *c)
+{
+    context = *c;
+}
+
+const struct dahl_task_context *dahl_codelets_context(void)
+{
+    return &context;
+}
 
 void dahl_codelets_set_priority(int prio)
 {

@@ -13,6 +13,7 @@ extern const struct dahl_layer_type dahl_layer_avgpool;
 extern const struct dahl_layer_type dahl_layer_globalavgpool;
 extern const struct dahl_layer_type dahl_layer_add;
 extern const struct dahl_layer_type dahl_layer_batchnorm;
+extern const struct dahl_layer_type dahl_layer_dropout;
 
 /* In this order, their codelets begin dahl_codelet_symbols() (dahl_perfnames.c). */
 static const struct dahl_layer_type *const kinds[] = {
@@ -24,6 +25,7 @@ static const struct dahl_layer_type *const kinds[] = {
     &dahl_layer_globalavgpool,
     &dahl_layer_add,
     &dahl_layer_batchnorm,
+    &dahl_layer_dropout,
 };
 #define NKINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
 

@@ -23,12 +23,14 @@ enum dahl_layer_kind {
     DAHL_LAYER_GLOBALAVGPOOL,
     DAHL_LAYER_ADD, /* element-wise sum of two inputs (a skip connection) */
     DAHL_LAYER_BATCHNORM,
+    DAHL_LAYER_DROPOUT, /* percent */
 };
 
 struct dahl_layer_desc {
     enum dahl_layer_kind kind;
     int filters, kernel, stride, pad; /* conv: all; maxpool, avgpool: kernel and stride */
     int units;                        /* dense */
+    int percent;                      /* dropout: the share of elements dropped in training */
     /* Where its inputs come from, counted back: input k of layer i is the output of layer i - 1 - back[k] (-1:
      * the network's input). All 0 (the default) makes a chain; add reads two inputs. */
     int back[DAHL_LAYER_MAX_INPUTS];

@@ -65,7 +65,7 @@ static void dag_help(void)
            "export options:\n"
            "  --machine NAME     calibration/NAME: its perf models give the costs (required)\n"
            "  --dataset D        fashion-mnist (default) or synthetic:HxWxC: the image shape\n"
-           "  --model M          lenet (default), vgg-small, deep, deep:BLOCKS or a JSON model file\n"
+           "  --model M          lenet (default), vgg-small, resnet:DEPTH, deep, deep:BLOCKS or a JSON model file\n"
            "  --batch N          samples per step (default 32)\n"
            "  --grain N          samples per layer task, in [1, batch] (default 1)\n"
            "  --steps N          consecutive training steps in the graph (default 1)\n"

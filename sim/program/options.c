@@ -14,12 +14,12 @@
 #define SEED_MAX 9007199254740992L /* 2^53: results.json stores the seed as a JSON number */
 
 static const char usage_line[] =
-    "usage: dahlsim train [--dataset fashion-mnist|cifar10:DIR|synthetic:HxWxC] [--epochs N] [--samples N]\n"
+    "usage: dahlsim train [--dataset fashion-mnist[:SIZE]|cifar10:DIR|synthetic:HxWxC] [--epochs N] [--samples N]\n"
     "                     [--test-samples N] [--batch N] [--grain N|batch|auto [--machine NAME]] [--lr X] [--momentum X]\n"
     "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
     "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...] [--stages L,L,... [--replicas R]]\n"
     "                     [--mpi-progress-core auto|shared|dedicated|busy]\n"
-    "                     [--model lenet|vgg-small|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
+    "                     [--model lenet|vgg-small|resnet:DEPTH|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
 
@@ -30,7 +30,8 @@ static void help(void)
            "StarPU. Prints one line per epoch (mean loss, train and test accuracy, training time); with --out DIR,\n"
            "writes DIR/results.json in the schema simulated runs use.\n\n"
            "options:\n"
-           "  --dataset D        fashion-mnist (Debian's dataset-fashion-mnist package, in %s)\n"
+           "  --dataset D        fashion-mnist (Debian's dataset-fashion-mnist package, in %s),\n"
+           "                     fashion-mnist:SIZE (zero-padded to SIZExSIZE, e.g. 32 for resnet:DEPTH),\n"
            "                     cifar10:DIR (CIFAR-10's binary version: DIR/data_batch_1..5.bin and\n"
            "                     test_batch.bin), or synthetic:HxWxC, e.g. synthetic:28x28x3 (10 learnable\n"
            "                     classes); default fashion-mnist\n"
@@ -69,11 +70,13 @@ static void help(void)
            "  --ncpu N           CPU workers (default: all cores)\n"
            "  --ngpu N           CUDA workers (default 0; needs a StarPU built with CUDA)\n"
            "  --seed N           weight initialisation and synthetic data (default 1)\n"
-           "  --model M          lenet (default), vgg-small, deep (%d conv blocks), deep:BLOCKS, or a JSON file:\n"
+           "  --model M          lenet (default), vgg-small, resnet:DEPTH (8, 14, 20, 26, 32), deep (%d conv\n"
+           "                     blocks), deep:BLOCKS, or a JSON file (docs/models.md):\n"
            "                     {\"layers\": [{\"type\": \"conv\", \"filters\": 6, \"kernel\": 5, \"stride\": 1, \"pad\": 2},\n"
            "                      {\"type\": \"relu\"}, {\"type\": \"maxpool\", \"kernel\": 2, \"stride\": 2},\n"
            "                      {\"type\": \"dense\", \"units\": 10}]}  (the last layer gives the 10 classes;\n"
-           "                     also avgpool {kernel, stride} and globalavgpool)\n"
+           "                     also avgpool {kernel, stride}, globalavgpool, batchnorm, dropout {percent},\n"
+           "                     add {inputs: [j, k]}; any layer may read an earlier one: {input: j})\n"
            "  --reduction R      redux (StarPU's REDUX, default) or manual (a tree of additions, reproducible)\n"
            "  --perfmodel K      history (default), regression or nl-regression: how StarPU models task times\n"
            "  --out DIR          create DIR and write DIR/results.json\n"

@@ -652,7 +652,7 @@ static size_t search_pipelines(const struct dahlsim_experiment *x, const struct 
     for (int g = 1; g < S; g++)
         if (x->groups[g].count != R)
             return 0;
-    if (S < 2 || S > 4 || x->batch % R != 0)
+    if (S < 2 || S > 4 || x->batch % R != 0 || dahl_network_desc_layer_major(desc)) /* batch norm: no stages */
         return 0;
     long B = x->batch / R, grain = x->grain < 1 || x->grain > B ? (x->grain == 0 ? 1 : B) : x->grain;
     long micro = (B + grain - 1) / grain;
