@@ -17,7 +17,7 @@
 
 #define DEFAULT_BATCH 8
 #define DEFAULT_STEPS 16  /* training steps per round: >= 11 updates of every per-layer codelet */
-#define DEFAULT_ROUNDS 6
+#define DEFAULT_ROUNDS 12
 #define DEFAULT_MAX_RSD 0.5
 #define DEFAULT_SCHEDULERS "eager,prio,random,ws,lws,dm,dmda,dmdar,dmdas,heteroprio:auto-prws"
 #define DEFAULT_SCHED_STEPS 32 /* of 32 samples, per run timing a policy */
