@@ -268,21 +268,34 @@ static int native_run(const struct dahlsim_validate_opts *o, const struct setup 
         dahlsim_error("validate: --nodes: no mpirun on PATH (Debian's openmpi-bin)");
         return -1;
     }
-    char samples[32], batch[32], ncpu[32], ngpu[32], seed[32], depth[32], grain[32], nodes[32];
-    snprintf(depth, sizeof(depth), "%ld", s->depth > 1 ? s->depth : 1);
-    snprintf(grain, sizeof(grain), "%ld", s->grain > 1 ? s->grain : 1);
-    snprintf(samples, sizeof(samples), "%ld", s->samples);
-    snprintf(batch, sizeof(batch), "%ld", s->batch);
-    snprintf(ncpu, sizeof(ncpu), "%ld", s->ncpu);
-    snprintf(ngpu, sizeof(ngpu), "%ld", s->ngpu);
-    snprintf(seed, sizeof(seed), "%d", repeat + 1);
-    snprintf(nodes, sizeof(nodes), "%ld", o->nodes);
-    /* a scenario's heteroprio:auto-HEURISTIC is train's --sched heteroprio --priorities auto:HEURISTIC */
-    char sched[64], priorities[80] = "";
-    snprintf(sched, sizeof(sched), "%s", s->sched);
-    if (strncmp(s->sched, "heteroprio:auto-", 16) == 0) {
-        snprintf(sched, sizeof(sched), "heteroprio");
-        snprintf(priorities, sizeof(priorities), "auto:%s", s->sched + 16);
+    /* the experiment, as a point file train reads (--point): the setup, LeNet, the repeat's seed */
+    struct dahlsim_experiment x = {.samples = s->samples, .batch = s->batch, .epochs = 1,
+                                   .grain = s->grain > 1 ? s->grain : 1, .pipeline_depth = s->depth > 1 ? s->depth : 1,
+                                   .cpus = s->ncpu, .gpus = s->ngpu, .trace_first = -1, .trace_last = -1,
+                                   .seed = repeat + 1, .lr = 0.01, .momentum = 0.9, .nodes = o->nodes,
+                                   .worker_us = -1};
+    snprintf(x.model, sizeof(x.model), "lenet");
+    snprintf(x.dataset, sizeof(x.dataset), "%s", s->dataset);
+    if (strlen(s->sched) >= sizeof(x.scheduler)) {
+        dahlsim_error("validate: %s: scheduler \"%s\": expected at most %zu characters", s->name, s->sched,
+                      sizeof(x.scheduler) - 1);
+        return -1;
+    }
+    memcpy(x.scheduler, s->sched, strlen(s->sched) + 1);
+    snprintf(x.perfmodel, sizeof(x.perfmodel), "history");
+    snprintf(x.reduction, sizeof(x.reduction), "redux");
+    if (o->nodes > 0)
+        snprintf(x.mpi_progress_core, sizeof(x.mpi_progress_core), "shared");
+    char point[PATH_MAX + 16], err[PATH_MAX + 256];
+    snprintf(point, sizeof(point), "%s/point.json", dir);
+    int ret = dahlsim_make_dirs(dir);
+    if (ret != 0)
+        snprintf(err, sizeof(err), "cannot create %s: %s", dir, strerror(-ret));
+    else
+        ret = dahlsim_experiment_save(&x, point, err, sizeof(err));
+    if (ret != 0) {
+        dahlsim_error("validate: %s", err);
+        return -1;
     }
     /* --nodes: mpirun -np N as a user types it. StarPU then lays every rank out on the whole machine: on 2
      * cores, both ranks' workers on core 0, both progression threads on core 1 (measured from the threads'
@@ -290,25 +303,13 @@ static int native_run(const struct dahlsim_validate_opts *o, const struct setup 
      * time-sliced cores give a rank's worker and its progression thread (docs/multinode.md). With
      * STARPU_WORKERS_GETBIND=1 (each rank on a core of its own, with its submitting thread) the errors were
      * larger (median 13.9 %, -30 to +21 %). */
-    char *launch[] = {mpirun, "-np", nodes, geteuid() == 0 ? "--allow-run-as-root" : NULL, NULL};
-    char *args[] = {self, "train", "--dataset", (char *)s->dataset, "--samples", samples, "--test-samples", batch,
-                    "--batch", batch, "--ncpu", ncpu, "--ngpu", ngpu, "--sched", sched, "--seed", seed,
-                    "--pipeline-depth", depth, "--grain", grain, "--quiet", "--out", (char *)dir, NULL};
-    char *argv[64];
-    size_t n = 0;
-    for (size_t k = 0; o->nodes > 0 && launch[k] != NULL; k++)
-        argv[n++] = launch[k];
-    for (size_t k = 0; args[k] != NULL; k++)
-        argv[n++] = args[k];
-    if (o->nodes > 0) {
-        argv[n++] = "--mpi-progress-core";
-        argv[n++] = "shared";
-    }
-    if (priorities[0] != '\0') {
-        argv[n++] = "--priorities";
-        argv[n++] = priorities;
-    }
-    argv[n] = NULL;
+    char nodes[32];
+    snprintf(nodes, sizeof(nodes), "%ld", o->nodes);
+    char *train[] = {self, "train", "--point", point, "--quiet", "--out", (char *)dir, NULL};
+    char *mpi[] = {mpirun, "-np", nodes, self, "train", "--point", point, "--quiet", "--out", (char *)dir, NULL};
+    char *mpi_root[] = {mpirun, "-np", nodes, "--allow-run-as-root", self, "train", "--point", point, "--quiet",
+                        "--out", (char *)dir, NULL};
+    char *const *argv = o->nodes == 0 ? train : geteuid() == 0 ? mpi_root : mpi;
     /* The native runs schedule with the same perf models the simulation replays (dmda uses them), read
      * from a copy so that nothing can change the calibration itself. */
     const struct dahlsim_env_var env[] = {{"STARPU_PERF_MODEL_DIR", models},

@@ -156,15 +156,23 @@ struct cJSON *dahlsim_calibrate_spread(void);
 /* Whether a plain run of this calibration stayed noisy. */
 bool dahlsim_calibrate_plain_runs_noisy(void);
 
-/* One native training run of setup c into p->run (results.json there): samples of batch, seed, with
- * STARPU_CALIBRATE=1 when calibrating; extra: NULL or NULL-terminated arguments to add (at most 8). A plain
+/* What a run of a setup sets beyond the setup itself: its scheduler (a scenario "scheduler" value; NULL: lws,
+ * dmda with GPUs), its CPU workers (0: all cores) and its samples per task (0: 1). */
+struct dahlsim_calibrate_run {
+    const char *scheduler;
+    int ncpu;
+    long grain;
+};
+
+/* One native training run of setup c into p->run (its point.json, then results.json): samples of batch, seed,
+ * with STARPU_CALIBRATE=1 when calibrating; run: NULL or what it sets beyond the setup. A plain
  * run (not calibrating: the runs timing the submitting thread and the policies, which measure the runtime's
  * own costs) runs between two probes of the machine, and again while noisy, up to o->reruns times; then
  * DAHLSIM_CALIBRATE_NOISY. (Calibrating runs are probed by their caller, which puts the perf models back.)
  * Returns its exit status (-1: not started); its stderr is in p->errlog. */
 int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                    const struct dahlsim_calibrate_paths *p, int seed, bool calibrating,
-                                   long samples, long batch, const char *const *extra);
+                                   long samples, long batch, const struct dahlsim_calibrate_run *run);
 
 /* One run of setup c with the calibration's batch and steps (round: the seed) and o->measure_ncpu CPU workers
  * (when > 0): with STARPU_CALIBRATE=1 when calibrating, else a plain run. */

@@ -21,18 +21,51 @@
 
 #define CHECK_STEPS 2 /* steps of the simulated check run */
 
+/* The experiment of a run of setup c (samples of batch, seed, run: NULL or what it sets beyond the setup),
+ * saved as p->run/point.json, whose path goes into point: what `train --point` and `sim-train --point` read.
+ * Returns 0, or -1 after an error line. */
+static int cover_point(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
+                       const struct dahlsim_calibrate_paths *p, long samples, long batch, int seed,
+                       const struct dahlsim_calibrate_run *run, struct dahlsim_experiment *x, char *point, size_t size)
+{
+    long grain = run != NULL && run->grain > 0 ? run->grain : 1;
+    *x = (struct dahlsim_experiment){.samples = samples, .batch = batch, .epochs = 1,
+                                     .grain = grain < batch ? grain : batch,
+                                     .cpus = run != NULL && run->ncpu > 0 ? run->ncpu : -1, .gpus = o->ngpu,
+                                     .trace_first = -1, .trace_last = -1, .seed = seed, .lr = 0.01, .momentum = 0.9,
+                                     .pipeline_depth = 1, .worker_us = -1};
+    snprintf(x->machine, sizeof(x->machine), "%s", o->machine);
+    snprintf(x->machine_dir, sizeof(x->machine_dir), "%s", p->tmp);
+    snprintf(x->model, sizeof(x->model), "%s", c->model);
+    snprintf(x->dataset, sizeof(x->dataset), "%s", c->dataset);
+    snprintf(x->scheduler, sizeof(x->scheduler), "%s",
+             run != NULL && run->scheduler != NULL ? run->scheduler : o->ngpu > 0 ? "dmda" : "lws");
+    snprintf(x->perfmodel, sizeof(x->perfmodel), "%s", c->perfmodel);
+    snprintf(x->reduction, sizeof(x->reduction), "redux");
+    char err[PATH_MAX + 256];
+    snprintf(point, size, "%s/point.json", p->run);
+    int ret = dahlsim_make_dirs(p->run);
+    if (ret != 0)
+        snprintf(err, sizeof(err), "cannot create %s: %s", p->run, strerror(-ret));
+    else
+        ret = dahlsim_experiment_save(x, point, err, sizeof(err));
+    if (ret != 0) {
+        dahlsim_error("calibrate: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
 int dahlsim_calibrate_sim_check(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                 const struct dahlsim_calibrate_paths *p, struct dahlsim_calibrate_check *r)
 {
-    char samples[32], batch[32], grain[32];
-    snprintf(samples, sizeof(samples), "%ld", CHECK_STEPS * o->batch);
-    snprintf(batch, sizeof(batch), "%ld", o->batch);
-    snprintf(grain, sizeof(grain), "%ld", c->grain < o->batch ? c->grain : o->batch);
-    char ngpu[16];
-    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
-    char *args[] = {"sim-train", "--dataset", (char *)c->dataset, "--model", (char *)c->model, "--perfmodel",
-                    (char *)c->perfmodel, "--samples", samples, "--test-samples", batch, "--batch", batch,
-                    "--grain", grain, "--ngpu", ngpu, "--quiet", o->ngpu > 0 ? "--sched" : NULL, "dmda", NULL};
+    /* with GPUs, dmda: a run sends tasks to both worker kinds, so both need models */
+    struct dahlsim_experiment x;
+    char point[PATH_MAX + 16];
+    if (cover_point(o, c, p, CHECK_STEPS * o->batch, o->batch, 1, &(struct dahlsim_calibrate_run){.grain = c->grain},
+                    &x, point, sizeof(point)) != 0)
+        return -1;
+    char *args[] = {"sim-train", "--point", point, "--quiet", NULL};
     const struct dahlsim_env_var env[] = {
         {"STARPU_PERF_MODEL_DIR", p->sampling}, {"STARPU_HOSTNAME", o->machine}, {"STARPU_CALIBRATE", "0"},
         {"STARPU_SILENT", "0"},
@@ -56,19 +89,6 @@ int dahlsim_calibrate_sim_check(const struct dahlsim_calibrate_opts *o, const st
     }
     free(text);
     return 0;
-}
-
-/* Fills argv with the nfixed arguments of fixed, then those of extra (NULL, or NULL-terminated; at most
- * max_extra), then NULL: argv has room for nfixed + max_extra + 1. */
-static void join_args(char **argv, const char *const *fixed, size_t nfixed, const char *const *extra,
-                      size_t max_extra)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < nfixed; i++)
-        argv[n++] = (char *)fixed[i];
-    for (size_t i = 0; extra != NULL && extra[i] != NULL && i < max_extra; i++)
-        argv[n++] = (char *)extra[i];
-    argv[n] = NULL;
 }
 
 /* ---- the machine around the runs: interference, and the speed spells ------------------------------------ */
@@ -223,24 +243,20 @@ void dahlsim_calibrate_noisy_error(const struct dahlsim_calibrate_opts *o, const
 /* One native run, without probes. */
 static int native_train_once(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                              const struct dahlsim_calibrate_paths *p, int seed, bool calibrating, long samples,
-                             long batch, const char *const *extra)
+                             long batch, const struct dahlsim_calibrate_run *run)
 {
     char self[PATH_MAX];
     if (dahlsim_sibling_path("dahlsim", self, sizeof(self)) != 0)
         return -1;
-    char nsamples[32], nbatch[32], nseed[32];
-    snprintf(nsamples, sizeof(nsamples), "%ld", samples);
-    snprintf(nbatch, sizeof(nbatch), "%ld", batch);
-    snprintf(nseed, sizeof(nseed), "%d", seed);
     /* regression is measured as nl-regression: see kind_rank in dahlsim_calibrate_covers.c */
-    const char *kind = strcmp(c->perfmodel, "regression") == 0 ? "nl-regression" : c->perfmodel;
-    char ngpu[16];
-    snprintf(ngpu, sizeof(ngpu), "%d", o->ngpu);
-    const char *fixed[] = {self, "train", "--dataset", c->dataset, "--model", c->model, "--perfmodel", kind,
-                           "--samples", nsamples, "--test-samples", nbatch, "--batch", nbatch, "--seed", nseed,
-                           "--ngpu", ngpu, "--quiet", "--out", p->run};
-    char *argv[sizeof(fixed) / sizeof(fixed[0]) + 9];
-    join_args(argv, fixed, sizeof(fixed) / sizeof(fixed[0]), extra, 8);
+    struct dahlsim_calibrate_cover measured = *c;
+    if (strcmp(c->perfmodel, "regression") == 0)
+        snprintf(measured.perfmodel, sizeof(measured.perfmodel), "nl-regression");
+    struct dahlsim_experiment x;
+    char point[PATH_MAX + 16];
+    if (cover_point(o, &measured, p, samples, batch, seed, run, &x, point, sizeof(point)) != 0)
+        return -1;
+    char *argv[] = {self, "train", "--point", point, "--quiet", "--out", (char *)p->run, NULL};
     char max_error[32];
     snprintf(max_error, sizeof(max_error), "%ld", o->history_max_error);
     const struct dahlsim_env_var env[] = {
@@ -257,14 +273,14 @@ static int native_train_once(const struct dahlsim_calibrate_opts *o, const struc
 
 int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                    const struct dahlsim_calibrate_paths *p, int seed, bool calibrating, long samples,
-                                   long batch, const char *const *extra)
+                                   long batch, const struct dahlsim_calibrate_run *run)
 {
     if (calibrating)
-        return native_train_once(o, c, p, seed, calibrating, samples, batch, extra);
+        return native_train_once(o, c, p, seed, calibrating, samples, batch, run);
     char why[256] = "";
     for (long attempt = 0;; attempt++) {
         int ret = dahlsim_calibrate_probe(true);
-        int status = ret == 0 ? native_train_once(o, c, p, seed, false, samples, batch, extra) : -1;
+        int status = ret == 0 ? native_train_once(o, c, p, seed, false, samples, batch, run) : -1;
         if (ret == 0 && status == 0)
             ret = dahlsim_calibrate_probe(false);
         if (ret != 0) {
@@ -298,48 +314,30 @@ int dahlsim_calibrate_native_train(const struct dahlsim_calibrate_opts *o, const
 int dahlsim_calibrate_native_round(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                    const struct dahlsim_calibrate_paths *p, int round, bool calibrating)
 {
-    /* With GPUs, dmda: under STARPU_CALIBRATE=1 it sends each task to a worker kind whose model still lacks
-     * measurements, where lws would leave the GPU's models of rarely stolen tasks empty. */
-    char grain[32], ncpu[16];
-    snprintf(grain, sizeof(grain), "%ld", c->grain < o->batch ? c->grain : o->batch);
-    snprintf(ncpu, sizeof(ncpu), "%d", o->measure_ncpu);
-    const char *extra[7] = {"--grain", grain};
-    size_t n = 2;
-    if (o->measure_ncpu > 0) {
-        extra[n++] = "--ncpu";
-        extra[n++] = ncpu;
-    }
-    if (o->ngpu > 0) {
-        extra[n++] = "--sched";
-        extra[n++] = "dmda";
-    }
-    return dahlsim_calibrate_native_train(o, c, p, round, calibrating, o->steps * o->batch, o->batch, extra);
+    /* With GPUs, dmda (cover_point's default): under STARPU_CALIBRATE=1 it sends each task to a worker kind
+     * whose model still lacks measurements, where lws would leave the GPU's models of rarely stolen tasks
+     * empty. */
+    const struct dahlsim_calibrate_run run = {.ncpu = o->measure_ncpu, .grain = c->grain};
+    return dahlsim_calibrate_native_train(o, c, p, round, calibrating, o->steps * o->batch, o->batch, &run);
 }
 
 int dahlsim_calibrate_sim_rest(const struct dahlsim_calibrate_opts *o, const struct dahlsim_calibrate_cover *c,
                                const struct dahlsim_calibrate_paths *p, const char *scheduler, int ncpu,
                                double push_us)
 {
-    struct dahlsim_experiment x = {.samples = o->sched_steps * DAHLSIM_CALIBRATE_SCHED_BATCH,
-                                   .batch = DAHLSIM_CALIBRATE_SCHED_BATCH, .epochs = 1, .cpus = ncpu,
-                                   .gpus = o->ngpu, .trace_first = -1, .trace_last = -1, .seed = 1, .lr = 0.01,
-                                   .momentum = 0.9, .sched_push_us = push_us, .worker_us = 0};
-    snprintf(x.machine, sizeof(x.machine), "%s", o->machine);
-    snprintf(x.machine_dir, sizeof(x.machine_dir), "%s", p->tmp);
-    snprintf(x.model, sizeof(x.model), "%s", c->model);
-    snprintf(x.dataset, sizeof(x.dataset), "%s", c->dataset);
-    snprintf(x.scheduler, sizeof(x.scheduler), "%s", scheduler);
-    snprintf(x.perfmodel, sizeof(x.perfmodel), "%s", c->perfmodel);
-    snprintf(x.reduction, sizeof(x.reduction), "redux");
+    struct dahlsim_experiment x;
+    char point[PATH_MAX + 16];
+    const struct dahlsim_calibrate_run run = {.scheduler = scheduler, .ncpu = ncpu};
+    if (cover_point(o, c, p, o->sched_steps * DAHLSIM_CALIBRATE_SCHED_BATCH, DAHLSIM_CALIBRATE_SCHED_BATCH, 1, &run,
+                    &x, point, sizeof(point)) != 0)
+        return -1;
+    /* the policy's push cost charged, StarPU-SimGrid's per-input cost off */
+    x.cpus = ncpu;
+    x.sched_push_us = push_us;
+    x.worker_us = 0;
     snprintf(x.runtime_costs, sizeof(x.runtime_costs), "measured");
-    char point[PATH_MAX + 16], err[PATH_MAX + 256];
-    snprintf(point, sizeof(point), "%s/point.json", p->run);
-    int ret = dahlsim_make_dirs(p->run);
-    if (ret != 0)
-        snprintf(err, sizeof(err), "cannot create %s: %s", p->run, strerror(-ret));
-    else
-        ret = dahlsim_experiment_save(&x, point, err, sizeof(err));
-    if (ret != 0) {
+    char err[PATH_MAX + 256];
+    if (dahlsim_experiment_save(&x, point, err, sizeof(err)) != 0) {
         dahlsim_error("calibrate: %s", err);
         return -1;
     }

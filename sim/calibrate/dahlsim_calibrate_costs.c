@@ -112,12 +112,10 @@ static cJSON *submission_per_workers(const struct dahlsim_calibrate_opts *o, con
         if (!o->quiet)
             fprintf(stderr, "submitting thread: %s, %ld CPU worker(s), %d plain native runs...\n", c->dataset, k,
                     SUBMIT_RUNS);
-        char ncpu[24];
-        snprintf(ncpu, sizeof(ncpu), "%ld", k);
-        const char *extra[] = {"--ncpu", ncpu, NULL};
+        const struct dahlsim_calibrate_run run = {.ncpu = (int)k};
         double cpu[SUBMIT_RUNS], wait[SUBMIT_RUNS], share[SUBMIT_RUNS];
         for (int r = 0; r < SUBMIT_RUNS; r++) {
-            int st = dahlsim_calibrate_native_train(o, c, p, r + 1, false, PER_WORKERS_SAMPLES, o->batch, extra);
+            int st = dahlsim_calibrate_native_train(o, c, p, r + 1, false, PER_WORKERS_SAMPLES, o->batch, &run);
             cJSON *res = st == 0 ? run_results(p) : NULL;
             const cJSON *sub = cJSON_GetObjectItemCaseSensitive(res, "submission");
             double t = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sub, "thread_cpu_s"));
@@ -305,19 +303,7 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
                           const struct dahlsim_calibrate_cover *c, const char *value, int ncpu,
                           const struct policy_costs *to, int *all_cpus)
 {
-    char sched[32], priorities[48], cpus[16];
-    dahlsim_scheduler_value(value, sched, sizeof(sched), priorities, sizeof(priorities), NULL, 0);
-    snprintf(cpus, sizeof(cpus), "%d", ncpu);
-    const char *extra[8] = {"--sched", sched};
-    size_t n = 2;
-    if (priorities[0] != '\0') {
-        extra[n++] = "--priorities";
-        extra[n++] = priorities;
-    }
-    if (ncpu > 0) {
-        extra[n++] = "--ncpu";
-        extra[n++] = cpus;
-    }
+    const struct dahlsim_calibrate_run run = {.scheduler = value, .ncpu = ncpu};
     double push_us[SCHED_RUNS], task_us[SCHED_RUNS], lat[SCHED_RUNS], rest_us = 0;
     int had = 0, had_sim = 0;
     for (int r = 0; r <= SCHED_RUNS; r++) {
@@ -325,7 +311,7 @@ static int measure_policy(const struct dahlsim_calibrate_opts *o, const struct d
         int st =
             r < SCHED_RUNS
                 ? dahlsim_calibrate_native_train(o, c, p, r + 1, false, o->sched_steps * DAHLSIM_CALIBRATE_SCHED_BATCH,
-                                                 DAHLSIM_CALIBRATE_SCHED_BATCH, extra)
+                                                 DAHLSIM_CALIBRATE_SCHED_BATCH, &run)
                 : dahlsim_calibrate_sim_rest(o, c, p, value, had, dahlsim_median(push_us, SCHED_RUNS));
         if (r < SCHED_RUNS)
             lat[r] = dahlsim_calibrate_run_latency();
