@@ -23,17 +23,6 @@ struct dahl_codelet_set {
     int n;
     struct dahl_codelet_entry entries[DAHL_CODELET_SET_MAX];
 };
-extern const struct dahl_codelet_set dahl_conv2d_codelets;
-extern const struct dahl_codelet_set dahl_maxpool_codelets;
-extern const struct dahl_codelet_set dahl_relu_codelets;
-extern const struct dahl_codelet_set dahl_dense_codelets;
-extern const struct dahl_codelet_set dahl_avgpool_codelets;
-extern const struct dahl_codelet_set dahl_add_codelets;
-extern const struct dahl_codelet_set dahl_bn_codelets;
-extern const struct dahl_codelet_set dahl_dropout_codelets;
-extern const struct dahl_codelet_set dahl_softmax_xent_codelets;
-extern const struct dahl_codelet_set dahl_sgd_codelets;
-extern const struct dahl_codelet_set dahl_reduce_codelets;
 
 /* Every dahl codelet's energy model (registry.c): the task's expected time on the arch times that arch's
  * loaded-minus-idle watts, 0 until dahl_codelets_set_energy_watts gives watts. */

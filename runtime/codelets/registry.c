@@ -12,12 +12,17 @@
 #include <string.h>
 
 /* One line per codelet file, in the order of dahl_codelet_symbols(): the layer table's kinds, then the
- * step's own codelets. */
-static const struct dahl_codelet_set *const sets[] = {
-    &dahl_conv2d_codelets, &dahl_maxpool_codelets, &dahl_relu_codelets, &dahl_dense_codelets,
-    &dahl_avgpool_codelets, &dahl_add_codelets, &dahl_bn_codelets, &dahl_dropout_codelets,
-    &dahl_softmax_xent_codelets, &dahl_sgd_codelets, &dahl_reduce_codelets,
-};
+ * step's own codelets. X(name) is the set dahl_name_codelets that runtime/codelets/NAME.c defines. */
+#define DAHL_CODELET_SETS(X)                                                                                     \
+    X(conv2d) X(maxpool) X(relu) X(dense) X(avgpool) X(add) X(bn) X(dropout)                                     \
+    X(softmax_xent) X(sgd) X(reduce)
+
+#define DECLARE(name) extern const struct dahl_codelet_set dahl_##name##_codelets;
+DAHL_CODELET_SETS(DECLARE)
+#undef DECLARE
+#define ENTRY(name) &dahl_##name##_codelets,
+static const struct dahl_codelet_set *const sets[] = {DAHL_CODELET_SETS(ENTRY)};
+#undef ENTRY
 
 #define MAX_CODELETS 64
 static const struct dahl_codelet_entry *entries[MAX_CODELETS];

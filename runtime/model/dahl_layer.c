@@ -1,32 +1,19 @@
-/* The layer table (see dahl_layer.h): one line per kind, each defined in its own file under layers/. */
+/* The layer table (see dahl_layer.h): the kinds of DAHL_LAYER_KINDS (dahl_netdesc.h), each defined in its own
+ * file under layers/. */
 #include "dahl_layer.h"
 
 #include "dahl_footprint.h"
 
 #include <string.h>
 
-extern const struct dahl_layer_type dahl_layer_conv;
-extern const struct dahl_layer_type dahl_layer_relu;
-extern const struct dahl_layer_type dahl_layer_maxpool;
-extern const struct dahl_layer_type dahl_layer_dense;
-extern const struct dahl_layer_type dahl_layer_avgpool;
-extern const struct dahl_layer_type dahl_layer_globalavgpool;
-extern const struct dahl_layer_type dahl_layer_add;
-extern const struct dahl_layer_type dahl_layer_batchnorm;
-extern const struct dahl_layer_type dahl_layer_dropout;
+#define DECLARE(e, name) extern const struct dahl_layer_type dahl_layer_##name;
+DAHL_LAYER_KINDS(DECLARE)
+#undef DECLARE
 
-/* In this order, their codelets begin dahl_codelet_symbols() (dahl_perfnames.c). */
-static const struct dahl_layer_type *const kinds[] = {
-    &dahl_layer_conv,
-    &dahl_layer_maxpool,
-    &dahl_layer_relu,
-    &dahl_layer_dense,
-    &dahl_layer_avgpool,
-    &dahl_layer_globalavgpool,
-    &dahl_layer_add,
-    &dahl_layer_batchnorm,
-    &dahl_layer_dropout,
-};
+/* In this order (DAHL_LAYER_KINDS'), their codelets begin dahl_codelet_symbols() (dahl_perfnames.c). */
+#define ENTRY(e, name) &dahl_layer_##name,
+static const struct dahl_layer_type *const kinds[] = {DAHL_LAYER_KINDS(ENTRY)};
+#undef ENTRY
 #define NKINDS ((int)(sizeof(kinds) / sizeof(kinds[0])))
 
 const struct dahl_layer_type *dahl_layer_type_get(enum dahl_layer_kind kind)

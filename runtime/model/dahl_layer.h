@@ -1,5 +1,5 @@
 /* The layer table: what each kind of layer is, in one place, without StarPU. A kind is one file under
- * runtime/model/layers/ and one line of dahl_layer.c's table; it says
+ * runtime/model/layers/ and one line of DAHL_LAYER_KINDS (dahl_netdesc.h); it says
  * - its name in model files and the lab's exports, and in traces, and the model-file keys it takes;
  * - the shapes it gives from its input (output, weights and bias counts, its kernels' shapes);
  * - its codelets' perf-model symbols, with their roofline defaults;

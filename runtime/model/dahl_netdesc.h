@@ -14,17 +14,23 @@
 #define DAHL_NETWORK_MAX_LAYERS 128 /* ResNet-32 has 114 */
 #define DAHL_LAYER_MAX_INPUTS 2
 
-enum dahl_layer_kind {
-    DAHL_LAYER_CONV,    /* conv2d + bias: filters, kernel, stride, pad */
-    DAHL_LAYER_RELU,
-    DAHL_LAYER_MAXPOOL, /* kernel (window), stride */
-    DAHL_LAYER_DENSE,   /* units (outputs) */
-    DAHL_LAYER_AVGPOOL, /* kernel (window), stride */
-    DAHL_LAYER_GLOBALAVGPOOL,
-    DAHL_LAYER_ADD, /* element-wise sum of two inputs (a skip connection) */
-    DAHL_LAYER_BATCHNORM,
-    DAHL_LAYER_DROPOUT, /* percent */
-};
+/* Every kind of layer, one line each, in the order of the layer table (dahl_layer.c) and of the perf-model
+ * symbols: X(ENUM, name) makes DAHL_LAYER_ENUM and declares the kind's entry dahl_layer_name, defined by
+ * runtime/model/layers/name.c. Registering a kind is its line here. */
+#define DAHL_LAYER_KINDS(X)                                                                                      \
+    X(CONV, conv)                   /* conv2d + bias: filters, kernel, stride, pad */                            \
+    X(MAXPOOL, maxpool)             /* kernel (window), stride */                                                \
+    X(RELU, relu)                                                                                                \
+    X(DENSE, dense)                 /* units (outputs) */                                                        \
+    X(AVGPOOL, avgpool)             /* kernel (window), stride */                                                \
+    X(GLOBALAVGPOOL, globalavgpool)                                                                              \
+    X(ADD, add)                     /* element-wise sum of two inputs (a skip connection) */                     \
+    X(BATCHNORM, batchnorm)                                                                                      \
+    X(DROPOUT, dropout)             /* percent */
+
+#define DAHL_LAYER_KIND_ENUM(e, name) DAHL_LAYER_##e,
+enum dahl_layer_kind { DAHL_LAYER_KINDS(DAHL_LAYER_KIND_ENUM) };
+#undef DAHL_LAYER_KIND_ENUM
 
 struct dahl_layer_desc {
     enum dahl_layer_kind kind;
