@@ -25,4 +25,10 @@ bool dahlsim_field_number(const struct dahlsim_where *w, const cJSON *o, const c
 bool dahlsim_field_string(const struct dahlsim_where *w, const cJSON *o, const char *key, const char *dflt, char *out,
                           size_t size, const char *expected);
 
+/* The machine's manifest at path, parsed, or NULL when it is unreadable (dahlsim_scenario_machine.c). The last
+ * one read is kept with its text: a sweep's points read the same file, and a large one (372 KB for
+ * roofline-14cpu-1v100) is parsed again only when its bytes change. Owned by the cache: callers must not free
+ * it. */
+const cJSON *dahlsim_scenario_manifest(const char *path);
+
 #endif /* DAHLSIM_SCENARIO_FIELDS_H */

@@ -7,6 +7,7 @@
 #include "dahlsim_probe.h"
 #include "dahlsim_validate_opts.h"
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -105,5 +106,15 @@ void dahlsim_fidelity_pairs(struct fidelity *fy, const struct dahlsim_validate_o
                             const struct native_figures *n);
 /* Writes out/fidelity.json and out/fidelity.md; deletes the JSON document. 0, or -EIO after the error. */
 int dahlsim_fidelity_write(struct fidelity *fy, const char *out);
+
+/* One-line error about a setups or natives file's field (dahlsim_validate.c). */
+void dahlsim_validate_setups_error(const char *path, const char *field, const cJSON *got, const char *expected);
+/* A run's figures from dir/results.json (dahlsim_validate_natives.c). */
+struct figures dahlsim_validate_read_figures(const char *dir);
+/* --natives DIR: validate_setups[], the repeats and ranks (into *repeats, *nodes), the native figures and the
+ * session's probes (into n) from DIR's report; *threshold: the threshold it judged at. Returns 0, or -EINVAL
+ * after the error line (dahlsim_validate_natives.c). */
+int dahlsim_validate_load_natives(const char *dir, long *repeats, long *nodes, long *reruns, double *threshold,
+                                  char *commit, size_t commit_size, struct native_figures *n);
 
 #endif /* DAHLSIM_VALIDATE_REPORT_H */
