@@ -68,6 +68,29 @@ struct dahl_layer_task dahl_layer_task_grouped(const char *symbol, uint32_t foot
                                     .bytes = (double)n * (double)bytes - (double)(n - 1) * (double)params_bytes};
 }
 
+int dahl_layer_plan_same(struct dahl_layer_shape *l, int index, char *err, size_t err_size)
+{
+    (void)index, (void)err, (void)err_size;
+    l->out_c = l->in_c;
+    l->out_h = l->in_h;
+    l->out_w = l->in_w;
+    return 0;
+}
+
+size_t dahl_layer_input_values(const struct dahl_layer_shape *l, int n)
+{
+    return (size_t)n * (size_t)l->in_c * (size_t)l->in_h * (size_t)l->in_w;
+}
+
+struct dahl_layer_task dahl_layer_task_elementwise(const char *symbol, size_t all, double flops, size_t bytes)
+{
+    return (struct dahl_layer_task){.symbol = symbol,
+                                    .footprint = dahl_relu_footprint_of(all),
+                                    .size = dahl_size_of_flops(flops > 0 ? flops : (double)all),
+                                    .flops = flops,
+                                    .bytes = (double)bytes};
+}
+
 struct dahl_layer_task dahl_layer_task_uses(struct dahl_layer_task t, const struct dahl_layer_use *uses, int n)
 {
     t.naccesses = n < DAHL_LAYER_TASK_MAX_ACCESSES ? n : DAHL_LAYER_TASK_MAX_ACCESSES;

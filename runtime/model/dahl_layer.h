@@ -148,6 +148,14 @@ int dahl_layer_tasks(const struct dahl_layer_shape *l, enum dahl_pass pass, int 
 struct dahl_layer_task dahl_layer_task_grouped(const char *symbol, uint32_t footprint, int n, double flops,
                                                size_t bytes, size_t params_bytes);
 
+/* For the layer files of shape-preserving kinds: the output is the input's shape. Returns 0 (a plan). */
+int dahl_layer_plan_same(struct dahl_layer_shape *l, int index, char *err, size_t err_size);
+/* The values a group of n samples of l's input holds. */
+size_t dahl_layer_input_values(const struct dahl_layer_shape *l, int n);
+/* A task of an element-wise kernel over `all` values: keyed by the element count (dahl_relu_footprint_of), its
+ * size its flops, or the count for a copy without arithmetic. The accesses are set by the caller. */
+struct dahl_layer_task dahl_layer_task_elementwise(const char *symbol, size_t all, double flops, size_t bytes);
+
 /* t with its accesses: DAHL_LAYER_USES(t, {DAHL_T_X, DAHL_ACCESS_R}, ...), at most
  * DAHL_LAYER_TASK_MAX_ACCESSES of them. */
 struct dahl_layer_task dahl_layer_task_uses(struct dahl_layer_task t, const struct dahl_layer_use *uses, int n);

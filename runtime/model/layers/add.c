@@ -6,32 +6,19 @@
 #include "dahl_footprint.h"
 #include "dahl_kernels.h"
 
-static int plan(struct dahl_layer_shape *l, int index, char *err, size_t err_size)
-{
-    (void)index, (void)err, (void)err_size;
-    l->out_c = l->in_c;
-    l->out_h = l->in_h;
-    l->out_w = l->in_w;
-    return 0;
-}
-
 static int tasks(const struct dahl_layer_shape *l, enum dahl_pass pass, int n, bool has_dx,
                  struct dahl_layer_task *out)
 {
-    size_t all = (size_t)n * (size_t)l->in_c * (size_t)l->in_h * (size_t)l->in_w;
+    size_t all = dahl_layer_input_values(l, n);
     (void)has_dx; /* both inputs are layers (dahl_network_desc_shapes checks it) */
     if (pass != DAHL_PASS_BACKWARD) {
-        double flops = dahl_add_forward_flops(all);
-        struct dahl_layer_task t = {.symbol = "dahl_add_forward", .footprint = dahl_relu_footprint_of(all),
-                                    .size = dahl_size_of_flops(flops), .flops = flops,
-                                    .bytes = (double)dahl_add_forward_bytes(all)};
-        out[0] = DAHL_LAYER_USES(t, {DAHL_T_X, DAHL_ACCESS_R}, {DAHL_T_X2, DAHL_ACCESS_R}, {DAHL_T_Y, DAHL_ACCESS_W});
+        out[0] = DAHL_LAYER_USES(dahl_layer_task_elementwise("dahl_add_forward", all, dahl_add_forward_flops(all),
+                                                             dahl_add_forward_bytes(all)),
+                                 {DAHL_T_X, DAHL_ACCESS_R}, {DAHL_T_X2, DAHL_ACCESS_R}, {DAHL_T_Y, DAHL_ACCESS_W});
         return 1;
     }
-    struct dahl_layer_task t = {.symbol = "dahl_add_backward", .footprint = dahl_relu_footprint_of(all),
-                                .size = dahl_size_of_flops((double)all), .flops = 0,
-                                .bytes = (double)dahl_add_backward_bytes(all)};
-    out[0] = DAHL_LAYER_USES(t, {DAHL_T_DY, DAHL_ACCESS_R}, {DAHL_T_DX, DAHL_ACCESS_W}, {DAHL_T_DX2, DAHL_ACCESS_W});
+    out[0] = DAHL_LAYER_USES(dahl_layer_task_elementwise("dahl_add_backward", all, 0, dahl_add_backward_bytes(all)),
+                             {DAHL_T_DY, DAHL_ACCESS_R}, {DAHL_T_DX, DAHL_ACCESS_W}, {DAHL_T_DX2, DAHL_ACCESS_W});
     return 1;
 }
 
@@ -51,6 +38,6 @@ const struct dahl_layer_type dahl_layer_add = {
     .ninputs = 2,
     .keys = keys,
     .codelets = codelets,
-    .plan = plan,
+    .plan = dahl_layer_plan_same,
     .tasks = tasks,
 };

@@ -12,13 +12,9 @@
 
 static int plan(struct dahl_layer_shape *l, int index, char *err, size_t err_size)
 {
-    (void)index, (void)err, (void)err_size;
-    l->out_c = l->in_c;
-    l->out_h = l->in_h;
-    l->out_w = l->in_w;
     l->nw = (size_t)l->in_c;
     l->nb = (size_t)l->in_c;
-    return 0;
+    return dahl_layer_plan_same(l, index, err, err_size);
 }
 
 static struct dahl_layer_task phase(struct dahl_layer_task t, int p)

@@ -15,19 +15,14 @@ static int plan(struct dahl_layer_shape *l, int index, char *err, size_t err_siz
         snprintf(err, err_size, "layer %d (dropout %d %%): expected a percent from 0 to 95", index, l->desc.percent);
         return -1;
     }
-    l->out_c = l->in_c;
-    l->out_h = l->in_h;
-    l->out_w = l->in_w;
-    return 0;
+    return dahl_layer_plan_same(l, index, err, err_size);
 }
 
 static int tasks(const struct dahl_layer_shape *l, enum dahl_pass pass, int n, bool has_dx,
                  struct dahl_layer_task *out)
 {
-    size_t all = (size_t)n * (size_t)l->in_c * (size_t)l->in_h * (size_t)l->in_w;
-    double flops = dahl_dropout_flops(all);
-    struct dahl_layer_task t = {.footprint = dahl_relu_footprint_of(all), .size = dahl_size_of_flops(flops),
-                                .flops = flops, .bytes = (double)dahl_dropout_bytes(all)};
+    size_t all = dahl_layer_input_values(l, n);
+    struct dahl_layer_task t = dahl_layer_task_elementwise(NULL, all, dahl_dropout_flops(all), dahl_dropout_bytes(all));
     switch (pass) {
     case DAHL_PASS_FORWARD:
     case DAHL_PASS_EVAL:

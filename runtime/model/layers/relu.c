@@ -6,30 +6,18 @@
 #include "dahl_footprint.h"
 #include "dahl_kernels.h"
 
-static int plan(struct dahl_layer_shape *l, int index, char *err, size_t err_size)
-{
-    (void)index;
-    (void)err;
-    (void)err_size;
-    l->out_c = l->in_c;
-    l->out_h = l->in_h;
-    l->out_w = l->in_w;
-    return 0;
-}
-
 static int tasks(const struct dahl_layer_shape *l, enum dahl_pass pass, int n, bool has_dx,
                  struct dahl_layer_task *out)
 {
-    size_t all = (size_t)n * (size_t)l->in_c * (size_t)l->in_h * (size_t)l->in_w;
+    size_t all = dahl_layer_input_values(l, n);
     bool fwd = pass == DAHL_PASS_FORWARD;
     if (!fwd && !has_dx)
         return 0;
-    double flops = fwd ? dahl_relu_forward_flops(all) : dahl_relu_backward_flops(all);
-    struct dahl_layer_task t = {.symbol = fwd ? "dahl_relu_forward" : "dahl_relu_backward",
-                                .footprint = dahl_relu_footprint_of(all),
-                                .size = dahl_size_of_flops(flops),
-                                .flops = flops,
-                                .bytes = (double)(fwd ? dahl_relu_forward_bytes(all) : dahl_relu_backward_bytes(all))};
+    struct dahl_layer_task t =
+        fwd ? dahl_layer_task_elementwise("dahl_relu_forward", all, dahl_relu_forward_flops(all),
+                                          dahl_relu_forward_bytes(all))
+            : dahl_layer_task_elementwise("dahl_relu_backward", all, dahl_relu_backward_flops(all),
+                                          dahl_relu_backward_bytes(all));
     out[0] = fwd ? DAHL_LAYER_USES(t, {DAHL_T_X, DAHL_ACCESS_R}, {DAHL_T_Y, DAHL_ACCESS_W})
                  : DAHL_LAYER_USES(t, {DAHL_T_Y, DAHL_ACCESS_R}, {DAHL_T_DY, DAHL_ACCESS_R}, {DAHL_T_DX, DAHL_ACCESS_W});
     return 1;
@@ -50,6 +38,6 @@ const struct dahl_layer_type dahl_layer_relu = {
     .trace_name = "relu",
     .keys = keys,
     .codelets = codelets,
-    .plan = plan,
+    .plan = dahl_layer_plan_same,
     .tasks = tasks,
 };
