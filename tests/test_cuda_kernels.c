@@ -189,6 +189,67 @@ static void test_relu(size_t n)
     cudaFree(d_x), cudaFree(d_dy), cudaFree(d_y), cudaFree(d_dx);
 }
 
+/* add (bit for bit), dropout (the same hash: bit for bit) and batch norm (sums in another order: to rounding)
+ * over n samples of c x hw. */
+static void test_residual_layers(int n, int c, int hw)
+{
+    size_t all = (size_t)n * c * hw, per = (size_t)c * hw;
+    float *x = random_floats(all, false), *x2 = random_floats(all, false), *dy = random_floats(all, false);
+    float *y = malloc(all * sizeof(float)), *dx = malloc(all * sizeof(float)), *dx2 = malloc(all * sizeof(float));
+    float *d_x = to_device(x, all), *d_x2 = to_device(x2, all), *d_dy = to_device(dy, all);
+    float *d_y = to_device(NULL, all), *d_dx = to_device(NULL, all), *d_dx2 = to_device(NULL, all);
+    dahl_add_forward(all, x, x2, y);
+    check_ret(dahl_cuda_add_forward(all, d_x, d_x2, d_y, stream), "add forward");
+    compare("add forward", d_y, y, all, 0.0);
+    dahl_add_backward(all, dy, dx, dx2);
+    check_ret(dahl_cuda_add_backward(all, d_dy, d_dx, d_dx2, stream), "add backward");
+    compare("add backward (first)", d_dx, dx, all, 0.0);
+    compare("add backward (second)", d_dx2, dx2, all, 0.0);
+    uint64_t key = dahl_dropout_key(7, 3, 11);
+    dahl_dropout_forward(all, x, y, key, 64, 40);
+    check_ret(dahl_cuda_dropout(all, d_x, d_y, key, 64, 40, stream), "dropout");
+    compare("dropout", d_y, y, all, 0.0);
+
+    float *gamma = random_floats((size_t)c, false), *beta = random_floats((size_t)c, false);
+    float *stats = calloc(2 * (size_t)c + 1, sizeof(float)), *dg = calloc((size_t)c, sizeof(float));
+    float *db = calloc((size_t)c, sizeof(float)), *scratch = malloc(2 * (size_t)c * sizeof(float));
+    float *run = malloc(2 * (size_t)c * sizeof(float));
+    for (int i = 0; i < 2 * c; i++)
+        run[i] = i < c ? 0.0f : 1.0f;
+    float *d_stats = to_device(stats, 2 * (size_t)c + 1), *d_g = to_device(gamma, (size_t)c);
+    float *d_b = to_device(beta, (size_t)c), *d_dg = to_device(dg, (size_t)c), *d_db = to_device(db, (size_t)c);
+    float *d_run = to_device(run, 2 * (size_t)c);
+    for (int k = 0; k < n; k++) {
+        dahl_bn_stats(c, hw, x + k * per, stats);
+        check_ret(dahl_cuda_bn_stats(c, hw, d_x + k * per, d_stats, stream), "bn stats");
+    }
+    compare("bn stats", d_stats, stats, 2 * (size_t)c + 1, 1e-5);
+    dahl_bn_forward(c, hw, n, x, stats, gamma, beta, y, scratch);
+    check_ret(dahl_cuda_bn_forward(c, hw, n, d_x, d_stats, d_g, d_b, d_y, 0, stream), "bn forward");
+    compare("bn forward", d_y, y, all, 1e-4);
+    for (int k = 0; k < n; k++) {
+        dahl_bn_backward_params(c, hw, x + k * per, dy + k * per, stats, dg, db);
+        check_ret(dahl_cuda_bn_backward_params(c, hw, d_x + k * per, d_dy + k * per, d_stats, d_dg, d_db, stream),
+                  "bn backward params");
+    }
+    compare("bn dgamma", d_dg, dg, (size_t)c, 1e-4);
+    compare("bn dbeta", d_db, db, (size_t)c, 1e-4);
+    dahl_bn_backward_input(c, hw, n, x, dy, stats, gamma, dg, db, dx);
+    check_ret(dahl_cuda_bn_backward_input(c, hw, n, d_x, d_dy, d_stats, d_g, d_dg, d_db, d_dx, stream),
+              "bn backward input");
+    compare("bn backward input", d_dx, dx, all, 1e-3);
+    dahl_bn_running(c, stats, run);
+    check_ret(dahl_cuda_bn_running(c, d_stats, d_run, stream), "bn running");
+    compare("bn running", d_run, run, 2 * (size_t)c, 1e-5);
+    dahl_bn_forward_eval(c, hw, n, x, run, gamma, beta, y, scratch);
+    check_ret(dahl_cuda_bn_forward(c, hw, n, d_x, d_run, d_g, d_b, d_y, 1, stream), "bn forward eval");
+    compare("bn forward eval", d_y, y, all, 1e-4);
+    free(x), free(x2), free(dy), free(y), free(dx), free(dx2), free(gamma), free(beta), free(stats), free(dg);
+    free(db), free(scratch), free(run);
+    cudaFree(d_x), cudaFree(d_x2), cudaFree(d_dy), cudaFree(d_y), cudaFree(d_dx), cudaFree(d_dx2);
+    cudaFree(d_stats), cudaFree(d_g), cudaFree(d_b), cudaFree(d_dg), cudaFree(d_db), cudaFree(d_run);
+}
+
 static void test_dense(int n_in, int n_out)
 {
     char what[96];
@@ -322,6 +383,8 @@ int main(void)
     test_pool("64x8x8 global", (struct dahl_maxpool_shape){64, 8, 8, 8, 8}, true);
     test_relu(4704);
     test_relu(1000003);
+    test_residual_layers(3, 16, 32 * 32);
+    test_residual_layers(2, 64, 8 * 8);
     test_dense(400, 120);
     test_dense(84, 10);
     test_dense(3, 1);
