@@ -312,7 +312,8 @@ Test(stepgraph, counts_are_a_real_runs)
                                               .grain = 4},
                     1);
     /* every model of the zoo, by name, at one step of batch 2 */
-    const char *zoo[] = {"lenet", "vgg-small", "deep", "deep:1", "resnet:8", "resnet:14"};
+    const char *zoo[] = {"lenet", "vgg-small", "deep", "deep:1", "resnet:8", "resnet:14", "resnet:20", "resnet:26",
+                         "resnet:32"};
     for (size_t z = 0; z < sizeof(zoo) / sizeof(zoo[0]); z++) {
         struct dahl_network_desc d;
         cr_assert_eq(dahl_network_desc_named(zoo[z], 1, 12, 12, 10, &d, err, sizeof(err)), 0, "%s: %s", zoo[z], err);
