@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The layers' one-way rules, read from the sources (STYLE.md "Layout"): a file of a StarPU-free part includes
 # neither StarPU, SimGrid nor MPI, and of dahl's own headers only those of the parts below it; and no two
-# modules of sim/ include each other's headers in a circle (a module: dahlsim_X.c with dahlsim_X.h). Prints
-# every offending include as FILE:LINE and exits 1; exit 0 when the tree keeps the rules.
+# modules of sim/ include each other's headers in a circle (a module: dahlsim_X.c with dahlsim_X.h and its
+# dahlsim_X_internal.h). Prints every offending include as FILE:LINE and exits 1; exit 0 when the tree keeps
+# the rules.
 # common/ is below every folder: any of them may include its headers; its own files include no other folder's.
 # The program (sim/program) may include StarPU but no header of the front end (sim/, sim/cmd).
 # --selftest: runs the check on copies of common/, kernels/, sim/, runtime/records/, runtime/model/ and
@@ -130,10 +131,11 @@ done
 
 # Circles between sim/ modules: one edge per include of another module's header, sorted topologically.
 edges=$(find sim -name 'dahlsim_*.[ch]' | while read -r file; do
-    from=$(basename "$file" | sed 's/\.[ch]$//')
+    # (a module's _internal header, shared by its own files only, belongs to the module)
+    from=$(basename "$file" | sed 's/\.[ch]$//; s/_internal$//')
     # (a file without such an include is no failure: under pipefail it would end the script when last)
     { grep -o '^#include[[:space:]]*"dahlsim_[a-z_]*\.h"' "$file" || true; } |
-        sed 's/.*"\(dahlsim_[a-z_]*\)\.h"/\1/' |
+        sed 's/.*"\(dahlsim_[a-z_]*\)\.h"/\1/; s/_internal$//' |
         while read -r to; do
             [ "$to" = "$from" ] || [ "$to" = dahlsim_commit ] || printf '%s %s\n' "$from" "$to"
         done
