@@ -332,6 +332,56 @@ Test(network, grains_train_the_same_weights)
     across_settings(compare_grains);
 }
 
+/* The same holds for the residual layers: batch norm's statistics go through the manual tree like gradients,
+ * a skip connection's two gradients are summed in one order, and dropout's mask is keyed by the sample's place
+ * in the batch, not by its task; so grains 2, 4 and 8 train the bits of grain 1 on one worker. */
+Test(network, residual_grains_train_the_same_weights)
+{
+    start(1);
+    struct dahl_dataset data;
+    cr_assert_eq(dahl_dataset_synthetic(32, 1, 8, 8, 4, 5, 1, &data), 0);
+    /* conv - bn - relu - conv - bn - add (layers 4 and 2) - relu - dropout - gap - dense */
+    struct dahl_network_desc d = {
+        .c = 1, .h = 8, .w = 8, .nclasses = 4, .nlayers = 10,
+        .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
+                   {.kind = DAHL_LAYER_BATCHNORM},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1},
+                   {.kind = DAHL_LAYER_BATCHNORM},
+                   {.kind = DAHL_LAYER_ADD, .back = {0, 2}},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_DROPOUT, .percent = 25},
+                   {.kind = DAHL_LAYER_GLOBALAVGPOOL},
+                   {.kind = DAHL_LAYER_DENSE, .units = 4}}};
+    /* conv 4x1x3x3 + 4, batch norm scale and shift of 4 channels, conv 4x4x3x3 + 4, dense 4 -> 4 */
+    const int layers[] = {0, 1, 3, 4, 9};
+    const size_t counts[] = {36 + 4, 4 + 4, 144 + 4, 4 + 4, 16 + 4};
+    enum { NPARAMS = 40 + 8 + 148 + 8 + 20 };
+    const int grains[] = {1, 2, 4, 8};
+    float params[4][NPARAMS];
+    double loss[4], acc;
+    for (int g = 0; g < 4; g++) {
+        struct dahl_train_conf conf = {.batch = 8, .lr = 0.05f, .momentum = 0.9f,
+                                       .reduction = DAHL_REDUCTION_MANUAL, .seed = 3, .grain = grains[g]};
+        struct dahl_network *net = dahl_network_create(&d, &conf, err, sizeof(err));
+        cr_assert_not_null(net, "%s", err);
+        train(net, &data, 8, 2, &loss[g], &acc);
+        size_t at = 0;
+        for (int i = 0; i < 5; i++) {
+            cr_assert_eq(dahl_network_read_params(net, layers[i], params[g] + at, counts[i]), 0, "layer %d",
+                         layers[i]);
+            at += counts[i];
+        }
+        dahl_network_destroy(net);
+        cr_assert(isfinite(loss[g]), "grain %d: loss %g", grains[g], loss[g]);
+        cr_assert_eq(memcmp(params[g], params[0], sizeof(params[0])), 0, "grain %d trains other parameters than 1",
+                     grains[g]);
+        cr_assert_eq(loss[g], loss[0], "grain %d vs 1: %.17g vs %.17g", grains[g], loss[g], loss[0]);
+    }
+    dahl_dataset_fini(&data);
+    dahl_engine_stop();
+}
+
 /* An evaluation of fewer samples than the batch runs whole groups and counts only its samples; a grain
  * larger than the batch is refused. */
 Test(network, grained_evaluation_counts_its_samples)
