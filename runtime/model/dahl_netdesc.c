@@ -326,8 +326,8 @@ static int layer_inputs(const struct dahl_network_desc *d, struct dahl_layer_sha
     return 0;
 }
 
-int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
-                             size_t err_size)
+int dahl_network_desc_plan(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
+                           size_t err_size)
 {
     if (d->c < 1 || d->h < 1 || d->w < 1) {
         snprintf(err, err_size, "input shape %dx%dx%d: every dimension must be positive", d->c, d->h, d->w);
@@ -342,7 +342,6 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
                  MAX_LAYER_VALUES);
         return -EINVAL;
     }
-    int c = d->c, h = d->h, w = d->w;
     for (int i = 0; i < d->nlayers; i++) {
         struct dahl_layer_shape *l = &layers[i];
         memset(l, 0, sizeof(*l));
@@ -357,15 +356,23 @@ int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_laye
             return ret;
         if (kind->plan(l, i, err, err_size) != 0)
             return -EINVAL;
-        c = l->out_c;
-        h = l->out_h;
-        w = l->out_w;
-        if (too_many_values(c, h, w)) {
+        if (too_many_values(l->out_c, l->out_h, l->out_w)) {
             snprintf(err, err_size, "layer %d gives %dx%dx%d values per sample, more than %lld (a smaller pad or "
-                     "fewer filters?)", i, c, h, w, MAX_LAYER_VALUES);
+                     "fewer filters?)", i, l->out_c, l->out_h, l->out_w, MAX_LAYER_VALUES);
             return -EINVAL;
         }
     }
+    return 0;
+}
+
+int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
+                             size_t err_size)
+{
+    int ret = dahl_network_desc_plan(d, layers, err, err_size);
+    if (ret != 0)
+        return ret;
+    const struct dahl_layer_shape *last = &layers[d->nlayers - 1];
+    int c = last->out_c, h = last->out_h, w = last->out_w;
     for (int i = 0; i + 1 < d->nlayers; i++) {
         bool read = false;
         for (int j = i + 1; j < d->nlayers && !read; j++)

@@ -118,6 +118,11 @@ struct dahl_layer_shape {
 int dahl_network_desc_shapes(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
                              size_t err_size);
 
+/* The layers' shapes alone, as dahl_network_desc_shapes plans them, without the whole network's checks (every
+ * output but the last read, the classes): for the first layers of a network being read. */
+int dahl_network_desc_plan(const struct dahl_network_desc *d, struct dahl_layer_shape *layers, char *err,
+                           size_t err_size);
+
 /* Number of trainable parameters. */
 size_t dahl_network_desc_params(const struct dahl_network_desc *d);
 

@@ -3,6 +3,7 @@
 
 #include "dahl_layer.h"
 #include "dahlsim_fs.h"
+#include "dahlsim_onnx.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #define MAX_MODEL_BYTES ((size_t)64 << 20)
+#define MODEL_NAMES "lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS, a JSON model file or an ONNX file (.onnx)"
 
 /* Reads layers[i].key as an integer in [min, 65536] into *out; absent: *out = dflt, or an error when
  * dflt < 0. */
@@ -138,8 +140,7 @@ static int model_from_json(const char *what, const char *path, struct dahl_netwo
         return -EINVAL;
     }
     if (ret != 0) {
-        snprintf(err, err_size, "%s: %s: %s\nhint: a model is lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS or a JSON model file", what,
-                 path, why);
+        snprintf(err, err_size, "%s: %s: %s\nhint: a model is %s", what, path, why, MODEL_NAMES);
         return -EINVAL;
     }
     ret = -EINVAL;
@@ -185,6 +186,14 @@ int dahlsim_model_desc(const char *what, const char *model, int c, int h, int w,
     if (ret == -EINVAL) {
         snprintf(err, err_size, "%s %s", what, why);
         return -EINVAL;
+    }
+    if (ret == -ENOENT && dahlsim_onnx_is_path(model)) {
+        ret = dahlsim_onnx_desc(model, c, h, w, DAHLSIM_NCLASSES, d, why, sizeof(why));
+        if (ret == -ENOENT)
+            snprintf(err, err_size, "%s: %s\nhint: a model is %s", what, why, MODEL_NAMES);
+        else if (ret != 0)
+            snprintf(err, err_size, "%s", why);
+        return ret == 0 ? 0 : -EINVAL;
     }
     if (ret == -ENOENT) {
         *d = (struct dahl_network_desc){.c = c, .h = h, .w = w, .nclasses = DAHLSIM_NCLASSES};
