@@ -97,6 +97,7 @@ struct dahl_maxpool_shape {
     int c, h, w;  /* channels, input height, input width */
     int k;        /* window size (K x K) */
     int stride;
+    int pad;      /* max-pool only: rows and columns of -infinity around the image, at most k / 2 */
 };
 bool dahl_maxpool_shape_valid(const struct dahl_maxpool_shape *s);
 int dahl_maxpool_out_h(const struct dahl_maxpool_shape *s);

@@ -125,4 +125,11 @@ int dahl_network_prefetch(struct dahl_network *net);
  * returns -ENODATA in the SimGrid build, -EINVAL for a layer without parameters or a wrong count. */
 int dahl_network_read_params(struct dahl_network *net, int layer, float *dst, size_t count);
 
+/* Sets the parameters of layer `layer` (weights then bias, count values; the weights stashed for pipelined
+ * steps too) and, for batch normalisation, its running statistics (running: mean then variance of each
+ * channel, or NULL to keep them), before the network's first step: imported weights. Native build only, as
+ * dahl_network_read_params; same errors, -EINVAL also for running statistics given to another kind. */
+int dahl_network_write_params(struct dahl_network *net, int layer, const float *src, size_t count,
+                              const float *running);
+
 #endif /* DAHL_NETWORK_H */

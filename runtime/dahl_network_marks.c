@@ -295,3 +295,24 @@ int dahl_network_read_params(struct dahl_network *net, int layer, float *dst, si
     DAHL_CHECK_STARPU(dahl_tensor_read(l->w, dst, l->s.nw));
     return dahl_tensor_read(l->b, dst + l->s.nw, l->s.nb);
 }
+
+int dahl_network_write_params(struct dahl_network *net, int layer, const float *src, size_t count,
+                              const float *running)
+{
+    if (DAHL_SIMULATED)
+        return -ENODATA;
+    if (layer < 0 || layer >= net->desc.nlayers)
+        return -EINVAL;
+    struct layer *l = &net->layers[layer];
+    if (l->s.nw == 0 || count != l->s.nw + l->s.nb || (running != NULL && l->running == NULL))
+        return -EINVAL;
+    DAHL_CHECK_STARPU(dahl_tensor_write(l->w, src, l->s.nw));
+    DAHL_CHECK_STARPU(dahl_tensor_write(l->b, src + l->s.nw, l->s.nb));
+    for (int s = 0; s < DAHL_PIPELINE_MAX_DEPTH; s++) {
+        if (l->sw[s] != NULL)
+            DAHL_CHECK_STARPU(dahl_tensor_write(l->sw[s], src, l->s.nw));
+        if (l->sb[s] != NULL)
+            DAHL_CHECK_STARPU(dahl_tensor_write(l->sb[s], src + l->s.nw, l->s.nb));
+    }
+    return running != NULL ? dahl_tensor_write(l->running, running, 2 * (size_t)l->s.in_c) : 0;
+}

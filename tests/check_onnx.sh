@@ -3,8 +3,10 @@
 # and python3-torchvision; no weights downloaded): a CNN of every supported operator is read with PyTorch's
 # parameter count, trains natively (its loss falls), is calibrated on this machine (`calibrate --cover
 # synthetic:32x32x3,model=FILE.onnx`) and simulated on that calibration and on a roofline H100 node
-# (`machine synth`), and exports to the scheduler lab; an unsupported operator, an input of another size and
-# a truncated file are each refused in one line naming the file, exit 2. Exit 77 (skipped) where
+# (`machine synth`), and exports to the scheduler lab; with the file's weights (--onnx-weights), the first
+# training step's loss of that CNN and of torchvision's ResNet-18 equals PyTorch's on the same images to 1e-5
+# (float32 sums in another order), and ResNet-18 simulates on the H100 node; an unsupported operator, an input
+# of another size and a truncated file are each refused in one line naming the file, exit 2. Exit 77 (skipped) where
 # /usr/bin/python3 lacks torch, torchvision or onnx (scripts/setup-deps installs them).
 # usage: check_onnx.sh DAHLSIM_BINARY SOURCE_DIR [KEEP_DIR]
 set -euo pipefail
@@ -36,6 +38,20 @@ grep -q "every-op.onnx ($(params every-op) parameters)" "$work/train.log" ||
     { cat "$work/train.log" >&2; fail "parameter count differs from PyTorch's $(params every-op)"; }
 awk '/^epoch /{for (i = 1; i < NF; i++) if ($i == "loss") l[++n] = $(i + 1)} END {exit !(n == 3 && l[3] < l[1])}' \
     "$work/train.log" || { cat "$work/train.log" >&2; fail "the loss did not fall"; }
+
+# PyTorch's weights: the first step's loss (results.json, one step of 8 images) is PyTorch's on those images.
+for m in no-dropout resnet18; do
+    "$dahlsim" train --model "$work/models/$m.onnx" --onnx-weights --dataset "cifar10:$work/models/cifar" \
+        --samples 8 --test-samples 8 --batch 8 --ncpu 1 --out "$work/loss-$m" >"$work/loss.log" 2>&1 ||
+        { cat "$work/loss.log" >&2; fail "$m: train --onnx-weights failed"; }
+    "$py" - "$work/models/expected.json" "$m" "$work/loss-$m/results.json" <<'EOF' || fail "$m: loss differs from PyTorch's"
+import json, sys
+want = json.load(open(sys.argv[1]))[sys.argv[2]]["loss"]
+got = json.load(open(sys.argv[3]))["epochs_detail"][0]["loss"]
+print(f"onnx: {sys.argv[2]}: first step's loss {got!r}, PyTorch's {want!r}")
+sys.exit(0 if abs(got - want) <= 1e-5 * abs(want) else 1)
+EOF
+done
 
 # Refusals: one line naming the file and what is wrong (a second line may be a hint), exit 2.
 refused() { # refused WHAT EXPECTED_TEXT COMMAND...
@@ -70,6 +86,10 @@ scenario() { # scenario MACHINE GPUS SCHEDULER OUT
 "$dahlsim" machine synth "$src/platforms/specs/h100.json" --machine rf-h100 --out "$DAHLSIM_HOME/calibration" \
     --cover "synthetic:32x32x3,model=$net" --quiet >"$work/synth.log" 2>&1 || { cat "$work/synth.log" >&2; fail "synth failed"; }
 scenario rf-h100 1 dmda "$work/run-h100"
+"$dahlsim" machine synth "$src/platforms/specs/h100.json" --machine rf-h100-resnet --out "$DAHLSIM_HOME/calibration" \
+    --cover "synthetic:32x32x3,model=$work/models/resnet18.onnx" --quiet >"$work/synth.log" 2>&1 ||
+    { cat "$work/synth.log" >&2; fail "synth for resnet18 failed"; }
+net=$work/models/resnet18.onnx scenario rf-h100-resnet 1 dmda "$work/run-h100-resnet18"
 # --noisy 0.99: the test measures that calibrating works, not this machine's quiet (CTest runs tests side by side)
 "$dahlsim" calibrate --machine here --dir "$DAHLSIM_HOME/calibration" --cover "synthetic:32x32x3,model=$net" \
     --schedulers none --noisy 0.99 >"$work/calibrate.log" 2>&1 || { tail -n 20 "$work/calibrate.log" >&2; fail "calibrate failed"; }

@@ -376,11 +376,13 @@ int main(void)
     test_conv2d("lenet conv2 6x14x14 f16 k5", (struct dahl_conv2d_shape){6, 14, 14, 16, 5, 5, 1, 0});
     test_conv2d("3x17x13 f5 k3x2 s2 p1", (struct dahl_conv2d_shape){3, 17, 13, 5, 3, 2, 2, 1});
     test_conv2d("3x96x96 f8 k5 (banded)", (struct dahl_conv2d_shape){3, 96, 96, 8, 5, 5, 1, 0});
-    test_pool("6x28x28 k2 s2", (struct dahl_maxpool_shape){6, 28, 28, 2, 2}, false);
-    test_pool("3x11x9 k3 s2 (overlapping)", (struct dahl_maxpool_shape){3, 11, 9, 3, 2}, false);
-    test_pool("2x7x7 k2 s1 (overlapping)", (struct dahl_maxpool_shape){2, 7, 7, 2, 1}, false);
-    test_pool("3x11x9 k3 s2 (overlapping)", (struct dahl_maxpool_shape){3, 11, 9, 3, 2}, true);
-    test_pool("64x8x8 global", (struct dahl_maxpool_shape){64, 8, 8, 8, 8}, true);
+    test_pool("6x28x28 k2 s2", (struct dahl_maxpool_shape){6, 28, 28, 2, 2, 0}, false);
+    test_pool("3x11x9 k3 s2 (overlapping)", (struct dahl_maxpool_shape){3, 11, 9, 3, 2, 0}, false);
+    test_pool("2x7x7 k2 s1 (overlapping)", (struct dahl_maxpool_shape){2, 7, 7, 2, 1, 0}, false);
+    test_pool("64x16x16 k3 s2 pad 1 (ResNet's stem)", (struct dahl_maxpool_shape){64, 16, 16, 3, 2, 1}, false);
+    test_pool("2x5x6 k2 s1 pad 1", (struct dahl_maxpool_shape){2, 5, 6, 2, 1, 1}, false);
+    test_pool("3x11x9 k3 s2 (overlapping)", (struct dahl_maxpool_shape){3, 11, 9, 3, 2, 0}, true);
+    test_pool("64x8x8 global", (struct dahl_maxpool_shape){64, 8, 8, 8, 8, 0}, true);
     test_relu(4704);
     test_relu(1000003);
     test_residual_layers(3, 16, 32 * 32);

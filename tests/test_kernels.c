@@ -320,10 +320,13 @@ static void ref_maxpool(const struct dahl_maxpool_shape *s, const double *x, dou
     for (int c = 0; c < s->c; c++) {
         for (int oh = 0; oh < oh_n; oh++) {
             for (int ow = 0; ow < ow_n; ow++) {
-                double m = -INFINITY;
+                double m = -INFINITY; /* the padding's value */
                 for (int i = 0; i < s->k; i++) {
                     for (int j = 0; j < s->k; j++) {
-                        const double v = x[((size_t)c * s->h + oh * s->stride + i) * s->w + ow * s->stride + j];
+                        const int ih = oh * s->stride - s->pad + i, iw = ow * s->stride - s->pad + j;
+                        if (ih < 0 || ih >= s->h || iw < 0 || iw >= s->w)
+                            continue;
+                        const double v = x[((size_t)c * s->h + ih) * s->w + iw];
                         m = v > m ? v : m;
                     }
                 }
@@ -340,6 +343,17 @@ static const struct dahl_maxpool_shape pool_shapes[] = {
     {.c = 2, .h = 7, .w = 5, .k = 3, .stride = 2},
 };
 #define N_POOL_SHAPES (sizeof pool_shapes / sizeof pool_shapes[0])
+
+/* Max-pool's: those, then padded windows: ResNet's stem (3x3 stride 2 pad 1, odd and even sizes) and 2x2
+ * stride 1 pad 1 (corner windows of one pixel). */
+static const struct dahl_maxpool_shape maxpool_shapes[] = {
+    {.c = 2, .h = 4, .w = 6, .k = 2, .stride = 2},
+    {.c = 3, .h = 5, .w = 7, .k = 2, .stride = 2},
+    {.c = 2, .h = 7, .w = 5, .k = 3, .stride = 2},
+    {.c = 2, .h = 7, .w = 8, .k = 3, .stride = 2, .pad = 1},
+    {.c = 1, .h = 4, .w = 5, .k = 2, .stride = 1, .pad = 1},
+};
+#define N_MAXPOOL_SHAPES (sizeof maxpool_shapes / sizeof maxpool_shapes[0])
 
 /* Distinct values at least 0.01 apart, shuffled, so no window has a tie and FD_EPS never crosses a max. */
 static float *distinct_floats(size_t n)
@@ -360,9 +374,12 @@ static float *distinct_floats(size_t n)
 Test(kernels, maxpool_forward_matches_naive_loops)
 {
     rng_seed(4);
-    for (size_t k = 0; k < N_POOL_SHAPES; k++) {
-        const struct dahl_maxpool_shape *s = &pool_shapes[k];
+    for (size_t k = 0; k < N_MAXPOOL_SHAPES; k++) {
+        const struct dahl_maxpool_shape *s = &maxpool_shapes[k];
         cr_assert(dahl_maxpool_shape_valid(s));
+        struct dahl_maxpool_shape wide = *s;
+        wide.pad = s->k / 2 + 1;
+        cr_expect_not(dahl_maxpool_shape_valid(&wide), "pad %d > %d / 2: a window of padding only", wide.pad, s->k);
         const size_t nx = (size_t)s->c * s->h * s->w;
         const size_t ny = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
         float *x = random_floats(nx), *y = alloc_or_fail(ny * sizeof(float));
@@ -379,8 +396,8 @@ Test(kernels, maxpool_forward_matches_naive_loops)
 Test(kernels, maxpool_backward_matches_finite_differences)
 {
     rng_seed(5);
-    for (size_t k = 0; k < N_POOL_SHAPES; k++) {
-        const struct dahl_maxpool_shape *s = &pool_shapes[k];
+    for (size_t k = 0; k < N_MAXPOOL_SHAPES; k++) {
+        const struct dahl_maxpool_shape *s = &maxpool_shapes[k];
         const size_t nx = (size_t)s->c * s->h * s->w;
         const size_t ny = (size_t)s->c * dahl_maxpool_out_h(s) * dahl_maxpool_out_w(s);
         float *x = distinct_floats(nx), *dy = random_floats(ny), *dx = alloc_or_fail(nx * sizeof(float));

@@ -1,5 +1,5 @@
 /* Max-pool and average-pool forward and backward for one sample: x [C][H][W] -> y [C][OH][OW], K x K windows,
- * no padding. The max-pool backward pass recomputes each window's argmax from x instead of keeping indices
+ * max-pool with -infinity padding (a window's maximum is over its part inside the image), average-pool none. The max-pool backward pass recomputes each window's argmax from x instead of keeping indices
  * from the forward pass, so no index tensor has to live between the two tasks. */
 #include "dahl_kernels.h"
 
@@ -7,26 +7,30 @@
 
 bool dahl_maxpool_shape_valid(const struct dahl_maxpool_shape *s)
 {
-    return s->c > 0 && s->h > 0 && s->w > 0 && s->k > 0 && s->stride > 0 && s->h >= s->k && s->w >= s->k;
+    return s->c > 0 && s->h > 0 && s->w > 0 && s->k > 0 && s->stride > 0 && s->pad >= 0 && 2 * s->pad <= s->k &&
+           s->h + 2 * s->pad >= s->k && s->w + 2 * s->pad >= s->k;
 }
 
 int dahl_maxpool_out_h(const struct dahl_maxpool_shape *s)
 {
-    return (s->h - s->k) / s->stride + 1;
+    return (s->h + 2 * s->pad - s->k) / s->stride + 1;
 }
 
 int dahl_maxpool_out_w(const struct dahl_maxpool_shape *s)
 {
-    return (s->w - s->k) / s->stride + 1;
+    return (s->w + 2 * s->pad - s->k) / s->stride + 1;
 }
 
-/* Offset inside xc of the first maximum, in row-major order, of the window whose top-left is (i0, j0). */
+/* Offset inside xc of the first maximum, in row-major order, of the window whose top-left is (i0, j0) in
+ * padded coordinates (i0 = oh * stride - pad): over its part inside the image, never empty as pad <= k / 2. */
 static size_t window_argmax(const struct dahl_maxpool_shape *s, const float *xc, int i0, int j0)
 {
-    size_t best = (size_t)i0 * s->w + j0;
+    const int i_lo = i0 > 0 ? i0 : 0, j_lo = j0 > 0 ? j0 : 0;
+    const int i_hi = i0 + s->k < s->h ? i0 + s->k : s->h, j_hi = j0 + s->k < s->w ? j0 + s->k : s->w;
+    size_t best = (size_t)i_lo * s->w + j_lo;
     float best_v = xc[best];
-    for (int i = i0; i < i0 + s->k; i++) {
-        for (int j = j0; j < j0 + s->k; j++) {
+    for (int i = i_lo; i < i_hi; i++) {
+        for (int j = j_lo; j < j_hi; j++) {
             /* Selects rather than a branch: which element wins is data, and a mispredicted jump per
              * comparison made the kernel's time depend on the images (see relu.c). */
             const size_t at = (size_t)i * s->w + j;
@@ -46,7 +50,7 @@ void dahl_maxpool_forward(const struct dahl_maxpool_shape *s, const float *x, fl
         const float *xc = x + (size_t)c * s->h * s->w;
         for (int oh = 0; oh < oh_n; oh++) {
             for (int ow = 0; ow < ow_n; ow++) {
-                *y++ = xc[window_argmax(s, xc, oh * s->stride, ow * s->stride)];
+                *y++ = xc[window_argmax(s, xc, oh * s->stride - s->pad, ow * s->stride - s->pad)];
             }
         }
     }
@@ -60,7 +64,7 @@ void dahl_maxpool_backward(const struct dahl_maxpool_shape *s, const float *x, c
         const size_t plane = (size_t)c * s->h * s->w;
         for (int oh = 0; oh < oh_n; oh++) {
             for (int ow = 0; ow < ow_n; ow++) {
-                dx[plane + window_argmax(s, x + plane, oh * s->stride, ow * s->stride)] += *dy++;
+                dx[plane + window_argmax(s, x + plane, oh * s->stride - s->pad, ow * s->stride - s->pad)] += *dy++;
             }
         }
     }

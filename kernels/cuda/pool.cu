@@ -1,17 +1,19 @@
 /* Max-pool and average-pool forward and backward of one sample on the GPU (see dahl_maxpool_forward/backward): x [C][H][W],
- * y and dy [C][OH][OW], K x K windows, no padding. Each window's argmax is its first maximum in row-major
+ * y and dy [C][OH][OW], K x K windows, max-pool padded with -infinity as on the CPU. Each window's argmax is its first maximum in row-major
  * order, as on the CPU. The backward pass is a gather: one thread per input element adds the dy of every
  * window whose argmax it is, windows taken in the CPU's (oh, ow) order, so no atomics are needed and the
  * sums are the CPU's bit for bit. */
 #include "dahl_cuda_common.cuh"
 
-/* Offset inside one channel plane of the first maximum of the window with top-left (i0, j0). */
+/* Offset inside one channel plane of the first maximum of the window with top-left (i0, j0) in padded
+ * coordinates, over its part inside the image. */
 __device__ static size_t window_argmax(const struct dahl_maxpool_shape s, const float *xc, int i0, int j0)
 {
-    size_t best = (size_t)i0 * s.w + j0;
+    const int i_lo = max(i0, 0), j_lo = max(j0, 0), i_hi = min(i0 + s.k, s.h), j_hi = min(j0 + s.k, s.w);
+    size_t best = (size_t)i_lo * s.w + j_lo;
     float best_v = xc[best];
-    for (int i = i0; i < i0 + s.k; i++) {
-        for (int j = j0; j < j0 + s.k; j++) {
+    for (int i = i_lo; i < i_hi; i++) {
+        for (int j = j_lo; j < j_hi; j++) {
             const size_t at = (size_t)i * s.w + j;
             if (xc[at] > best_v) {
                 best_v = xc[at];
@@ -32,7 +34,7 @@ __global__ static void maxpool_forward_kernel(const struct dahl_maxpool_shape s,
         const int oh = (int)(i / ow_n % oh_n);
         const size_t c = i / ((size_t)ow_n * oh_n);
         const float *xc = x + c * s.h * s.w;
-        y[i] = xc[window_argmax(s, xc, oh * s.stride, ow * s.stride)];
+        y[i] = xc[window_argmax(s, xc, oh * s.stride - s.pad, ow * s.stride - s.pad)];
     }
 }
 
@@ -55,11 +57,12 @@ __global__ static void maxpool_backward_kernel(const struct dahl_maxpool_shape s
         const float *xc = x + c * s.h * s.w;
         const float *dyc = dy + c * oh_n * ow_n;
         const size_t self = (size_t)ih * s.w + iw;
-        const int oh_hi = min(ih / s.stride, oh_n - 1), ow_hi = min(iw / s.stride, ow_n - 1);
+        const int ph = ih + s.pad, pw = iw + s.pad; /* in padded coordinates */
+        const int oh_hi = min(ph / s.stride, oh_n - 1), ow_hi = min(pw / s.stride, ow_n - 1);
         float acc = 0.0f;
-        for (int oh = first_window(ih, s.k, s.stride); oh <= oh_hi; oh++) {
-            for (int ow = first_window(iw, s.k, s.stride); ow <= ow_hi; ow++) {
-                if (window_argmax(s, xc, oh * s.stride, ow * s.stride) == self) {
+        for (int oh = first_window(ph, s.k, s.stride); oh <= oh_hi; oh++) {
+            for (int ow = first_window(pw, s.k, s.stride); ow <= ow_hi; ow++) {
+                if (window_argmax(s, xc, oh * s.stride - s.pad, ow * s.stride - s.pad) == self) {
                     acc = __fadd_rn(acc, dyc[(size_t)oh * ow_n + ow]);
                 }
             }

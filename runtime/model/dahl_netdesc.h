@@ -34,7 +34,7 @@ enum dahl_layer_kind { DAHL_LAYER_KINDS(DAHL_LAYER_KIND_ENUM) };
 
 struct dahl_layer_desc {
     enum dahl_layer_kind kind;
-    int filters, kernel, stride, pad; /* conv: all; maxpool, avgpool: kernel and stride */
+    int filters, kernel, stride, pad; /* conv: all; maxpool: kernel, stride and pad; avgpool: kernel and stride */
     int units;                        /* dense */
     int percent;                      /* dropout: the share of elements dropped in training */
     /* Where its inputs come from, counted back: input k of layer i is the output of layer i - 1 - back[k] (-1:

@@ -54,6 +54,10 @@ struct reader {
     struct expect expect[DAHL_NETWORK_MAX_LAYERS + MAX_NODES];
     size_t nexpect;
     int pending_matmul; /* the layer a MatMul made, waiting for its bias (-1: none) */
+    /* each layer's tensors in the file: weights (transposed: a MatMul's [in][out]), bias, running statistics */
+    const Onnx__TensorProto *tw[DAHL_NETWORK_MAX_LAYERS], *tb[DAHL_NETWORK_MAX_LAYERS];
+    const Onnx__TensorProto *tmean[DAHL_NETWORK_MAX_LAYERS], *tvar[DAHL_NETWORK_MAX_LAYERS];
+    bool transposed[DAHL_NETWORK_MAX_LAYERS];
     struct dahl_layer_shape shapes[DAHL_NETWORK_MAX_LAYERS]; /* Shape's scratch */
     char *err;
     size_t err_size;
@@ -366,6 +370,16 @@ static void expect(struct reader *r, int layer, size_t nw, size_t nb, size_t fla
     r->expect[r->nexpect++] = (struct expect){.layer = layer, .nw = nw, .nb = nb, .flat = flat};
 }
 
+/* The tensors of the layer about to be pushed (when it can be: push checks the count). */
+static void tensors(struct reader *r, const Onnx__TensorProto *w, const Onnx__TensorProto *b,
+                    const Onnx__TensorProto *mean, const Onnx__TensorProto *var, bool transposed)
+{
+    int i = r->d->nlayers;
+    if (i >= DAHL_NETWORK_MAX_LAYERS)
+        return;
+    r->tw[i] = w, r->tb[i] = b, r->tmean[i] = mean, r->tvar[i] = var, r->transposed[i] = transposed;
+}
+
 static int conv(struct reader *r, const Onnx__NodeProto *n)
 {
     int from, kernel, stride, pad, dilation;
@@ -390,6 +404,7 @@ static int conv(struct reader *r, const Onnx__NodeProto *n)
     if (b != NULL && tensor_count(b) != f)
         return node_error(r, n, "bias '%s': expected %zu values", str(b->name), f);
     expect(r, r->d->nlayers, tensor_count(w), f, 0);
+    tensors(r, w, b, NULL, NULL, false);
     return push(r, n,
                 (struct dahl_layer_desc){.kind = DAHL_LAYER_CONV, .filters = (int)f, .kernel = kernel,
                                          .stride = stride, .pad = pad},
@@ -416,6 +431,7 @@ static int batchnorm(struct reader *r, const Onnx__NodeProto *n)
     if (fabs(momentum - 0.9) > 1e-6)
         return node_error(r, n, "momentum %g: dahlsim's batch norm uses 0.9 (PyTorch's momentum=0.1)", momentum);
     expect(r, r->d->nlayers, ch, ch, 0);
+    tensors(r, t[0], t[1], t[2], t[3], false);
     return push(r, n, (struct dahl_layer_desc){.kind = DAHL_LAYER_BATCHNORM}, &from, 1);
 }
 
@@ -428,12 +444,13 @@ static int pool(struct reader *r, const Onnx__NodeProto *n, enum dahl_layer_kind
         return -EINVAL;
     if (kernel < 0)
         return node_error(r, n, "kernel_shape is missing");
-    if (pad != 0 || dilation != 1 || attr_int(n, "ceil_mode", 0) != 0)
-        return node_error(r, n, "pads %d, dilation %d, ceil_mode %lld: dahlsim's pooling has no padding, dilation 1 "
-                          "and rounds down", pad, dilation, (long long)attr_int(n, "ceil_mode", 0));
+    if ((pad != 0 && kind != DAHL_LAYER_MAXPOOL) || dilation != 1 || attr_int(n, "ceil_mode", 0) != 0)
+        return node_error(r, n, "pads %d, dilation %d, ceil_mode %lld: dahlsim's pooling has dilation 1, rounds down "
+                          "and pads max-pool only", pad, dilation, (long long)attr_int(n, "ceil_mode", 0));
     if (n->n_output > 1 && str(n->output[1])[0] != '\0')
         return node_error(r, n, "its indices output is not supported");
-    return push(r, n, (struct dahl_layer_desc){.kind = kind, .kernel = kernel, .stride = stride}, &from, 1);
+    return push(r, n, (struct dahl_layer_desc){.kind = kind, .kernel = kernel, .stride = stride, .pad = pad}, &from,
+                1);
 }
 
 /* A dense layer from a weight matrix of units x in (transposed: in x units); the bias comes with it (Gemm's C)
@@ -456,6 +473,7 @@ static int dense(struct reader *r, const Onnx__NodeProto *n, bool gemm)
     if (!gemm)
         r->pending_matmul = r->d->nlayers;
     expect(r, r->d->nlayers, tensor_count(w), units, 0);
+    tensors(r, w, b, NULL, NULL, !gemm || !trans);
     return push(r, n, (struct dahl_layer_desc){.kind = DAHL_LAYER_DENSE, .units = (int)units}, &from, 1);
 }
 
@@ -472,6 +490,7 @@ static int add(struct reader *r, const Onnx__NodeProto *n)
         if (tensor_count(bias->tensor) != (size_t)r->d->layers[data->layer].units)
             return node_error(r, n, "bias '%s': expected %d values", bias->name, r->d->layers[data->layer].units);
         r->pending_matmul = -1;
+        r->tb[data->layer] = bias->tensor;
         return n->n_output < 1 ? node_error(r, n, "no output") : define(r, n->output[0], data->layer, NULL);
     }
     int from[2];
@@ -704,10 +723,80 @@ bool dahlsim_onnx_is_path(const char *model)
     return n > 5 && strcmp(model + n - 5, ".onnx") == 0;
 }
 
-int dahlsim_onnx_desc_from_bytes(const char *path, const uint8_t *data, size_t len, int c, int h, int w,
-                                 int nclasses, struct dahl_network_desc *d, char *err, size_t err_size)
+/* count values of tensor t as floats into dst; transposed: t holds the [cols][rows] transpose of dst's [rows]
+ * [cols] matrix. */
+static int tensor_floats(struct reader *r, int layer, const Onnx__TensorProto *t, size_t count, bool transposed,
+                         size_t rows, float *dst)
+{
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        snprintf(r->err, r->err_size, "%s: tensor '%s' is stored outside the file (external data is not read)",
+                 r->path, str(t->name));
+        return -EINVAL;
+    }
+    if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || tensor_count(t) != count) {
+        snprintf(r->err, r->err_size, "%s: tensor '%s' of layer %d: expected %zu float values", r->path,
+                 str(t->name), layer, count);
+        return -EINVAL;
+    }
+    size_t cols = transposed ? count / rows : 0;
+    for (size_t i = 0; i < count; i++) {
+        double v;
+        if (!tensor_at(t, i, &v)) {
+            snprintf(r->err, r->err_size, "%s: tensor '%s' holds fewer than its %zu values", r->path, str(t->name),
+                     count);
+            return -EINVAL;
+        }
+        dst[transposed ? (i % rows) * cols + i / rows : i] = (float)v;
+    }
+    return 0;
+}
+
+/* The layers' parameters from their tensors (a convolution without bias gets zeros). */
+static int read_weights(struct reader *r, struct dahlsim_onnx_weights *out)
+{
+    char why[256];
+    if (dahl_network_desc_shapes(r->d, r->shapes, why, sizeof(why)) != 0) {
+        snprintf(r->err, r->err_size, "%s: %s", r->path, why);
+        return -EINVAL;
+    }
+    out->nlayers = r->d->nlayers;
+    for (int i = 0; i < r->d->nlayers; i++) {
+        const struct dahl_layer_shape *l = &r->shapes[i];
+        if (l->nw == 0)
+            continue;
+        out->params[i] = calloc(l->nw + l->nb, sizeof(float));
+        out->running[i] = r->tmean[i] != NULL ? calloc(2 * (size_t)l->in_c, sizeof(float)) : NULL;
+        if (out->params[i] == NULL || (r->tmean[i] != NULL && out->running[i] == NULL)) {
+            snprintf(r->err, r->err_size, "%s: out of memory", r->path);
+            return -ENOMEM;
+        }
+        if (tensor_floats(r, i, r->tw[i], l->nw, r->transposed[i], l->nb, out->params[i]) != 0 ||
+            (r->tb[i] != NULL && tensor_floats(r, i, r->tb[i], l->nb, false, 0, out->params[i] + l->nw) != 0))
+            return -EINVAL;
+        size_t c = (size_t)l->in_c;
+        if (r->tmean[i] != NULL && (tensor_floats(r, i, r->tmean[i], c, false, 0, out->running[i]) != 0 ||
+                                    tensor_floats(r, i, r->tvar[i], c, false, 0, out->running[i] + c) != 0))
+            return -EINVAL;
+    }
+    return 0;
+}
+
+void dahlsim_onnx_weights_fini(struct dahlsim_onnx_weights *w)
+{
+    for (int i = 0; i < DAHL_NETWORK_MAX_LAYERS; i++) {
+        free(w->params[i]);
+        free(w->running[i]);
+    }
+    memset(w, 0, sizeof(*w));
+}
+
+/* The description of the model in data (and its weights when weights is not NULL). */
+static int read_model(const char *path, const uint8_t *data, size_t len, int c, int h, int w, int nclasses,
+                      struct dahl_network_desc *d, struct dahlsim_onnx_weights *weights, char *err, size_t err_size)
 {
     *d = (struct dahl_network_desc){.c = c, .h = h, .w = w, .nclasses = nclasses};
+    if (weights != NULL)
+        memset(weights, 0, sizeof(*weights));
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, data);
     if (m == NULL) {
         snprintf(err, err_size, "%s: not an ONNX model (a protobuf ModelProto): malformed or truncated", path);
@@ -720,11 +809,14 @@ int dahlsim_onnx_desc_from_bytes(const char *path, const uint8_t *data, size_t l
         snprintf(err, err_size, "%s: out of memory", path);
         goto out;
     }
-    *r = (struct reader){.path = path, .d = d, .values = values, .pending_matmul = -1, .err = err,
-                         .err_size = err_size};
+    r->path = path, r->d = d, r->values = values, r->pending_matmul = -1, r->err = err, r->err_size = err_size;
     ret = read_graph(r, m->graph, c, h, w);
     if (ret == 0 && dahl_network_desc_check(d, err, err_size) != 0)
         ret = -EINVAL;
+    if (ret == 0 && weights != NULL)
+        ret = read_weights(r, weights);
+    if (ret != 0 && weights != NULL)
+        dahlsim_onnx_weights_fini(weights);
 out:
     free(values);
     free(r);
@@ -732,8 +824,14 @@ out:
     return ret;
 }
 
-int dahlsim_onnx_desc(const char *path, int c, int h, int w, int nclasses, struct dahl_network_desc *d, char *err,
-                      size_t err_size)
+int dahlsim_onnx_desc_from_bytes(const char *path, const uint8_t *data, size_t len, int c, int h, int w,
+                                 int nclasses, struct dahl_network_desc *d, char *err, size_t err_size)
+{
+    return read_model(path, data, len, c, h, w, nclasses, d, NULL, err, err_size);
+}
+
+/* The file's bytes into *data (free()d by the caller); -ENOENT when it cannot be opened. */
+static int read_file(const char *path, uint8_t **out, size_t *out_len, char *err, size_t err_size)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
@@ -765,8 +863,36 @@ int dahlsim_onnx_desc(const char *path, int c, int h, int w, int nclasses, struc
         ret = -EINVAL;
     }
     fclose(f);
-    if (ret == 0)
-        ret = dahlsim_onnx_desc_from_bytes(path, data, len, c, h, w, nclasses, d, err, err_size);
+    if (ret != 0) {
+        free(data);
+        return ret;
+    }
+    *out = data;
+    *out_len = len;
+    return 0;
+}
+
+static int read_path(const char *path, int c, int h, int w, int nclasses, struct dahl_network_desc *d,
+                     struct dahlsim_onnx_weights *weights, char *err, size_t err_size)
+{
+    uint8_t *data;
+    size_t len;
+    int ret = read_file(path, &data, &len, err, err_size);
+    if (ret != 0)
+        return ret;
+    ret = read_model(path, data, len, c, h, w, nclasses, d, weights, err, err_size);
     free(data);
     return ret;
+}
+
+int dahlsim_onnx_desc(const char *path, int c, int h, int w, int nclasses, struct dahl_network_desc *d, char *err,
+                      size_t err_size)
+{
+    return read_path(path, c, h, w, nclasses, d, NULL, err, err_size);
+}
+
+int dahlsim_onnx_weights(const char *path, int c, int h, int w, int nclasses, struct dahl_network_desc *d,
+                         struct dahlsim_onnx_weights *weights, char *err, size_t err_size)
+{
+    return read_path(path, c, h, w, nclasses, d, weights, err, err_size);
 }

@@ -1,5 +1,6 @@
 /* train's and sim-train's options, and sim-train's --point: see train.h. */
 #include "train.h"
+#include "dahlsim_onnx.h"
 #include "dahlsim_schedconf.h"
 #include "dahlsim_trace.h"
 #include "dahlsim_util.h"
@@ -19,7 +20,8 @@ static const char usage_line[] =
     "                     [--sched POLICY] [--ncpu N] [--ngpu N] [--seed N] [--pipeline-depth N]\n"
     "                     [--pipeline-schedule fill|1f1b] [--shares N,N,...] [--stages L,L,... [--replicas R]]\n"
     "                     [--mpi-progress-core auto|shared|dedicated|busy]\n"
-    "                     [--model lenet|vgg-small|resnet:DEPTH|deep|deep:BLOCKS|FILE.json] [--reduction redux|manual]\n"
+    "                     [--model lenet|vgg-small|resnet:DEPTH|deep|deep:BLOCKS|FILE.json|FILE.onnx [--onnx-weights]]\n"
+    "                     [--reduction redux|manual]\n"
     "                     [--perfmodel history|regression|nl-regression] [--out DIR] [--quiet]\n"
     "                     [--trace] [--trace-window START:END]\n";
 
@@ -71,12 +73,14 @@ static void help(void)
            "  --ngpu N           CUDA workers (default 0; needs a StarPU built with CUDA)\n"
            "  --seed N           weight initialisation and synthetic data (default 1)\n"
            "  --model M          lenet (default), vgg-small, resnet:DEPTH (8, 14, 20, 26, 32), deep (%d conv\n"
-           "                     blocks), deep:BLOCKS, or a JSON file (docs/models.md):\n"
+           "                     blocks), deep:BLOCKS, an ONNX file exported from PyTorch (docs/onnx.md) or a\n"
+           "                     JSON file (docs/models.md):\n"
            "                     {\"layers\": [{\"type\": \"conv\", \"filters\": 6, \"kernel\": 5, \"stride\": 1, \"pad\": 2},\n"
            "                      {\"type\": \"relu\"}, {\"type\": \"maxpool\", \"kernel\": 2, \"stride\": 2},\n"
            "                      {\"type\": \"dense\", \"units\": 10}]}  (the last layer gives the 10 classes;\n"
            "                     also avgpool {kernel, stride}, globalavgpool, batchnorm, dropout {percent},\n"
            "                     add {inputs: [j, k]}; any layer may read an earlier one: {input: j})\n"
+           "  --onnx-weights     start from the ONNX file's weights (default: dahl's own initialisation)\n"
            "  --reduction R      redux (StarPU's REDUX, default) or manual (a tree of additions, reproducible)\n"
            "  --perfmodel K      history (default), regression or nl-regression: how StarPU models task times\n"
            "  --out DIR          create DIR and write DIR/results.json\n"
@@ -122,7 +126,7 @@ enum {
     O_PRIORITY_INTERVAL, O_NCPU, O_NGPU, O_SEED, O_MODEL, O_REDUCTION, O_PERFMODEL, O_TRACE, O_TRACE_WINDOW, O_GRAIN,
     O_PIPELINE_DEPTH, O_PIPELINE_SCHEDULE, O_SHARES, O_STAGES, O_REPLICAS, O_MPI_PROGRESS_CORE,
     /* options that do not describe the experiment, and so go with --point: */
-    O_OUT, O_QUIET, O_HELP, O_POINT, O_GRAIN_CHOICE
+    O_OUT, O_QUIET, O_HELP, O_POINT, O_GRAIN_CHOICE, O_ONNX_WEIGHTS
 };
 
 static const struct option options[] = {
@@ -146,6 +150,7 @@ static const struct option options[] = {
     {"stages", required_argument, NULL, O_STAGES},
     {"replicas", required_argument, NULL, O_REPLICAS},
     {"mpi-progress-core", required_argument, NULL, O_MPI_PROGRESS_CORE},
+    {"onnx-weights", no_argument, NULL, O_ONNX_WEIGHTS},
     {NULL, 0, NULL, 0},
 };
 
@@ -438,6 +443,11 @@ static int check_options(struct train_opts *o)
         dahlsim_error("--trace: traces go to DIR/trace: expected --out DIR too");
         return -EINVAL;
     }
+    if (o->onnx_weights && (!dahlsim_onnx_is_path(o->model) || o->nstages > 0)) {
+        dahlsim_error("--onnx-weights: expected --model FILE.onnx%s, got %s", o->nstages > 0 ? " without --stages" : "",
+                      o->nstages > 0 ? "--stages" : o->model);
+        return -EINVAL;
+    }
     if (o->trace_last >= 0 && o->trace_last >= o->samples / o->batch * o->epochs) {
         dahlsim_error("--trace-window: expected a window within the run's %ld training steps, got %ld:%ld",
                       o->samples / o->batch * o->epochs, o->trace_first + 1, o->trace_last + 1);
@@ -488,6 +498,9 @@ int train_parse_options(int argc, char **argv, bool simulated, struct train_opts
             break;
         case O_QUIET:
             o->quiet = true;
+            break;
+        case O_ONNX_WEIGHTS:
+            o->onnx_weights = true;
             break;
         case O_HELP:
             help();

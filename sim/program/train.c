@@ -215,6 +215,8 @@ static int train_run(struct run_state *st, const struct dahl_network_desc *desc,
         dahlsim_error("train: %s", err);
         return -EIO;
     }
+    if (o->onnx_weights && train_onnx_weights(st->net, o->model, desc) != 0)
+        return -EINVAL;
     st->symbols = dahl_codelet_symbols(&st->nsymbols);
     st->nworkers = dahl_engine_worker_count();
     long steps = st->train.n / o->batch;

@@ -49,6 +49,7 @@ struct train_opts {
     const char *out;
     const char *scenario; /* the point's scenario, recorded in results.json; NULL: none */
     bool quiet;
+    bool onnx_weights; /* --onnx-weights: the ONNX model's own weights, not dahl's initialisation */
     bool help;                    /* --help: printed, nothing else to do */
     bool trace;                   /* --trace: OUT/trace (dahlsim_trace.h) */
     long trace_first, trace_last; /* --trace-window, 0-based steps; -1: all */
@@ -93,6 +94,9 @@ int train_dataset_load(const struct dahl_dataset_name *name, int train, long max
 
 /* Builds the network description of --model for an input of c x h x w; false after printing an error. */
 bool train_model_desc(const char *model, int c, int h, int w, struct dahl_network_desc *d);
+/* --onnx-weights: writes the ONNX file's weights into every layer of net (described by desc, read from that
+ * file) before its first step; a no-op in a simulation. Returns 0, or a negative error after printing it. */
+int train_onnx_weights(struct dahl_network *net, const char *model, const struct dahl_network_desc *desc);
 
 /* ---- the run's state and its meter (meter.c) ---------------------------------------------------------- */
 

@@ -1,4 +1,5 @@
-/* maxpool: the maximum over square windows (kernel, stride), per channel and sample. Forward:
+/* maxpool: the maximum over square windows (kernel, stride, pad: rows and columns of -infinity around the image,
+ * at most kernel / 2), per channel and sample. Forward:
  * dahl_maxpool_forward; backward (but for the first layer): dahl_maxpool_backward, which finds each
  * window's maximum again in the input. */
 #include "dahl_layer_pool.h"
@@ -8,15 +9,16 @@
 
 #include <stdio.h>
 
-/* The window geometry of a pooling layer (maxpool, avgpool) from its kernel and stride. */
+/* The window geometry of a pooling layer (maxpool, avgpool) from its kernel and stride (and max-pool's pad). */
 int dahl_layer_window_plan(struct dahl_layer_shape *l, int index, char *err, size_t err_size)
 {
     const struct dahl_layer_desc *d = &l->desc;
     l->pool = (struct dahl_maxpool_shape){.c = l->in_c, .h = l->in_h, .w = l->in_w, .k = d->kernel,
-                                          .stride = d->stride};
+                                          .stride = d->stride, .pad = d->kind == DAHL_LAYER_MAXPOOL ? d->pad : 0};
     if (!dahl_maxpool_shape_valid(&l->pool)) {
-        snprintf(err, err_size, "layer %d (%s %d stride %d) does not fit its %dx%dx%d input", index,
-                 dahl_layer_type_get(d->kind)->name, d->kernel, d->stride, l->in_c, l->in_h, l->in_w);
+        snprintf(err, err_size, "layer %d (%s %d stride %d pad %d) does not fit its %dx%dx%d input (or pad > %d / 2)",
+                 index, dahl_layer_type_get(d->kind)->name, d->kernel, d->stride, l->pool.pad, l->in_c, l->in_h,
+                 l->in_w, d->kernel);
         return -1;
     }
     l->out_c = l->in_c;
@@ -44,10 +46,17 @@ static int tasks(const struct dahl_layer_shape *l, enum dahl_pass pass, int n, b
     return 1;
 }
 
-/* A pooling layer's model-file keys (maxpool, avgpool). */
+/* Average-pool's model-file keys (max-pool's add pad). */
 const struct dahl_layer_key dahl_layer_window_keys[] = {
     {"kernel", offsetof(struct dahl_layer_desc, kernel), 1, DAHL_KEY_REQUIRED},
     {"stride", offsetof(struct dahl_layer_desc, stride), 1, DAHL_KEY_AS_KERNEL},
+    {NULL, 0, 0, 0},
+};
+
+static const struct dahl_layer_key keys[] = {
+    {"kernel", offsetof(struct dahl_layer_desc, kernel), 1, DAHL_KEY_REQUIRED},
+    {"stride", offsetof(struct dahl_layer_desc, stride), 1, DAHL_KEY_AS_KERNEL},
+    {"pad", offsetof(struct dahl_layer_desc, pad), 0, 0},
     {NULL, 0, 0, 0},
 };
 
@@ -62,7 +71,7 @@ const struct dahl_layer_type dahl_layer_maxpool = {
     .kind = DAHL_LAYER_MAXPOOL,
     .name = "maxpool",
     .trace_name = "pool",
-    .keys = dahl_layer_window_keys,
+    .keys = keys,
     .codelets = codelets,
     .plan = dahl_layer_window_plan,
     .tasks = tasks,
