@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DAHL_NETWORK_MAX_LAYERS 128 /* ResNet-32 has 114 */
+#define DAHL_NETWORK_MAX_LAYERS 256 /* ResNet-32 has 114 layers, torchvision's ResNet-50 175 */
 #define DAHL_LAYER_MAX_INPUTS 2
 
 /* Every kind of layer, one line each, in the order of the layer table (dahl_layer.c) and of the perf-model

@@ -511,8 +511,8 @@ static int dropout(struct reader *r, const Onnx__NodeProto *n)
     if (t != NULL && (tensor_count(t) != 1 || !tensor_at(t, 0, &ratio)))
         return node_error(r, n, "ratio '%s': expected one float", str(t->name));
     double percent = ratio * 100;
-    if (!(percent >= 0 && percent < 100) || fabs(percent - round(percent)) > 1e-4)
-        return node_error(r, n, "ratio %g: expected a whole percentage in [0, 99] %%", ratio);
+    if (!(percent >= 0 && percent <= 95) || fabs(percent - round(percent)) > 1e-4)
+        return node_error(r, n, "ratio %g: expected a whole percentage from 0 to 95 %%", ratio);
     if ((int)round(percent) == 0)
         return alias(r, n, false);
     return push(r, n, (struct dahl_layer_desc){.kind = DAHL_LAYER_DROPOUT, .percent = (int)round(percent)}, &from,
