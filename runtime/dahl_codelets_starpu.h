@@ -56,7 +56,9 @@ size_t dahl_layer_workspace_bytes(const struct dahl_layer_shape *l, int n, bool 
 
 /* ---- conv2d: perf models "dahl_conv2d_forward", "dahl_conv2d_backward_input",
  * "dahl_conv2d_backward_weights"; footprint: the shape. workspace: at least dahl_conv2d_workspace_bytes(s).
- * x [C*H*W], w [F*C*KH*KW], b [F], y/dy [F*OH*OW], dx [C*H*W], dw [F*C*KH*KW], db [F]. */
+ * x [C*H*W], w [F*C*KH*KW], b [F], y/dy [F*OH*OW], dx [C*H*W], dw [F*C*KH*KW], db [F]. A convolution without bias
+ * passes b and db NULL: its tasks (same perf models) need F more floats of workspace, and with the tree's levels
+ * of dw only (what its layer's workspace callback says). */
 int dahl_insert_conv2d_forward_n(const struct dahl_conv2d_shape *s, int n, starpu_data_handle_t x,
                                  starpu_data_handle_t w, starpu_data_handle_t b, starpu_data_handle_t y,
                                  starpu_data_handle_t workspace);

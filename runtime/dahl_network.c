@@ -107,6 +107,8 @@ static starpu_data_handle_t weights(const struct layer *l, int slot)
 
 static starpu_data_handle_t bias(const struct layer *l, int slot)
 {
+    if (l->b == NULL) /* a convolution without bias: its tasks access none */
+        return NULL;
     return slot >= 0 && l->sb[slot] != NULL ? dahl_tensor_handle(l->sb[slot]) : dahl_tensor_handle(l->b);
 }
 
@@ -442,10 +444,12 @@ int dahl_network_train_step(struct dahl_network *net, const float *images, const
         DAHL_CHECK_STARPU(step_tasks(net, i, slot));
         bool summed = dahl_layer_sums_grads_early(&l->s);
         DAHL_CHECK_STARPU(update_params(net, l->w, l->dw[slot], l->vw, &l->wu, slot, 2 * i, summed));
-        DAHL_CHECK_STARPU(update_params(net, l->b, l->db[slot], l->vb, &l->bu, slot, 2 * i + 1, summed));
+        if (l->b != NULL)
+            DAHL_CHECK_STARPU(update_params(net, l->b, l->db[slot], l->vb, &l->bu, slot, 2 * i + 1, summed));
         if (net->depth > 1) {
             DAHL_CHECK_STARPU(restash(net, l->w, l->sw[slot]));
-            DAHL_CHECK_STARPU(restash(net, l->b, l->sb[slot]));
+            if (l->b != NULL)
+                DAHL_CHECK_STARPU(restash(net, l->b, l->sb[slot]));
         }
     }
     dahl_codelets_set_priority(0);

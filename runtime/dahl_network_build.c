@@ -19,7 +19,7 @@ static int init_weights(struct layer *l, uint64_t *state)
 {
     if (DAHL_SIMULATED)
         return 0;
-    size_t fan_in = l->s.nw / l->s.nb;
+    size_t fan_in = l->s.nw / (l->s.nb > 0 ? l->s.nb : (size_t)l->s.out_c); /* a convolution without bias: filters */
     float *v = malloc(l->s.nw * sizeof(float));
     if (v == NULL)
         return -ENOMEM;
@@ -107,32 +107,35 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
 {
     if (l->s.nw == 0)
         return 0;
+    /* a layer without bias (nb 0: a convolution without one) has no b, db, sb or vb */
+    const bool bias = l->s.nb > 0;
     l->w = tensor(0, 1, l->s.nw);
-    l->b = tensor(0, 1, l->s.nb);
-    if (l->w == NULL || l->b == NULL)
+    l->b = bias ? tensor(0, 1, l->s.nb) : NULL;
+    if (l->w == NULL || (bias && l->b == NULL))
         return -ENOMEM;
     bool manual = net->conf.reduction == DAHL_REDUCTION_MANUAL;
     int grad_batch = manual ? net->groups : 0;
     for (int s = 0; s < net->depth; s++) {
         l->dw[s] = tensor(grad_batch, 1, l->s.nw);
-        l->db[s] = tensor(grad_batch, 1, l->s.nb);
-        if (l->dw[s] == NULL || l->db[s] == NULL)
+        l->db[s] = bias ? tensor(grad_batch, 1, l->s.nb) : NULL;
+        if (l->dw[s] == NULL || (bias && l->db[s] == NULL))
             return -ENOMEM;
         if (!manual) {
             dahl_gradient_enable_redux(dahl_tensor_handle(l->dw[s]));
-            dahl_gradient_enable_redux(dahl_tensor_handle(l->db[s]));
+            if (bias)
+                dahl_gradient_enable_redux(dahl_tensor_handle(l->db[s]));
         }
         if (net->depth > 1) {
             l->sw[s] = tensor(0, 1, l->s.nw);
-            l->sb[s] = tensor(0, 1, l->s.nb);
-            if (l->sw[s] == NULL || l->sb[s] == NULL)
+            l->sb[s] = bias ? tensor(0, 1, l->s.nb) : NULL;
+            if (l->sw[s] == NULL || (bias && l->sb[s] == NULL))
                 return -ENOMEM;
         }
     }
     if (net->conf.momentum != 0.0f) {
         l->vw = tensor(0, 1, l->s.nw);
-        l->vb = tensor(0, 1, l->s.nb);
-        if (l->vw == NULL || l->vb == NULL)
+        l->vb = bias ? tensor(0, 1, l->s.nb) : NULL;
+        if (l->vw == NULL || (bias && l->vb == NULL))
             return -ENOMEM;
     }
     if (dahl_layer_uses_tensor(&l->s, DAHL_T_STATS)) {
@@ -154,10 +157,10 @@ static int layer_create(struct dahl_network *net, struct layer *l, uint64_t *sta
     int ret = init_weights(l, state);
     /* every slot's stash starts as the initial weights (not counted as a step's tasks) */
     for (int s = 0; s < net->depth && l->sw[s] != NULL && ret == 0; s++)
-        ret = stash(l->w, l->sw[s]) == 0 && stash(l->b, l->sb[s]) == 0 ? 0 : -EIO;
+        ret = stash(l->w, l->sw[s]) == 0 && (!bias || stash(l->b, l->sb[s]) == 0) ? 0 : -EIO;
     if (ret == 0)
         ret = plan_chunks(net, &l->wu, l->w, l->dw, l->vw, l->s.nw);
-    if (ret == 0)
+    if (ret == 0 && bias)
         ret = plan_chunks(net, &l->bu, l->b, l->db, l->vb, l->s.nb);
     return ret;
 }

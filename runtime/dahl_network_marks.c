@@ -92,15 +92,17 @@ static void step_param_updated(void *arg)
         free(mark);
 }
 
-/* The parameter tensors, in a fixed order: w and b of every layer that has them. */
+/* The parameter tensors, in a fixed order: w and b of every layer that has them (w alone without bias). */
 static int param_handles(struct dahl_network *net, starpu_data_handle_t *out)
 {
     int n = 0;
     for (int i = net->first; i < net->end; i++) {
-        if (net->layers[i].s.nw == 0 || net->layers[i].w == NULL || net->layers[i].b == NULL)
+        const struct layer *l = &net->layers[i];
+        if (l->s.nw == 0 || l->w == NULL || (l->s.nb > 0 && l->b == NULL))
             continue; /* no parameters, or a network whose creation failed half way */
-        out[n++] = dahl_tensor_handle(net->layers[i].w);
-        out[n++] = dahl_tensor_handle(net->layers[i].b);
+        out[n++] = dahl_tensor_handle(l->w);
+        if (l->b != NULL)
+            out[n++] = dahl_tensor_handle(l->b);
     }
     return n;
 }
@@ -293,7 +295,7 @@ int dahl_network_read_params(struct dahl_network *net, int layer, float *dst, si
     if (l->s.nw == 0 || count != l->s.nw + l->s.nb)
         return -EINVAL;
     DAHL_CHECK_STARPU(dahl_tensor_read(l->w, dst, l->s.nw));
-    return dahl_tensor_read(l->b, dst + l->s.nw, l->s.nb);
+    return l->b != NULL ? dahl_tensor_read(l->b, dst + l->s.nw, l->s.nb) : 0;
 }
 
 int dahl_network_write_params(struct dahl_network *net, int layer, const float *src, size_t count,
@@ -307,7 +309,8 @@ int dahl_network_write_params(struct dahl_network *net, int layer, const float *
     if (l->s.nw == 0 || count != l->s.nw + l->s.nb || (running != NULL && l->running == NULL))
         return -EINVAL;
     DAHL_CHECK_STARPU(dahl_tensor_write(l->w, src, l->s.nw));
-    DAHL_CHECK_STARPU(dahl_tensor_write(l->b, src + l->s.nw, l->s.nb));
+    if (l->b != NULL)
+        DAHL_CHECK_STARPU(dahl_tensor_write(l->b, src + l->s.nw, l->s.nb));
     for (int s = 0; s < DAHL_PIPELINE_MAX_DEPTH; s++) {
         if (l->sw[s] != NULL)
             DAHL_CHECK_STARPU(dahl_tensor_write(l->sw[s], src, l->s.nw));

@@ -4,8 +4,9 @@
 # parameter count, trains natively (its loss falls), is calibrated on this machine (`calibrate --cover
 # synthetic:32x32x3,model=FILE.onnx`) and simulated on that calibration and on a roofline H100 node
 # (`machine synth`), and exports to the scheduler lab; with the file's weights (--onnx-weights), the first
-# training step's loss of that CNN and of torchvision's ResNet-18 equals PyTorch's on the same images to 1e-5
-# (float32 sums in another order), and ResNet-18 simulates on the H100 node; an unsupported operator, an input
+# training step's loss of that CNN and of torchvision's ResNet-18 (convolutions without bias, a padded max-pool;
+# PyTorch's parameter count) equals PyTorch's on the same images to 1e-5 (float32 sums in another order), and
+# ResNet-18 simulates on the H100 node; an unsupported operator, an input
 # of another size and a truncated file are each refused in one line naming the file, exit 2. Exit 77 (skipped) where
 # /usr/bin/python3 lacks torch, torchvision or onnx (scripts/setup-deps installs them).
 # usage: check_onnx.sh DAHLSIM_BINARY SOURCE_DIR [KEEP_DIR]
@@ -44,6 +45,8 @@ for m in no-dropout resnet18; do
     "$dahlsim" train --model "$work/models/$m.onnx" --onnx-weights --dataset "cifar10:$work/models/cifar" \
         --samples 8 --test-samples 8 --batch 8 --ncpu 1 --out "$work/loss-$m" >"$work/loss.log" 2>&1 ||
         { cat "$work/loss.log" >&2; fail "$m: train --onnx-weights failed"; }
+    grep -q "$m.onnx ($(params "$m") parameters)" "$work/loss.log" ||
+        { cat "$work/loss.log" >&2; fail "$m: parameter count differs from PyTorch's $(params "$m")"; }
     "$py" - "$work/models/expected.json" "$m" "$work/loss-$m/results.json" <<'EOF' || fail "$m: loss differs from PyTorch's"
 import json, sys
 want = json.load(open(sys.argv[1]))[sys.argv[2]]["loss"]

@@ -365,6 +365,24 @@ Test(stepgraph, counts_are_a_real_runs)
                     &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .momentum = 0.9f,
                                               .reduction = DAHL_REDUCTION_MANUAL, .seed = 1, .grain = 2},
                     2);
+    /* torchvision's idioms: convolutions without bias before batch norm, a padded max-pool (ResNet's stem) */
+    struct dahl_network_desc stem = {
+        .c = 3, .h = 9, .w = 9, .nclasses = 10, .nlayers = 7,
+        .layers = {{.kind = DAHL_LAYER_CONV, .filters = 4, .kernel = 3, .stride = 1, .pad = 1, .no_bias = 1},
+                   {.kind = DAHL_LAYER_BATCHNORM},
+                   {.kind = DAHL_LAYER_RELU},
+                   {.kind = DAHL_LAYER_MAXPOOL, .kernel = 3, .stride = 2, .pad = 1},
+                   {.kind = DAHL_LAYER_CONV, .filters = 8, .kernel = 3, .stride = 2, .pad = 1, .no_bias = 1},
+                   {.kind = DAHL_LAYER_GLOBALAVGPOOL},
+                   {.kind = DAHL_LAYER_DENSE, .units = 10}}};
+    run_and_compare(&stem,
+                    &(struct dahl_train_conf){.batch = 3, .lr = 0.01f, .momentum = 0.9f,
+                                              .reduction = DAHL_REDUCTION_REDUX, .seed = 1},
+                    2);
+    run_and_compare(&stem,
+                    &(struct dahl_train_conf){.batch = 5, .lr = 0.01f, .reduction = DAHL_REDUCTION_MANUAL, .seed = 1,
+                                              .grain = 2},
+                    1);
     dahl_engine_stop();
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

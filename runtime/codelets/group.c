@@ -21,7 +21,8 @@ size_t dahl_group_scratch_bytes(int n, bool tree, size_t nw, size_t nb)
 static void level_add(const struct dahl_group_grads *g, float *dw, float *db, const float *sw, const float *sb)
 {
     g->ops->accumulate(g->nw, dw, sw, g->ctx);
-    g->ops->accumulate(g->nb, db, sb, g->ctx);
+    if (g->nb > 0)
+        g->ops->accumulate(g->nb, db, sb, g->ctx);
 }
 
 void dahl_group_grads_run(const struct dahl_group_grads *g)

@@ -218,10 +218,10 @@ int dahl_catalogue_add_step(struct dahl_catalogue *c, const struct dahl_network_
         ret = step_sum_tasks(c, &layers[i], conf, groups);
         if (ret == 0)
             ret = update_tasks(c, layers[i].nw, conf, groups);
-        if (ret == 0)
+        if (ret == 0 && layers[i].nb > 0) /* no bias: no update of one */
             ret = update_tasks(c, layers[i].nb, conf, groups);
         /* pipelining: the slot's stash refreshed from the updated parameters */
-        for (int t = 0; t < 2 && ret == 0 && conf->pipeline_depth > 1; t++) {
+        for (int t = 0; t < (layers[i].nb > 0 ? 2 : 1) && ret == 0 && conf->pipeline_depth > 1; t++) {
             size_t n = t == 0 ? layers[i].nw : layers[i].nb;
             double flops = dahl_accumulate_flops(n);
             ret = zero_tasks(c, n, 1);

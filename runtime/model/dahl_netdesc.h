@@ -37,6 +37,7 @@ struct dahl_layer_desc {
     int filters, kernel, stride, pad; /* conv: all; maxpool: kernel, stride and pad; avgpool: kernel and stride */
     int units;                        /* dense */
     int percent;                      /* dropout: the share of elements dropped in training */
+    int no_bias;                      /* conv: 1 for a convolution without bias (PyTorch's bias=False) */
     /* Where its inputs come from, counted back: input k of layer i is the output of layer i - 1 - back[k] (-1:
      * the network's input). All 0 (the default) makes a chain; add reads two inputs. */
     int back[DAHL_LAYER_MAX_INPUTS];

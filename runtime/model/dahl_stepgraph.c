@@ -522,7 +522,8 @@ static int build(struct builder *b, const struct dahl_network_desc *d, const str
             TRY(step_tasks(b, &ls[i], i));
             bool summed = dahl_layer_sums_grads_early(&ls[i]);
             TRY(update_tasks(b, conf, i, K_W, K_DW, K_VW, ls[i].nw, summed));
-            TRY(update_tasks(b, conf, i, K_B, K_DB, K_VB, ls[i].nb, summed));
+            if (ls[i].nb > 0) /* no bias: no update of one */
+                TRY(update_tasks(b, conf, i, K_B, K_DB, K_VB, ls[i].nb, summed));
         }
     }
     return 0;

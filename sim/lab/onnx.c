@@ -403,11 +403,11 @@ static int conv(struct reader *r, const Onnx__NodeProto *n)
     size_t f = (size_t)w->dims[0];
     if (b != NULL && tensor_count(b) != f)
         return node_error(r, n, "bias '%s': expected %zu values", str(b->name), f);
-    expect(r, r->d->nlayers, tensor_count(w), f, 0);
+    expect(r, r->d->nlayers, tensor_count(w), b != NULL ? f : 0, 0);
     tensors(r, w, b, NULL, NULL, false);
     return push(r, n,
                 (struct dahl_layer_desc){.kind = DAHL_LAYER_CONV, .filters = (int)f, .kernel = kernel,
-                                         .stride = stride, .pad = pad},
+                                         .stride = stride, .pad = pad, .no_bias = b == NULL},
                 &from, 1);
 }
 
