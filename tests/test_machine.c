@@ -139,8 +139,8 @@ Test(machine, a_bad_spec_is_an_input_error_and_leaves_nothing)
     cr_assert_eq(run.status, 2, "%s", run.err);
     cr_assert(strstr(run.err, "--cover fashion-mnist,model=resnet: model: resnet: No such file") != NULL, "%s",
               run.err);
-    cr_assert(strstr(run.err, "hint: a model is lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS or a JSON model file") !=
-                  NULL,
+    cr_assert(strstr(run.err, "hint: a model is lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS, a JSON model file or "
+                              "an ONNX file (.onnx)") != NULL,
               "%s", run.err);
     synth(good, "m", "--cover", "fashion-mnist:32,model=resnet:9");
     cr_assert_eq(run.status, 2, "%s", run.err);

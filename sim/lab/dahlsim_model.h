@@ -1,7 +1,8 @@
 /* A network named as users name one (`--model`, a scenario's "model", `--cover ...,model=`): a built-in model
- * (dahl_network_desc_named: lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS) or a JSON model file of layers, read through the layer
- * table (dahl_layer.h: each kind's name and keys). The one reader of model files: the program, the lab's
- * export and the machine covers all call it. StarPU-free. */
+ * (dahl_network_desc_named: lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS), a JSON model file of layers,
+ * read through the layer table (dahl_layer.h: each kind's name and keys), or an ONNX file (dahlsim_onnx.h).
+ * The one reader of model files: the program, the lab's export and the machine covers all call it.
+ * StarPU-free. */
 #ifndef DAHLSIM_MODEL_H
 #define DAHLSIM_MODEL_H
 

@@ -67,8 +67,8 @@ int dahlsim_machine_write_sampling(const char *sampling, const char *name, const
 
 /* ---- covered setups (dahlsim_machine_covers.c) ------------------------------------------------------------ */
 
-/* Parses "DATASET[,model=M]" (M: lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS or a JSON model file, as `dahlsim train
- * --model`) into c; false after an error line naming --cover. */
+/* Parses "DATASET[,model=M]" (M: lenet, vgg-small, resnet:DEPTH, deep, deep:BLOCKS, a JSON model file or an
+ * ONNX file, as `dahlsim train --model`) into c; false after an error line naming --cover. */
 bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover *c);
 
 /* The default covers (fashion-mnist, synthetic:28x28x3, 128x128x3 and 512x512x3, LeNet) into o->covers when

@@ -52,7 +52,9 @@ bool dahlsim_machine_cover_parse(const char *text, struct dahlsim_machine_cover 
             continue;
         }
         if (strncmp(item, "model=", 6) != 0 || strlen(item + 6) >= sizeof(c->model)) {
-            dahlsim_error("--cover %s: \"%s\": expected model=lenet|vgg-small|resnet:DEPTH|deep|deep:BLOCKS|FILE.json or grains=N", text, item);
+            dahlsim_error("--cover %s: \"%s\": expected model=lenet|vgg-small|resnet:DEPTH|deep|deep:BLOCKS|FILE.json|"
+                          "FILE.onnx or grains=N",
+                          text, item);
             return false;
         }
         snprintf(c->model, sizeof(c->model), "%s", item + 6);
