@@ -1,6 +1,7 @@
 /* Max-pool and average-pool forward and backward for one sample: x [C][H][W] -> y [C][OH][OW], K x K windows,
- * max-pool with -infinity padding (a window's maximum is over its part inside the image), average-pool none. The max-pool backward pass recomputes each window's argmax from x instead of keeping indices
- * from the forward pass, so no index tensor has to live between the two tasks. */
+ * max-pool with -infinity padding (a window's maximum is over its part inside the image), average-pool none.
+ * The max-pool backward pass recomputes each window's argmax from x instead of keeping indices from the
+ * forward pass, so no index tensor has to live between the two tasks. */
 #include "dahl_kernels.h"
 
 #include <string.h>

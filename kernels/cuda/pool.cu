@@ -1,8 +1,8 @@
-/* Max-pool and average-pool forward and backward of one sample on the GPU (see dahl_maxpool_forward/backward): x [C][H][W],
- * y and dy [C][OH][OW], K x K windows, max-pool padded with -infinity as on the CPU. Each window's argmax is its first maximum in row-major
- * order, as on the CPU. The backward pass is a gather: one thread per input element adds the dy of every
- * window whose argmax it is, windows taken in the CPU's (oh, ow) order, so no atomics are needed and the
- * sums are the CPU's bit for bit. */
+/* Max-pool and average-pool forward and backward of one sample on the GPU (see dahl_maxpool_forward/backward):
+ * x [C][H][W], y and dy [C][OH][OW], K x K windows, max-pool padded with -infinity as on the CPU. Each
+ * window's argmax is its first maximum in row-major order, as on the CPU. The backward pass is a gather: one
+ * thread per input element adds the dy of every window whose argmax it is, windows taken in the CPU's
+ * (oh, ow) order, so no atomics are needed and the sums are the CPU's bit for bit. */
 #include "dahl_cuda_common.cuh"
 
 /* Offset inside one channel plane of the first maximum of the window with top-left (i0, j0) in padded
