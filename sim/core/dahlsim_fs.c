@@ -116,6 +116,12 @@ int dahlsim_copy_tree(const char *from, const char *to)
 
 char *dahlsim_read_text(const char *path, size_t max_bytes)
 {
+    size_t len;
+    return dahlsim_read_file(path, max_bytes, &len);
+}
+
+char *dahlsim_read_file(const char *path, size_t max_bytes, size_t *out_len)
+{
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return NULL;
@@ -153,6 +159,7 @@ char *dahlsim_read_text(const char *path, size_t max_bytes)
         return NULL;
     }
     buf[len] = '\0';
+    *out_len = len;
     return buf;
 }
 

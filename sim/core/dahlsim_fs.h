@@ -21,8 +21,10 @@ bool dahlsim_is_dir(const char *path);
 bool dahlsim_fs_full(const char *path);
 
 /* The whole file as a NUL-terminated heap string, or NULL with errno set (EFBIG beyond max_bytes, EIO on a
- * read error, ENOMEM). The caller frees it. */
+ * read error, ENOMEM; fopen's errno when it cannot be opened). The caller frees it. */
 char *dahlsim_read_text(const char *path, size_t max_bytes);
+/* The same for a file of bytes (which may hold NULs): its length in *len. */
+char *dahlsim_read_file(const char *path, size_t max_bytes, size_t *len);
 
 /* The JSON document in path, or NULL when it cannot be read or parsed (cJSON_Delete it). */
 struct cJSON *dahlsim_read_json(const char *path);

@@ -30,8 +30,9 @@ int dahlsim_onnx_desc(const char *path, int c, int h, int w, int nclasses, struc
 struct dahlsim_onnx_weights {
     int nlayers;
     /* layer i's weights then bias (as dahl_network_write_params takes them: a MatMul's matrix transposed, zeros
-     * for a convolution's missing bias), NULL for a layer without parameters */
+     * for a Gemm's missing bias), count[i] values; NULL and 0 for a layer without parameters */
     float *params[DAHL_NETWORK_MAX_LAYERS];
+    size_t count[DAHL_NETWORK_MAX_LAYERS];
     float *running[DAHL_NETWORK_MAX_LAYERS]; /* batch norm's running mean then variance per channel, else NULL */
 };
 

@@ -6,6 +6,7 @@
 #include "dahlsim_onnx.h"
 
 #include "dahl_layer.h"
+#include "dahlsim_fs.h"
 
 #include <onnx/onnx.pb-c.h>
 
@@ -39,11 +40,10 @@ struct value {
     int64_t shape[MAX_SHAPE];
 };
 
-/* Counts the file's parameter tensors must have, checked once the layers' shapes are known. */
-struct expect {
-    int layer;
-    size_t nw, nb; /* the weight and bias tensors' element counts */
-    size_t flat;   /* a Reshape's target width (0: none) */
+/* A Reshape to a given width, checked against the output it flattens once the layers' shapes are known. */
+struct reshape {
+    int layer; /* the layer whose output it reads (VALUE_INPUT: the network's input) */
+    size_t width;
 };
 
 struct reader {
@@ -51,14 +51,14 @@ struct reader {
     struct dahl_network_desc *d;
     struct value *values;
     size_t nvalues;
-    struct expect expect[DAHL_NETWORK_MAX_LAYERS + MAX_NODES];
-    size_t nexpect;
+    struct reshape reshapes[MAX_NODES];
+    size_t nreshapes;
     int pending_matmul; /* the layer a MatMul made, waiting for its bias (-1: none) */
     /* each layer's tensors in the file: weights (transposed: a MatMul's [in][out]), bias, running statistics */
     const Onnx__TensorProto *tw[DAHL_NETWORK_MAX_LAYERS], *tb[DAHL_NETWORK_MAX_LAYERS];
     const Onnx__TensorProto *tmean[DAHL_NETWORK_MAX_LAYERS], *tvar[DAHL_NETWORK_MAX_LAYERS];
     bool transposed[DAHL_NETWORK_MAX_LAYERS];
-    struct dahl_layer_shape shapes[DAHL_NETWORK_MAX_LAYERS]; /* Shape's scratch */
+    struct dahl_layer_shape shapes[DAHL_NETWORK_MAX_LAYERS]; /* Shape's scratch, then the whole network's */
     char *err;
     size_t err_size;
 };
@@ -365,11 +365,6 @@ static int pad(struct reader *r, const Onnx__NodeProto *n)
     return alias(r, n, false);
 }
 
-static void expect(struct reader *r, int layer, size_t nw, size_t nb, size_t flat)
-{
-    r->expect[r->nexpect++] = (struct expect){.layer = layer, .nw = nw, .nb = nb, .flat = flat};
-}
-
 /* The tensors of the layer about to be pushed (when it can be: push checks the count). */
 static void tensors(struct reader *r, const Onnx__TensorProto *w, const Onnx__TensorProto *b,
                     const Onnx__TensorProto *mean, const Onnx__TensorProto *var, bool transposed)
@@ -403,7 +398,6 @@ static int conv(struct reader *r, const Onnx__NodeProto *n)
     size_t f = (size_t)w->dims[0];
     if (b != NULL && tensor_count(b) != f)
         return node_error(r, n, "bias '%s': expected %zu values", str(b->name), f);
-    expect(r, r->d->nlayers, tensor_count(w), b != NULL ? f : 0, 0);
     tensors(r, w, b, NULL, NULL, false);
     return push(r, n,
                 (struct dahl_layer_desc){.kind = DAHL_LAYER_CONV, .filters = (int)f, .kernel = kernel,
@@ -430,7 +424,6 @@ static int batchnorm(struct reader *r, const Onnx__NodeProto *n)
         return node_error(r, n, "epsilon %g: dahlsim's batch norm uses 1e-5 (PyTorch's default)", eps);
     if (fabs(momentum - 0.9) > 1e-6)
         return node_error(r, n, "momentum %g: dahlsim's batch norm uses 0.9 (PyTorch's momentum=0.1)", momentum);
-    expect(r, r->d->nlayers, ch, ch, 0);
     tensors(r, t[0], t[1], t[2], t[3], false);
     return push(r, n, (struct dahl_layer_desc){.kind = DAHL_LAYER_BATCHNORM}, &from, 1);
 }
@@ -472,7 +465,6 @@ static int dense(struct reader *r, const Onnx__NodeProto *n, bool gemm)
         return node_error(r, n, "bias '%s': expected %zu values", str(b->name), units);
     if (!gemm)
         r->pending_matmul = r->d->nlayers;
-    expect(r, r->d->nlayers, tensor_count(w), units, 0);
     tensors(r, w, b, NULL, NULL, !gemm || !trans);
     return push(r, n, (struct dahl_layer_desc){.kind = DAHL_LAYER_DENSE, .units = (int)units}, &from, 1);
 }
@@ -535,7 +527,7 @@ static int flatten(struct reader *r, const Onnx__NodeProto *n, bool reshape)
     if (count != 2 || !(shape[0] == DIM_BATCH || shape[0] >= -1) || !(shape[1] == -1 || shape[1] >= 1))
         return node_error(r, n, "only the reshape to [batch, -1] or [batch, width] is supported");
     if (shape[1] > 0)
-        expect(r, from, 0, 0, (size_t)shape[1]);
+        r->reshapes[r->nreshapes++] = (struct reshape){.layer = from, .width = (size_t)shape[1]};
     return alias(r, n, true);
 }
 
@@ -644,42 +636,35 @@ static int graph_input(struct reader *r, const Onnx__GraphProto *g, int c, int h
     return define(r, str(in->name), VALUE_INPUT, NULL);
 }
 
-/* What only the layers' shapes tell: every weight tensor's size, every Reshape's width. */
-static int check_expected(struct reader *r)
+/* What only the layers' shapes tell (planned into r->shapes): every weight tensor's size (biases and batch
+ * norm's other tensors were checked against theirs), every Reshape's width. */
+static int check_shapes(struct reader *r)
 {
     char why[256];
-    struct dahl_layer_shape *shapes = calloc(DAHL_NETWORK_MAX_LAYERS, sizeof(*shapes));
-    if (shapes == NULL) {
-        snprintf(r->err, r->err_size, "%s: out of memory", r->path);
-        return -ENOMEM;
-    }
-    int ret = -EINVAL;
-    if (dahl_network_desc_shapes(r->d, shapes, why, sizeof(why)) != 0) {
+    if (dahl_network_desc_shapes(r->d, r->shapes, why, sizeof(why)) != 0) {
         snprintf(r->err, r->err_size, "%s: %s", r->path, why);
-        goto out;
+        return -EINVAL;
     }
-    for (size_t i = 0; i < r->nexpect; i++) {
-        const struct expect *e = &r->expect[i];
-        const struct dahl_layer_shape *l = e->layer >= 0 ? &shapes[e->layer] : NULL;
+    for (int i = 0; i < r->d->nlayers; i++) {
+        const struct dahl_layer_shape *l = &r->shapes[i];
+        if (r->tw[i] != NULL && tensor_count(r->tw[i]) != l->nw) {
+            snprintf(r->err, r->err_size, "%s: layer %d (%s): its weights have %zu values, its input (%dx%dx%d) "
+                     "implies %zu", r->path, i, dahl_layer_type_get(l->desc.kind)->name, tensor_count(r->tw[i]),
+                     l->in_c, l->in_h, l->in_w, l->nw);
+            return -EINVAL;
+        }
+    }
+    for (size_t i = 0; i < r->nreshapes; i++) {
+        const struct reshape *e = &r->reshapes[i];
+        const struct dahl_layer_shape *l = e->layer >= 0 ? &r->shapes[e->layer] : NULL;
         size_t out = l != NULL ? (size_t)l->out_c * l->out_h * l->out_w : (size_t)r->d->c * r->d->h * r->d->w;
-        if (e->flat > 0 && e->flat != out) {
+        if (e->width != out) {
             snprintf(r->err, r->err_size, "%s: a Reshape to width %zu after layer %d, whose output has %zu values",
-                     r->path, e->flat, e->layer, out);
-            goto out;
-        }
-        if (e->flat == 0 && (l->nw != e->nw || l->nb != e->nb)) {
-            snprintf(r->err, r->err_size,
-                     "%s: layer %d (%s): its weights have %zu and %zu values, its input (%dx%dx%d) implies %zu and "
-                     "%zu",
-                     r->path, e->layer, dahl_layer_type_get(l->desc.kind)->name, e->nw, e->nb, l->in_c, l->in_h,
-                     l->in_w, l->nw, l->nb);
-            goto out;
+                     r->path, e->width, e->layer, out);
+            return -EINVAL;
         }
     }
-    ret = 0;
-out:
-    free(shapes);
-    return ret;
+    return 0;
 }
 
 static int read_graph(struct reader *r, const Onnx__GraphProto *g, int c, int h, int w)
@@ -714,7 +699,7 @@ static int read_graph(struct reader *r, const Onnx__GraphProto *g, int c, int h,
                  str(g->output[0]->name));
         return -EINVAL;
     }
-    return check_expected(r);
+    return check_shapes(r);
 }
 
 bool dahlsim_onnx_is_path(const char *model)
@@ -751,19 +736,16 @@ static int tensor_floats(struct reader *r, int layer, const Onnx__TensorProto *t
     return 0;
 }
 
-/* The layers' parameters from their tensors (a convolution without bias gets zeros). */
+/* The layers' parameters from their tensors, into the shapes check_shapes planned (a Gemm without bias gets
+ * zeros). */
 static int read_weights(struct reader *r, struct dahlsim_onnx_weights *out)
 {
-    char why[256];
-    if (dahl_network_desc_shapes(r->d, r->shapes, why, sizeof(why)) != 0) {
-        snprintf(r->err, r->err_size, "%s: %s", r->path, why);
-        return -EINVAL;
-    }
     out->nlayers = r->d->nlayers;
     for (int i = 0; i < r->d->nlayers; i++) {
         const struct dahl_layer_shape *l = &r->shapes[i];
         if (l->nw == 0)
             continue;
+        out->count[i] = l->nw + l->nb;
         out->params[i] = calloc(l->nw + l->nb, sizeof(float));
         out->running[i] = r->tmean[i] != NULL ? calloc(2 * (size_t)l->in_c, sizeof(float)) : NULL;
         if (out->params[i] == NULL || (r->tmean[i] != NULL && out->running[i] == NULL)) {
@@ -810,9 +792,7 @@ static int read_model(const char *path, const uint8_t *data, size_t len, int c, 
         goto out;
     }
     r->path = path, r->d = d, r->values = values, r->pending_matmul = -1, r->err = err, r->err_size = err_size;
-    ret = read_graph(r, m->graph, c, h, w);
-    if (ret == 0 && dahl_network_desc_check(d, err, err_size) != 0)
-        ret = -EINVAL;
+    ret = read_graph(r, m->graph, c, h, w); /* checked: check_shapes planned the whole network */
     if (ret == 0 && weights != NULL)
         ret = read_weights(r, weights);
     if (ret != 0 && weights != NULL)
@@ -830,57 +810,17 @@ int dahlsim_onnx_desc_from_bytes(const char *path, const uint8_t *data, size_t l
     return read_model(path, data, len, c, h, w, nclasses, d, NULL, err, err_size);
 }
 
-/* The file's bytes into *data (free()d by the caller); -ENOENT when it cannot be opened. */
-static int read_file(const char *path, uint8_t **out, size_t *out_len, char *err, size_t err_size)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, err_size, "%s: %s", path, strerror(errno));
-        return -ENOENT;
-    }
-    uint8_t *data = NULL;
-    size_t len = 0, cap = 0;
-    int ret = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t grown = cap == 0 ? (size_t)1 << 20 : cap * 2;
-            uint8_t *more = cap < MAX_ONNX_BYTES ? realloc(data, grown) : NULL;
-            if (more == NULL) {
-                snprintf(err, err_size, "%s: %s", path,
-                         cap < MAX_ONNX_BYTES ? "out of memory" : "larger than 2 GiB (not read)");
-                ret = -EINVAL;
-                break;
-            }
-            data = more, cap = grown;
-        }
-        size_t got = fread(data + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ret == 0 && ferror(f)) {
-        snprintf(err, err_size, "%s: %s", path, strerror(errno));
-        ret = -EINVAL;
-    }
-    fclose(f);
-    if (ret != 0) {
-        free(data);
-        return ret;
-    }
-    *out = data;
-    *out_len = len;
-    return 0;
-}
-
 static int read_path(const char *path, int c, int h, int w, int nclasses, struct dahl_network_desc *d,
                      struct dahlsim_onnx_weights *weights, char *err, size_t err_size)
 {
-    uint8_t *data;
     size_t len;
-    int ret = read_file(path, &data, &len, err, err_size);
-    if (ret != 0)
-        return ret;
-    ret = read_model(path, data, len, c, h, w, nclasses, d, weights, err, err_size);
+    char *data = dahlsim_read_file(path, MAX_ONNX_BYTES, &len);
+    if (data == NULL) {
+        bool opened = errno == EFBIG || errno == EIO || errno == ENOMEM;
+        snprintf(err, err_size, "%s: %s", path, errno == EFBIG ? "larger than 2 GiB (not read)" : strerror(errno));
+        return opened ? -EINVAL : -ENOENT;
+    }
+    int ret = read_model(path, (const uint8_t *)data, len, c, h, w, nclasses, d, weights, err, err_size);
     free(data);
     return ret;
 }

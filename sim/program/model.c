@@ -5,8 +5,6 @@
 #include "dahlsim_onnx.h"
 #include "dahlsim_util.h"
 
-#include "dahl_layer.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,21 +31,15 @@ int train_onnx_weights(struct dahl_network *net, const char *model, const struct
     int ret = dahlsim_onnx_weights(model, desc->c, desc->h, desc->w, desc->nclasses, &d, w, err, sizeof(err));
     if (ret != 0)
         dahlsim_error("--onnx-weights: %s", err);
-    struct dahl_layer_shape *shapes = ret == 0 ? calloc(DAHL_NETWORK_MAX_LAYERS, sizeof(*shapes)) : NULL;
-    if (ret == 0 && (shapes == NULL || dahl_network_desc_shapes(desc, shapes, err, sizeof(err)) != 0)) {
-        dahlsim_error("--onnx-weights: %s", shapes == NULL ? "out of memory" : err);
-        ret = -EINVAL;
-    }
-    for (int i = 0; ret == 0 && i < desc->nlayers; i++) {
+    for (int i = 0; ret == 0 && i < w->nlayers; i++) {
         if (w->params[i] == NULL)
             continue;
-        ret = dahl_network_write_params(net, i, w->params[i], shapes[i].nw + shapes[i].nb, w->running[i]);
+        ret = dahl_network_write_params(net, i, w->params[i], w->count[i], w->running[i]);
         if (ret == -ENODATA) /* a simulation: values are not simulated */
             ret = 0;
         else if (ret != 0)
             dahlsim_error("--onnx-weights: %s: layer %d: %s", model, i, strerror(-ret));
     }
-    free(shapes);
     dahlsim_onnx_weights_fini(w);
     free(w);
     return ret;
