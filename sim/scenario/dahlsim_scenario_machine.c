@@ -209,15 +209,19 @@ static bool workers_from(const struct dahlsim_where *w, const cJSON *o, struct d
                 platform, x->machine);
         return false;
     }
-    /* The perf model of every codelet the network runs must be there: StarPU-SimGrid would otherwise abort at
-     * its first task. (A network that cannot be built is refused with its reason later; all of them then.) */
+    /* The network first: one that cannot be built is refused with its reason, which the missing model of a
+     * codelet it may not even run must not hide. Then the perf model of every codelet it runs must be there:
+     * StarPU-SimGrid would otherwise abort at its first task. */
     size_t nsymbols;
     const char *const *symbols = dahl_codelet_symbols(&nsymbols);
     struct dahl_network_desc desc;
     char why[512];
-    bool built = dahlsim_grain_network_desc(x, &desc, why, sizeof(why)) == 0;
+    if (dahlsim_grain_network_desc(x, &desc, why, sizeof(why)) != 0) {
+        dahlsim_error("%s: \"model\": %s", w->path, why);
+        return false;
+    }
     for (size_t k = 0; k < nsymbols; k++) {
-        if (built && !dahl_network_desc_uses_codelet(&desc, symbols[k]))
+        if (!dahl_network_desc_uses_codelet(&desc, symbols[k]))
             continue;
         char model_file[PATH_MAX + 256];
         snprintf(model_file, sizeof(model_file), "%s/sampling/codelets/45/%s.%s", x->machine_dir, symbols[k],
