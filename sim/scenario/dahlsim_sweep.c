@@ -4,8 +4,8 @@
  * an fsync, so an interruption loses no finished point and never leaves half a line that counts. Re-running
  * the same command skips the points already in results.jsonl. At the end DIR/results.csv and gnuplot plots
  * (DIR/plots/, PNG and SVG: makespan and samples/s against each numeric swept key, one line per scheduler)
- * are rebuilt from results.jsonl. --emit-slurm writes DIR/sweep.slurm, a job array of one point per task.
- * DIR/.sweep.lock keeps two sweeps from writing one directory at once (dahlsim_sweep.h). */
+ * are rebuilt from results.jsonl. DIR/.sweep.lock keeps two sweeps from writing one directory at once
+ * (dahlsim_sweep.h). Slurm job arrays (--emit-slurm, --slurm) are dahlsim_sweep_slurm.c's. */
 #include "dahlsim_sweep.h"
 
 #include "dahlsim_fs.h"
@@ -36,21 +36,24 @@ static void on_signal(int sig)
 
 /* ---- results.jsonl ------------------------------------------------------------------------------------ */
 
-long dahlsim_sweep_load_done(const char *path, const struct dahlsim_scenario *s, bool *done)
+/* Reads path's '\n'-terminated lines into done[] (dahlsim_sweep_load_done), stopping at a partial last line;
+ * *good_bytes: where the complete lines end, *bytes: the bytes read. Returns the number done, or -1. */
+static long scan_done(const char *path, const struct dahlsim_scenario *s, bool *done, long *good_bytes, long *bytes)
 {
+    *good_bytes = *bytes = 0;
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return errno == ENOENT ? 0 : -1;
-    long n = 0, good_bytes = 0, bytes = 0;
+    long n = 0;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
     int lineno = 0;
     while ((len = getline(&line, &cap, f)) > 0) {
         lineno++;
-        bytes += len;
+        *bytes += len;
         if (line[len - 1] != '\n')
-            break; /* partial last line: dropped below */
+            break; /* partial last line */
         cJSON *o = cJSON_Parse(line);
         const cJSON *idx = cJSON_GetObjectItemCaseSensitive(o, "point");
         const cJSON *label = cJSON_GetObjectItemCaseSensitive(o, "label");
@@ -71,11 +74,24 @@ long dahlsim_sweep_load_done(const char *path, const struct dahlsim_scenario *s,
             n++;
         done[(size_t)idx->valuedouble] = true;
         cJSON_Delete(o);
-        good_bytes = bytes;
+        *good_bytes = *bytes;
     }
     free(line);
     fclose(f);
-    if (good_bytes != bytes && truncate(path, good_bytes) != 0) {
+    return n;
+}
+
+long dahlsim_sweep_count_done(const char *path, const struct dahlsim_scenario *s, bool *done)
+{
+    long good_bytes, bytes;
+    return scan_done(path, s, done, &good_bytes, &bytes);
+}
+
+long dahlsim_sweep_load_done(const char *path, const struct dahlsim_scenario *s, bool *done)
+{
+    long good_bytes, bytes;
+    long n = scan_done(path, s, done, &good_bytes, &bytes);
+    if (n >= 0 && good_bytes != bytes && truncate(path, good_bytes) != 0) {
         dahlsim_error("%s: cannot drop its partial last line: %s", path, strerror(errno));
         return -1;
     }
@@ -336,6 +352,16 @@ static bool reap(struct sweep_run *r)
     return true;
 }
 
+int dahlsim_sweep_write_outputs(const char *dir, const struct dahlsim_scenario *s, bool plots)
+{
+    int csv = dahlsim_sweep_write_csv(dir, s);
+    if (csv != 0)
+        dahlsim_error("sweep: cannot write %s/results.csv: %s", dir, strerror(-csv));
+    else if (plots && dahlsim_sweep_write_plots(dir, s) != 0)
+        fprintf(stderr, "dahlsim sweep: note: gnuplot is missing or failed; no plots in %s/plots\n", dir);
+    return csv;
+}
+
 /* After the last point: the CSV, the plots and the closing lines. Returns 0, or -EIO when a point failed
  * or the sweep was interrupted. */
 static int finish(const struct sweep_run *r)
@@ -346,11 +372,7 @@ static int finish(const struct sweep_run *r)
                       r->n, r->jsonl);
         return -EIO;
     }
-    int csv = dahlsim_sweep_write_csv(o->out, r->s);
-    if (csv != 0)
-        dahlsim_error("sweep: cannot write %s/results.csv: %s", o->out, strerror(-csv));
-    else if (o->only < 0 && dahlsim_sweep_write_plots(o->out, r->s) != 0)
-        fprintf(stderr, "dahlsim sweep: note: gnuplot is missing or failed; no plots in %s/plots\n", o->out);
+    int csv = dahlsim_sweep_write_outputs(o->out, r->s, o->only < 0);
     if (r->failed > 0) {
         dahlsim_error("sweep: %zu point(s) failed; the others are in %s", r->failed, r->jsonl);
         return -EIO;
@@ -393,9 +415,7 @@ static int run_points(struct sweep_run *r)
 
 /* ---- one writer per directory --------------------------------------------------------------------------- */
 
-/* Opens and flocks path (LOCK_EX or LOCK_SH, never waiting). Returns the descriptor, -EWOULDBLOCK when
- * another process holds it, or another negative errno. */
-static int lock_file(const char *path, int how)
+int dahlsim_sweep_lock_file(const char *path, int how)
 {
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0)
@@ -408,16 +428,12 @@ static int lock_file(const char *path, int how)
     return fd;
 }
 
-/* The sweep's locks on its directory, held until the process ends (the kernel drops them then, kill -9
- * included, so a lock never outlives its sweep): a whole sweep takes DIR/.sweep.lock alone; an --only
- * point (a Slurm array's tasks run side by side) shares it and takes its point's own lock. fds[0..1] get
- * the descriptors (-1: none). Returns 0, or -EBUSY / another negative errno after an error message. */
-static int lock_dir(const struct dahlsim_sweep_opts *o, int fds[2])
+int dahlsim_sweep_lock(const struct dahlsim_sweep_opts *o, int fds[2])
 {
     char path[PATH_MAX + 48];
     fds[0] = fds[1] = -1;
     snprintf(path, sizeof(path), "%s/.sweep.lock", o->out);
-    int ret = lock_file(path, o->only >= 0 ? LOCK_SH : LOCK_EX);
+    int ret = dahlsim_sweep_lock_file(path, o->only >= 0 ? LOCK_SH : LOCK_EX);
     if (ret >= 0) {
         fds[0] = ret;
         ret = 0;
@@ -426,7 +442,7 @@ static int lock_dir(const struct dahlsim_sweep_opts *o, int fds[2])
         snprintf(path, sizeof(path), "%s/points", o->out);
         ret = dahlsim_make_dirs(path);
         snprintf(path, sizeof(path), "%s/points/%04ld.lock", o->out, o->only);
-        if (ret == 0 && (ret = lock_file(path, LOCK_EX)) >= 0) {
+        if (ret == 0 && (ret = dahlsim_sweep_lock_file(path, LOCK_EX)) >= 0) {
             fds[1] = ret;
             ret = 0;
         }
@@ -445,10 +461,18 @@ static int lock_dir(const struct dahlsim_sweep_opts *o, int fds[2])
     return ret;
 }
 
+void dahlsim_sweep_unlock(int fds[2])
+{
+    for (int k = 0; k < 2; k++)
+        if (fds[k] >= 0)
+            close(fds[k]);
+    fds[0] = fds[1] = -1;
+}
+
 int dahlsim_sweep_run(const struct dahlsim_sweep_opts *o, const struct dahlsim_scenario *s)
 {
     int locks[2];
-    int ret = lock_dir(o, locks);
+    int ret = dahlsim_sweep_lock(o, locks);
     if (ret != 0)
         return ret;
     struct sweep_run r = {.o = o, .s = s, .n = dahlsim_scenario_points(s)};
@@ -466,40 +490,6 @@ int dahlsim_sweep_run(const struct dahlsim_sweep_opts *o, const struct dahlsim_s
     free(r.done);
     free(r.pids);
     free(r.slot_point);
-    for (int k = 0; k < 2; k++)
-        if (locks[k] >= 0)
-            close(locks[k]);
+    dahlsim_sweep_unlock(locks);
     return code;
-}
-
-int dahlsim_sweep_write_slurm(const struct dahlsim_sweep_opts *o, size_t n)
-{
-    char path[PATH_MAX + 32], self[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/sweep.slurm", o->out);
-    if (dahlsim_self_exe(self, sizeof(self)) != 0)
-        self[0] = '\0';
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        dahlsim_error("sweep: %s: %s", path, strerror(errno));
-        return -EIO;
-    }
-    fprintf(f,
-            "#!/bin/sh\n"
-            "# Slurm job array for dahlsim sweep %s: one point per array task, each on one core.\n"
-            "# Submit with: sbatch %s ; afterwards `dahlsim sweep %s --out %s` (same command, no --only)\n"
-            "# adds nothing new and writes the CSV and plots. results.jsonl needs a file system where O_APPEND\n"
-            "# writes are atomic (local or Lustre; not NFS).\n"
-            "#SBATCH --job-name=dahlsim-sweep\n"
-            "#SBATCH --array=0-%zu\n"
-            "#SBATCH --cpus-per-task=1\n"
-            "#SBATCH --output=%s/slurm-%%A_%%a.log\n"
-            "exec '%s' sweep '%s' --out '%s' --only \"$SLURM_ARRAY_TASK_ID\" --quiet",
-            o->file, path, o->file, o->out, n - 1, o->out, self, o->file, o->out);
-    for (size_t i = 0; i < o->nsets; i++)
-        fprintf(f, " --set '%s'", o->sets[i]);
-    fputc('\n', f);
-    fclose(f);
-    chmod(path, 0755);
-    printf("%s\n", path);
-    return 0;
 }
