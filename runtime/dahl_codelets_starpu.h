@@ -169,6 +169,9 @@ int dahl_insert_sgd_update(starpu_data_handle_t param, starpu_data_handle_t grad
 
 /* ---- reductions: "dahl_accumulate" (dst += src) and "dahl_zero" (dst = 0); footprint: n. */
 int dahl_insert_accumulate(starpu_data_handle_t dst, starpu_data_handle_t src);
+/* The perf model's time (seconds) of dahl_insert_accumulate(dst, src) on worker 0, not submitted; 0 when the
+ * model has none. (Representative ranks: a light rank spends it after each gradient it receives.) */
+double dahl_accumulate_expected_s(starpu_data_handle_t dst, starpu_data_handle_t src);
 int dahl_insert_zero(starpu_data_handle_t dst);
 /* Makes h reducible with STARPU_REDUX: per-worker copies start at zero (dahl_zero) and are summed into h
  * (dahl_accumulate), h's own value included. Call once per gradient handle, before the first REDUX task. */

@@ -2,6 +2,7 @@
  * policy) is applied through struct starpu_conf, so the environment cannot silently override it. */
 #include "dahl_engine.h"
 #include "dahl_codelets.h"
+#include "dahl_light.h"
 #include "dahl_profile_starpu.h"
 #include "dahl_progress.h"
 
@@ -235,6 +236,10 @@ void dahl_engine_stop(void)
     dahl_cuda_stop();
 #if DAHL_MPI
     dahl_progress_stop();
+    /* Representative ranks: the light ranks go through the barrier StarPU-MPI's shutdown makes, then end. */
+    if (starpu_mpi_world_size() > 1)
+        dahl_light_post_barrier();
+    dahl_light_post_end();
     starpu_mpi_shutdown(); /* finalises MPI, then shuts StarPU down */
 #else
     starpu_shutdown();

@@ -17,6 +17,7 @@
 
 #include "dahl_array.h"
 #include "dahl_codelets_starpu.h"
+#include "dahl_light.h"
 #include "dahl_mpi_starpu.h"
 #include "dahl_progress.h"
 #include "dahl_tensor_starpu.h"
@@ -115,8 +116,12 @@ int dahl_mpi_size(void)
 int dahl_mpi_barrier(void)
 {
 #if DAHL_MPI
-    if (dahl_mpi_size() > 1)
-        return starpu_mpi_barrier(MPI_COMM_WORLD) == 0 ? 0 : -EIO;
+    if (dahl_mpi_size() > 1) {
+        dahl_light_post_barrier();
+        int ret = starpu_mpi_barrier(MPI_COMM_WORLD) == 0 ? 0 : -EIO;
+        dahl_light_post_barrier_left();
+        return ret;
+    }
 #endif
     return 0;
 }
@@ -153,20 +158,30 @@ int dahl_mpi_gather_bytes(const void *mine, size_t nbytes, void *all, const size
         starpu_data_unregister(h);
         return ret == 0 ? 0 : -EIO;
     }
-    char *at = (char *)all + sizes[0];
-    for (int r = 1; r < size; r++) {
-        if (sizes[r] == 0)
+    size_t *offset = malloc((size_t)size * sizeof(*offset));
+    if (offset == NULL)
+        return -ENOMEM;
+    offset[0] = 0;
+    for (int r = 1; r < size; r++)
+        offset[r] = offset[r - 1] + sizes[r - 1];
+    /* A light rank (dahl_light.h) sends nothing: its part is its representative's, received first. */
+    int ret = 0;
+    for (int r = 1; r < size && ret == 0; r++) {
+        if (sizes[r] == 0 || dahl_light_rep_of(r) != r)
             continue;
         starpu_data_handle_t h;
-        starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)at, (uint32_t)sizes[r], 1);
+        starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)((char *)all + offset[r]), (uint32_t)sizes[r], 1);
         MPI_Status status;
-        int ret = starpu_mpi_recv(h, r, TAG_GATHER, MPI_COMM_WORLD, &status);
+        ret = starpu_mpi_recv(h, r, TAG_GATHER, MPI_COMM_WORLD, &status) == 0 ? 0 : -EIO;
         starpu_data_unregister(h);
-        if (ret != 0)
-            return -EIO;
-        at += sizes[r];
     }
-    return 0;
+    for (int r = 1; r < size && ret == 0; r++) {
+        int rep = dahl_light_rep_of(r);
+        if (rep != r && sizes[r] == sizes[rep])
+            memcpy((char *)all + offset[r], (char *)all + offset[rep], sizes[r]);
+    }
+    free(offset);
+    return ret;
 #else
     (void)sizes;
     return -ENOSYS;
@@ -231,8 +246,11 @@ struct dahl_allreduce *dahl_allreduce_create_among(enum dahl_allreduce_algo algo
 static void wait_marks(struct dahl_allreduce *ar)
 {
 #if DAHL_MPI
-    if (dahl_mpi_size() > 1)
+    if (dahl_mpi_size() > 1) {
+        dahl_light_post_barrier(); /* StarPU-MPI's wait for all is a barrier too */
         starpu_mpi_wait_for_all(MPI_COMM_WORLD);
+        dahl_light_post_barrier_left();
+    }
 #endif
     dahl_wait_for_all("dahl_allreduce");
     for (size_t i = 0; i < TAG_GRADS; i++) {
@@ -281,6 +299,7 @@ int dahl_allreduce_step_begin(struct dahl_allreduce *ar)
     ar->end_us[ar->steps] = 0.0;
     ar->steps++;
     pthread_mutex_unlock(&ar->lock);
+    dahl_light_post_step(ar->steps - 1);
     return 0;
 }
 
@@ -295,6 +314,7 @@ static void mark_time(void *arg)
     if (m->end) {
         if (now > ar->end_us[m->step])
             ar->end_us[m->step] = now;
+        dahl_light_post_done(m->step, 0); /* representative ranks: the sum is here */
     } else if (now < ar->start_us[m->step]) {
         ar->start_us[m->step] = now;
     }
@@ -320,9 +340,41 @@ static int mark(struct dahl_allreduce *ar, starpu_data_handle_t h, bool end)
 
 static starpu_mpi_tag_t tag_of(size_t step, int index, int phase, int level)
 {
-    return (((starpu_mpi_tag_t)step * TAG_GRADS + index) * 2 + phase) * TAG_LEVELS + level;
+    return dahl_allreduce_tag(step, index, phase, level);
+}
+
+/* Representative ranks: when a gradient is ready for the allreduce, for the light ranks to follow. */
+struct light_mark {
+    size_t step;
+    int index;
+    starpu_data_handle_t handle;
+};
+
+static void mark_ready_time(void *arg)
+{
+    struct light_mark *m = arg;
+    dahl_light_post_ready(m->step, m->index);
+    starpu_data_release_on_node(m->handle, STARPU_ACQUIRE_NO_NODE);
+    free(m);
+}
+
+static int mark_ready(size_t step, int index, starpu_data_handle_t h)
+{
+    struct light_mark *m = malloc(sizeof(*m));
+    if (m == NULL)
+        return -ENOMEM;
+    *m = (struct light_mark){.step = step, .index = index, .handle = h};
+    int ret = starpu_data_acquire_on_node_cb(h, STARPU_ACQUIRE_NO_NODE, STARPU_R, mark_ready_time, m);
+    if (ret != 0)
+        free(m);
+    return ret;
 }
 #endif
+
+int64_t dahl_allreduce_tag(size_t step, int index, int phase, int level)
+{
+    return (((int64_t)step * TAG_GRADS + index) * 2 + phase) * TAG_LEVELS + level;
+}
 
 int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_handle_t grad)
 {
@@ -339,6 +391,12 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
     ar->grads[index] = grad;
     size_t step = ar->steps - 1;
     DAHL_CHECK_STARPU(mark(ar, grad, false));
+    bool light = dahl_light_mode();
+    if (light) {
+        /* What a light rank's accumulate of this gradient takes (the footprint is the size: grad twice) */
+        dahl_light_post_grad(step, index, n, dahl_accumulate_expected_s(grad, grad));
+        DAHL_CHECK_STARPU(mark_ready(step, index, grad));
+    }
     long sent = 0, received = 0, tasks = 0;
     /* Reduce to rank 0. */
     int level = 0, s;

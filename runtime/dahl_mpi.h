@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* True when this runtime was built against StarPU-MPI. */
 bool dahl_mpi_built(void);
@@ -34,6 +35,9 @@ int dahl_mpi_gather_bytes(const void *mine, size_t nbytes, void *all, const size
 enum dahl_allreduce_algo {
     DAHL_ALLREDUCE_TREE, /* binomial-tree reduce to rank 0, then binomial-tree broadcast (dahl_mpi.c says why) */
 };
+
+/* The StarPU-MPI tag of gradient index's message at a tree level (phase 0: reduce, 1: broadcast) in step. */
+int64_t dahl_allreduce_tag(size_t step, int index, int phase, int level);
 
 /* "tree" (static string); parse returns 0 or -EINVAL. */
 const char *dahl_allreduce_algo_name(enum dahl_allreduce_algo a);

@@ -61,12 +61,101 @@ extern void (*starpu_mpi_simgrid_progress_gate)(void);
  * thread while a request is pending: ncores + 1 threads on ncores cores, which the kernel runs by turns of
  * a slice. In slice w (counted from the rank's phase), with k = w mod (ncores + 1): for k < ncores the thread
  * holds core k and worker k waits; for k = ncores the thread waits. Slice w's end, and k, at time t: */
+static double turn_at_phase(double t, double phase_s, int ncores, long *k)
+{
+    double w = floor((t + phase_s) / SLICE_S + 1e-9);
+    *k = (long)fmod(w, (double)(ncores + 1));
+    return (w + 1) * SLICE_S - phase_s;
+}
+
 static double turn_at(double t, long *k)
 {
-    double w = floor((t + progress.phase_s) / SLICE_S + 1e-9);
-    *k = (long)fmod(w, (double)(progress.ncores + 1));
-    return (w + 1) * SLICE_S - progress.phase_s;
+    return turn_at_phase(t, progress.phase_s, progress.ncores, k);
 }
+
+/* The ranks' turns out of step, by offsets spread by the golden ratio (the same every run). Measured with
+ * validate --nodes 2: offsets of 0, 1/4 and 3/4 of the turns' period gave the same makespans within 0.4 %;
+ * exactly 1/2 made every message wait a whole slice at each end (+22 to +65 %), a resonance that drifting
+ * native threads do not keep. */
+static double phase_of(int rank, int ncores)
+{
+    double golden = 0.6180339887498949 * rank;
+    return (golden - floor(golden)) * SLICE_S * (ncores + 1);
+}
+#endif
+
+#if DAHL_SIMULATED && DAHL_MPI
+/* The workers' progress under the turns: in a slice where the thread holds a core, one of the ncores workers
+ * waits (rate (ncores - 1) / ncores); in its own waiting slice they all run (rate 1). */
+static double slice_rate(long k, int ncores)
+{
+    return k < ncores ? (double)(ncores - 1) / ncores : 1.0;
+}
+
+/* The work done by time t (seconds of all workers busy) since a fixed origin, for phase phase_s. */
+static double work_at(double t, double phase_s, int ncores)
+{
+    double period = SLICE_S * (ncores + 1), u = t + phase_s;
+    double periods = floor(u / period), in = u - periods * period, w = periods * SLICE_S * ncores;
+    for (long k = 0; k <= ncores && in > 0; k++) {
+        double d = in < SLICE_S ? in : SLICE_S;
+        w += d * slice_rate(k, ncores);
+        in -= d;
+    }
+    return w;
+}
+
+/* The time at which work_at reaches w (the first such time). */
+static double time_of_work(double w, double phase_s, int ncores)
+{
+    double per = SLICE_S * ncores, period = SLICE_S * (ncores + 1);
+    double periods = floor(w / per), left = w - periods * per, t = periods * period;
+    for (long k = 0; k <= ncores && left > 1e-15; k++) {
+        double r = slice_rate(k, ncores), full = SLICE_S * r;
+        if (left <= full && r > 0)
+            return t + left / r - phase_s;
+        left -= full;
+        t += SLICE_S;
+    }
+    return t - phase_s;
+}
+#endif
+
+double dahl_progress_turned_s(double from_s, double work_s, int rank, int ncores)
+{
+#if DAHL_SIMULATED && DAHL_MPI
+    double phase = phase_of(rank, ncores);
+    return time_of_work(work_at(from_s, phase, ncores) + work_s, phase, ncores);
+#else
+    (void)rank, (void)ncores;
+    return from_s + work_s;
+#endif
+}
+
+double dahl_progress_work_s(double from_s, double to_s, int rank, int ncores)
+{
+#if DAHL_SIMULATED && DAHL_MPI
+    double phase = phase_of(rank, ncores);
+    return work_at(to_s, phase, ncores) - work_at(from_s, phase, ncores);
+#else
+    (void)rank, (void)ncores;
+    return to_s - from_s;
+#endif
+}
+
+double dahl_progress_turn_wait_s(double t, int rank, int ncores)
+{
+#if DAHL_SIMULATED && DAHL_MPI
+    long k;
+    double end = turn_at_phase(t, phase_of(rank, ncores), ncores, &k);
+    return k < ncores ? 0.0 : end - t;
+#else
+    (void)t, (void)rank, (void)ncores;
+    return 0.0;
+#endif
+}
+
+#if DAHL_SIMULATED && DAHL_MPI
 
 /* StarPU-MPI's thread wakes up to handle its requests (the patch's hook): out of its turn, it first waits
  * for it. Woken from sleep (nothing was pending) it runs at once, as the kernel runs a thread it wakes. */
@@ -126,14 +215,9 @@ void dahl_progress_start(enum dahl_progress_core mode, bool cores_full, const ch
     progress.alone = starpu_mpi_world_size() < 2;
     progress.busy = mode == DAHL_PROGRESS_BUSY;
     progress.share = progress.charged ? 1.0 / (ncores + 1) : 0.0;
-    /* The ranks' turns out of step, by offsets spread by the golden ratio (the same every run). Measured with
-     * validate --nodes 2: offsets of 0, 1/4 and 3/4 of the turns' period gave the same makespans within 0.4 %;
-     * exactly 1/2 made every message wait a whole slice at each end (+22 to +65 %), a resonance that drifting
-     * native threads do not keep. */
     int rank = 0;
     sscanf(host_prefix, "StarPU-MPI%d-", &rank);
-    double golden = 0.6180339887498949 * rank;
-    progress.phase_s = (golden - floor(golden)) * SLICE_S * (ncores + 1);
+    progress.phase_s = phase_of(rank, ncores);
     pthread_mutex_unlock(&progress_lock);
     starpu_mpi_simgrid_progress_gate = progress.charged ? gate : NULL;
     if (progress.charged) {
@@ -212,6 +296,12 @@ static double thread_cpu_s(const char *name)
     return total;
 }
 #endif
+
+bool dahl_progress_charged(int *ncores)
+{
+    *ncores = progress.ncores;
+    return DAHL_SIMULATED && progress.charged;
+}
 
 bool dahl_progress_takes_turns(void)
 {

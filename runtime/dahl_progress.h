@@ -43,6 +43,18 @@ void dahl_progress_request_done(void *arg);
  * there to send it requests (false natively, with one rank, and before dahl_progress_start). */
 bool dahl_progress_takes_turns(void);
 
+/* Simulation: how long a progression thread charged on ncores cores, of rank `rank`, waking at time t (s),
+ * waits for its turn (0 in its turn, and natively). The representative ranks' light ranks (dahl_light.h)
+ * take the same turns as StarPU-MPI's thread would on them. */
+double dahl_progress_turn_wait_s(double t, int rank, int ncores);
+/* Simulation, a charged thread on ncores cores: the workers' work (seconds of them all busy) between from_s
+ * and to_s on rank `rank`, its turns taken out; and when rank `rank`, starting at from_s, has done work_s of
+ * it. A light rank (dahl_light.h) replays its representative's work under its own turns so. */
+double dahl_progress_work_s(double from_s, double to_s, int rank, int ncores);
+double dahl_progress_turned_s(double from_s, double work_s, int rank, int ncores);
+/* Whether this rank's thread is charged on its cores (dahl_progress_start), and how many. */
+bool dahl_progress_charged(int *ncores);
+
 /* The figures so far (since dahl_progress_start; still readable after the engine stopped). */
 void dahl_progress_stats(struct dahl_progress_stats *out);
 

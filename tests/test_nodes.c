@@ -269,6 +269,14 @@ Test(nodes, scenario_keys_are_strict)
         {"{" TINY ", \"nodes\": 2, \"mpi_progress_core\": 1}", "\"mpi_progress_core\": expected \"auto\"", NULL},
         {"{" TINY ", \"mpi_progress_core\": \"shared\"}",
          "\"mpi_progress_core\": expected no mpi_progress_core without \"nodes\"", NULL},
+        {"{" TINY ", \"representative_ranks\": true}",
+         "\"representative_ranks\": expected no representative_ranks without \"nodes\"", NULL},
+        {"{" TINY ", \"nodes\": 2, \"representative_ranks\": \"yes\"}", "\"representative_ranks\": expected true or false",
+         NULL},
+        {"{" TINY ", \"nodes\": 2, \"trace\": true, \"representative_ranks\": true}",
+         "\"representative_ranks\": expected no trace with it", NULL},
+        {"{" TINY ", \"nodes\": 2, \"partition\": {\"kind\": \"pipeline\", \"cuts\": [3]}, \"representative_ranks\": true}",
+         "\"representative_ranks\": expected a data partition", NULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         scenario(cases[i].json);
@@ -523,6 +531,32 @@ Test(nodes, four_ranks_reduce_along_a_binomial_tree, .timeout = 600)
                  dahl_test_number(item(four, "network"), "allreduce_s_mean"));
     cJSON_Delete(one);
     cJSON_Delete(four);
+}
+
+/* Representative ranks (runtime/dahl_light.h): on 8 nodes, StarPU on one rank per role in the tree (the root,
+ * 4 with two partial sums to add, 2 with one, 1 with none), the 4 others light; the makespan near the full
+ * simulation's (the progression thread on a core of its own, where the symmetry holds), deterministic. */
+Test(nodes, representative_ranks_stand_for_the_others, .timeout = 600)
+{
+    const char *json = "{" TINY ", \"scheduler\": \"lws\", \"nodes\": 8, \"mpi_progress_core\": \"dedicated\"";
+    char with[512], without[512];
+    snprintf(with, sizeof(with), "%s, \"representative_ranks\": true}", json);
+    snprintf(without, sizeof(without), "%s}", json);
+    cJSON *full = simulate(without, "/tmp/dahl-test-nodes-rf");
+    cJSON *a = simulate(with, "/tmp/dahl-test-nodes-ra");
+    cJSON *b = simulate(with, "/tmp/dahl-test-nodes-rb");
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(full, "representative_ranks"));
+    const cJSON *rep = item(a, "representative_ranks");
+    cr_assert_eq(dahl_test_number(rep, "representatives"), 4);
+    cr_assert_eq(dahl_test_number(rep, "light"), 4);
+    cr_assert_eq(cJSON_GetArraySize(item(a, "nodes_detail")), 8);
+    cr_assert_eq(cJSON_GetArraySize(item(a, "iteration_times_s")), TINY_STEPS);
+    double m = dahl_test_number(a, "makespan_s"), f = dahl_test_number(full, "makespan_s");
+    cr_assert(fabs(m / f - 1) < 0.05, "representatives %.9f s against the full simulation's %.9f s", m, f);
+    cr_assert_eq(m, dahl_test_number(b, "makespan_s"), "two runs differ");
+    cJSON_Delete(full);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
 }
 
 Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)

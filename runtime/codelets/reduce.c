@@ -6,6 +6,7 @@
 #include "dahl_codelets_internal.h"
 
 #include <errno.h>
+#include <math.h>
 
 static size_t reduce_task_n(struct starpu_task *task)
 {
@@ -123,6 +124,22 @@ int dahl_insert_accumulate(starpu_data_handle_t dst, starpu_data_handle_t src)
     dahl_codelets_note_submit();
     return starpu_task_insert(&accumulate_cl, STARPU_RW, dst, STARPU_R, src, STARPU_FLOPS, dahl_accumulate_flops(n),
                               DAHL_TASK_NAME, "dahl_accumulate", 0);
+}
+
+double dahl_accumulate_expected_s(starpu_data_handle_t dst, starpu_data_handle_t src)
+{
+    struct starpu_task *t = starpu_task_create();
+    if (t == NULL)
+        return 0.0;
+    t->cl = &accumulate_cl;
+    t->handles[0] = dst;
+    t->handles[1] = src;
+    t->destroy = 0;
+    struct starpu_perfmodel_arch *arch = starpu_worker_get_perf_archtype(0, STARPU_NMAX_SCHED_CTXS);
+    double us = arch != NULL ? starpu_task_expected_length(t, arch, 0) : 0.0;
+    t->cl = NULL; /* never submitted: no handle to release */
+    starpu_task_destroy(t);
+    return isnan(us) || us < 0 ? 0.0 : us * 1e-6;
 }
 
 int dahl_insert_zero(starpu_data_handle_t dst)

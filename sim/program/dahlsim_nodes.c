@@ -2,6 +2,7 @@
  * (counts stay exact below 2^53) through dahl_mpi_gather. */
 #include "dahlsim_nodes.h"
 
+#include "dahl_light.h"
 #include "dahl_progress.h"
 
 #include <errno.h>
@@ -111,7 +112,9 @@ static int gather(const struct dahlsim_nodes *n, const double *mine, size_t coun
     return ret;
 }
 
-static int merge(const struct dahlsim_nodes *n, double *values, size_t count, bool max)
+/* shift_from >= 0: values are step end times from step shift_from on, and a light rank's (a copy of its
+ * representative's, dahl_light.h) are moved by how much later it ended each step. */
+static int merge(const struct dahlsim_nodes *n, double *values, size_t count, bool max, long shift_from)
 {
     if (n->size == 1)
         return 0;
@@ -119,6 +122,10 @@ static int merge(const struct dahlsim_nodes *n, double *values, size_t count, bo
     int ret = gather(n, values, count, &all);
     if (ret != 0 || n->rank != 0)
         return ret;
+    for (int r = 1; r < n->size && shift_from >= 0; r++)
+        if (dahl_light_rep_of(r) != r)
+            for (size_t i = 0; i < count; i++)
+                all[(size_t)r * count + i] += dahl_light_shift_us(r, (size_t)shift_from + i);
     for (size_t i = 0; i < count; i++) {
         double v = all[i];
         for (int r = 1; r < n->size; r++) {
@@ -133,12 +140,12 @@ static int merge(const struct dahlsim_nodes *n, double *values, size_t count, bo
 
 int dahlsim_nodes_merge_max(const struct dahlsim_nodes *n, double *rel_s, size_t count)
 {
-    return merge(n, rel_s, count, true);
+    return merge(n, rel_s, count, true, -1);
 }
 
 int dahlsim_nodes_merge_sum(const struct dahlsim_nodes *n, double *values, size_t count)
 {
-    return merge(n, values, count, false);
+    return merge(n, values, count, false, -1);
 }
 
 #define NODE_FIELDS 15
@@ -240,7 +247,7 @@ int dahlsim_nodes_finish(struct dahlsim_nodes *n, const struct dahl_worker_stats
         return -ENOMEM;
     for (size_t i = 0; i < steps; i++)
         per_step[i] = end_us[i] > start_us[i] ? (end_us[i] - start_us[i]) / 1e6 : 0.0;
-    int ret = merge(n, per_step, steps, true);
+    int ret = merge(n, per_step, steps, true, -1);
     if (ret != 0) {
         free(per_step);
         return ret;
@@ -303,15 +310,16 @@ int dahlsim_nodes_finish(struct dahlsim_nodes *n, const struct dahl_worker_stats
     return ret;
 }
 
-int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us, double start_us, size_t count,
-                             double *iteration_s, double *train_s)
+int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us, size_t first, double start_us,
+                             size_t count, double *iteration_s, double *train_s)
 {
+    end_us += first;
     double *rel = malloc((count > 0 ? count : 1) * sizeof(double));
     if (rel == NULL)
         return -ENOMEM;
     for (size_t i = 0; i < count; i++)
         rel[i] = end_us[i] - start_us;
-    int ret = dahlsim_nodes_merge_max(n, rel, count);
+    int ret = merge(n, rel, count, true, (long)first);
     if (ret != 0) {
         free(rel);
         return ret;

@@ -57,10 +57,11 @@ int dahlsim_nodes_merge_max(const struct dahlsim_nodes *n, double *rel_s, size_t
 int dahlsim_nodes_merge_sum(const struct dahlsim_nodes *n, double *values, size_t count);
 
 /* Step i's duration iteration_s[i] (from the previous step's end; the first from start_us) and the epoch's
- * train_s, from this node's step end times end_us (StarPU clock): on rank 0 those of the slowest node at
- * every step. Returns 0 or a negative error. */
-int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us, double start_us, size_t count,
-                             double *iteration_s, double *train_s);
+ * train_s, from this node's step end times end_us[first .. first + count) (StarPU clock; first: the steps
+ * the network ran before): on rank 0 those of the slowest node at every step, a light rank's counted
+ * (dahl_light.h). Returns 0 or a negative error. */
+int dahlsim_nodes_step_times(const struct dahlsim_nodes *n, const double *end_us, size_t first, double start_us,
+                             size_t count, double *iteration_s, double *train_s);
 /* The training metrics summed over the nodes, on rank 0. */
 int dahlsim_nodes_sum_metrics(const struct dahlsim_nodes *n, double *loss_sum, long *correct, long *samples);
 /* For results.json: per_codelet and the per-arch task counts summed over the nodes on rank 0, then

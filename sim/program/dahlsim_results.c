@@ -78,6 +78,11 @@
  *                     gradients all-reduced among them (both kinds of traffic counted)
  *   mpi_progress_core (multi-node) "auto", "shared" or "dedicated": where each rank's StarPU-MPI progression
  *                     thread runs (runtime/dahl_progress.h); nodes_detail's mpi_progress says what it cost
+ *   representative_ranks (with the scenario key) {"representatives", "light", "late_s", "late_gradients"}:
+ *                     StarPU ran on the representatives only; the light ranks exchanged gradients at their
+ *                     representative's ready times, shifted by their own start of each step; late_s sums how
+ *                     much later than that they could start (0 where the symmetry holds); a light rank's
+ *                     nodes_detail entry is its representative's, but for its step times
  *   nodes_detail      [{"rank", "machine", "share", "bytes_sent", "bytes_received", "messages_sent",
  *                     "messages_received", "comm_s", "allreduce_tasks", "tasks", "busy_s", "mpi_progress",
  *                     "workers_detail"}], in rank order: per node, its machine (null natively) and the samples
@@ -314,6 +319,14 @@ static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
 {
     CHK(cJSON_AddNumberToObject(root, "nodes", r->nodes));
     CHK(cJSON_AddStringToObject(root, "mpi_progress_core", dahl_progress_core_name(r->mpi_progress_core)));
+    if (r->light > 0) {
+        cJSON *rep;
+        CHK(rep = cJSON_AddObjectToObject(root, "representative_ranks"));
+        CHK(cJSON_AddNumberToObject(rep, "representatives", r->representatives));
+        CHK(cJSON_AddNumberToObject(rep, "light", r->light));
+        CHK(cJSON_AddNumberToObject(rep, "late_s", r->light_late_s));
+        CHK(cJSON_AddNumberToObject(rep, "late_gradients", (double)r->light_late_grads));
+    }
     cJSON *part, *cuts;
     CHK(part = cJSON_AddObjectToObject(root, "partition"));
     CHK(cJSON_AddStringToObject(part, "kind", r->partition != NULL ? r->partition : "data"));

@@ -158,6 +158,11 @@ struct dahlsim_results {
     const struct dahlsim_results_node *nodes_detail; /* nodes entries */
     const double *allreduce_times_s;                /* per iteration, the slowest node's */
     size_t nallreduce_times;
+    /* Representative ranks (dahl_light.h): light ranks, representatives, and how much the light ranks'
+     * gradients were late on their shifted ready times; light == 0: not used. */
+    int light, representatives;
+    double light_late_s;
+    long light_late_grads;
     struct dahlsim_results_submission submission;
     struct dahlsim_results_scheduling scheduling;
     uint64_t seed;

@@ -154,7 +154,7 @@ int meter_epoch_end(struct run_state *st, int e, long steps, struct epoch_meter 
     if (!st->simulated)
         submission_add(st, m);
     /* Step durations and the epoch's time; with several nodes, the slowest node's (on rank 0). */
-    int merged = dahlsim_nodes_step_times(&st->nodes, end_us + ran, m->start_us, (size_t)steps,
+    int merged = dahlsim_nodes_step_times(&st->nodes, end_us, ran, m->start_us, (size_t)steps,
                                           st->iteration_s + st->iterations, &m->train_s);
     if (merged == 0)
         merged = dahlsim_nodes_sum_metrics(&st->nodes, &m->loss_sum, &m->correct, &m->samples);

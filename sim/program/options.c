@@ -378,7 +378,8 @@ static bool set_point(const char *path, struct train_opts *o)
     o->samples = x->samples;
     o->batch = x->batch;
     o->grain = x->grain == 0 ? 1 : x->grain; /* points made without a grain (calibrate's) */
-    o->test_samples = x->batch; /* a simulation evaluates nothing: the smallest test set */
+    /* a simulation evaluates nothing: the smallest test set (Fashion-MNIST's has 10000 samples) */
+    o->test_samples = x->batch < 10000 ? x->batch : 10000;
     o->epochs = x->epochs;
     o->ncpu = x->cpus;
     o->ngpu = x->gpus;

@@ -4,6 +4,7 @@
 #include "dahlsim_fs.h"
 #include "dahlsim_util.h"
 
+#include "dahl_light.h"
 #include "dahl_sched.h"
 
 #include <errno.h>
@@ -132,6 +133,8 @@ int train_results_write(struct run_state *st, double wall_start_s)
                      hc.by_footprint ? "/footprint" : "");
     }
     bool jobs = st->jobs != NULL;
+    struct dahl_light_stats light;
+    dahl_light_stats(&light);
     struct dahlsim_results r = {
         .mode = st->simulated ? "simulated" : "native",
         .scenario = o->scenario,
@@ -191,6 +194,10 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .nodes_detail = st->nodes.detail,
         .allreduce_times_s = st->nodes.allreduce_s,
         .nallreduce_times = st->nodes.nallreduce,
+        .light = light.light,
+        .representatives = light.representatives,
+        .light_late_s = light.late_s,
+        .light_late_grads = light.late_grads,
         .submission = submission_figures(st),
         .scheduling = scheduling_figures(st),
         .seed = (uint64_t)o->seed,

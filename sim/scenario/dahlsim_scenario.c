@@ -54,6 +54,9 @@
  *                                                                 workers hold every core) has it take turns
  *                                                                 with the workers on their cores while a
  *                                                                 request is pending (runtime/dahl_progress.h)
+ *   representative_ranks  true|false    false                   with nodes (a data partition): StarPU runs on
+ *                                                                 one rank per node group, the others only
+ *                                                                 exchange gradients (runtime/dahl_light.h)
  *   network         "10gbe"|"ib-100g"|{...}  "10gbe" (with nodes)     the network between nodes: a preset or
  *                                                                 {"bandwidth": "25Gbps", "latency": "2us",
  *                                                                 "topology": "flat|fat-tree|torus"}
@@ -115,7 +118,7 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "trace",   "trace_window", "nodes", "batch_per_node", "node_groups", "partition", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
                                    "pipeline_depth", "pipeline_schedule", "sched_gamma", "steady_state", "mpi_progress_core",
-                                   "sweep"};
+                                   "representative_ranks", "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool key_known(const char *key)

@@ -449,6 +449,37 @@ static bool progress_core_from(const struct dahlsim_where *w, const cJSON *o, st
     return true;
 }
 
+/* "representative_ranks": StarPU on one rank per node group, the other ranks light (runtime/dahl_light.h).
+ * Only where the ranks of a group are alike: a data partition (a pipeline's or hybrid's stages differ), and
+ * no trace (a light rank has no StarPU to trace). */
+static bool representatives_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x,
+                                 bool pipeline)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, "representative_ranks");
+    x->representative_ranks = false;
+    if (item == NULL)
+        return true;
+    if (!cJSON_IsBool(item)) {
+        dahlsim_field_error(w, "representative_ranks", item, "true or false");
+        return false;
+    }
+    x->representative_ranks = cJSON_IsTrue(item);
+    const char *why = NULL;
+    if (x->representative_ranks && x->nodes == 0)
+        why = "no representative_ranks without \"nodes\" or \"node_groups\"";
+    else if (x->representative_ranks && pipeline)
+        why = "a data partition (the stages of a pipeline or hybrid partition are not alike: no representative "
+              "stands for another)";
+    else if (x->representative_ranks && x->trace)
+        why = "no trace with it (a light rank runs no StarPU to trace: simulate without representative_ranks to "
+              "trace every node)";
+    if (why != NULL) {
+        dahlsim_field_error(w, "representative_ranks", item, why);
+        return false;
+    }
+    return true;
+}
+
 bool dahlsim_scenario_nodes_from(const struct dahlsim_where *w, const cJSON *o, struct dahlsim_experiment *x)
 {
     x->ngroups = 0;
@@ -466,7 +497,7 @@ bool dahlsim_scenario_nodes_from(const struct dahlsim_where *w, const cJSON *o, 
     }
     if (x->nodes == 0)
         x->partition[0] = '\0';
-    if (!progress_core_from(w, o, x))
+    if (!progress_core_from(w, o, x) || !representatives_from(w, o, x, pipeline))
         return false;
     return x->nodes == 0 || (network_from(w, o, x) && (!pipeline || stages_from(w, o, x)));
 }

@@ -99,6 +99,20 @@ static int groups_sampling(const struct dahlsim_experiment *x, const char *dir, 
     return 0;
 }
 
+/* $DAHLSIM_REPRESENTATIVES (runtime/dahl_light.h): the node groups' ranks, "FIRST-LAST,...". The runtime
+ * picks each group's representatives (one per role in the allreduce's tree). */
+static void representatives(const struct dahlsim_experiment *x, char *out, size_t size)
+{
+    size_t used = 0;
+    long ngroups = x->ngroups > 0 ? x->ngroups : 1, base = 0;
+    out[0] = '\0';
+    for (long g = 0; g < ngroups && used < size; g++) {
+        long count = x->ngroups > 0 ? x->groups[g].count : x->nodes;
+        used += (size_t)snprintf(out + used, size - used, "%s%ld-%ld", g ? "," : "", base, base + count - 1);
+        base += count;
+    }
+}
+
 int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir, char *const args[],
                         const struct dahlsim_env_var *vars, size_t nvars, char *out, size_t out_size,
                         const char *stderr_path)
@@ -134,7 +148,7 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
     char groups[512] = "", sampling[PATH_MAX + 16], hostnames[16384];
     struct dahlsim_env_var env[16];
     size_t nenv = 0;
-    for (size_t i = 0; i < nvars && nenv < 14; i++)
+    for (size_t i = 0; i < nvars && nenv < 13; i++)
         env[nenv++] = vars[i];
     if (x->ngroups > 0) {
         size_t used = 0;
@@ -148,6 +162,11 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
             if (strcmp(env[i].name, "STARPU_PERF_MODEL_DIR") == 0)
                 env[i].value = sampling;
         env[nenv++] = (struct dahlsim_env_var){"STARPU_MPI_HOSTNAMES", hostnames};
+    }
+    char reps[1024];
+    if (x->representative_ranks) {
+        representatives(x, reps, sizeof(reps));
+        env[nenv++] = (struct dahlsim_env_var){"DAHLSIM_REPRESENTATIVES", reps};
     }
     snprintf(c.machine, sizeof(c.machine), "%s", x->machine);
     dahlsim_topology_parse(x->topology, &c.topology);

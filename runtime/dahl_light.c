@@ -1,0 +1,782 @@
+/* Representative ranks: see dahl_light.h. Everything here but the variable's parsing is the sim-mpi
+ * flavour's; elsewhere the mode is off and every function is a no-op.
+ *
+ * SMPI runs every rank as actors of one process: the heap is shared, each rank's globals are its own. A
+ * representative's board (below) lives on the heap, its address published as a property of SimGrid's root
+ * zone; the light ranks of its group find it there after a first barrier. Only a rank's own SMPI actor may
+ * post its MPI requests (any actor may wait for one): StarPU-SimGrid hands a light rank's SMPI actor to
+ * starpu_mpi_simgrid_rank_hook (scripts/patches/starpu-simgrid-rank-hook.patch) before StarPU starts there,
+ * and it becomes the rank's proxy, as StarPU-MPI's progression thread is, posting what its helper actors
+ * ask for (one follows the board, one per gradient exchange, one waits for each envelope). One SimGrid
+ * mutex and condition per board guard and signal everything its group shares. */
+#include "dahl_light.h"
+
+#include "dahl_mpi.h"
+#include "dahl_progress.h"
+#include "dahl_starpu.h" /* DAHL_MPI, DAHL_SIMULATED */
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RANKS 1024
+
+/* The process's view of the mode (each rank parses the variable itself). */
+static struct {
+    bool parsed, mode;
+    int size;               /* ranks the variable covers */
+    int rep_of[MAX_RANKS];
+    int reps, light;
+} plan;
+
+/* A rank's role in the binomial tree of size ranks (dahl_allreduce_submit): how many partial sums it receives
+ * (its children), and whether it is the root. Ranks of one role do the same accumulates and messages. */
+static int role_of(int r, int size)
+{
+    int children = 0;
+    for (int s = 1; s < size && !(r & s); s <<= 1)
+        if (r + s < size)
+            children++;
+    return r == 0 ? -1 : children;
+}
+
+/* "FIRST-LAST,...": the node groups, ranges in rank order from 0. In each, one representative per role: the
+ * rank of that role with the fewest set bits (the broadcast reaches it first), the lowest of those. */
+static bool parse_plan(const char *text)
+{
+    int next = 0, first[MAX_RANKS], last[MAX_RANKS], ngroups = 0;
+    const char *p = text;
+    while (*p != '\0') {
+        int used = 0;
+        if (ngroups == MAX_RANKS || sscanf(p, "%d-%d%n", &first[ngroups], &last[ngroups], &used) != 2 ||
+            first[ngroups] != next || last[ngroups] < first[ngroups] || last[ngroups] >= MAX_RANKS)
+            return false;
+        next = last[ngroups++] + 1;
+        p += used;
+        if (*p == ',')
+            p++;
+        else if (*p != '\0')
+            return false;
+    }
+    plan.size = next;
+    for (int g = 0; g < ngroups; g++) {
+        for (int r = first[g]; r <= last[g]; r++) {
+            int rep = r, role = role_of(r, next);
+            for (int q = first[g]; q <= last[g]; q++) {
+                int bq = __builtin_popcount((unsigned)q), brep = __builtin_popcount((unsigned)rep);
+                if (role_of(q, next) == role && (bq < brep || (bq == brep && q < rep)))
+                    rep = q;
+            }
+            plan.rep_of[r] = rep;
+            if (rep == r)
+                plan.reps++;
+            else
+                plan.light++;
+        }
+    }
+    return next > 0;
+}
+
+bool dahl_light_mode(void)
+{
+    if (!plan.parsed) {
+        plan.parsed = true;
+        const char *text = getenv("DAHLSIM_REPRESENTATIVES");
+        plan.mode = DAHL_MPI && DAHL_SIMULATED && text != NULL && text[0] != '\0' && parse_plan(text);
+        if (!plan.mode) {
+            plan.reps = 0;
+            plan.light = 0;
+        }
+    }
+    return plan.mode;
+}
+
+int dahl_light_rep_of(int r)
+{
+    return dahl_light_mode() && r >= 0 && r < plan.size ? plan.rep_of[r] : r;
+}
+
+int dahl_light_count(void)
+{
+    return dahl_light_mode() ? plan.light : 0;
+}
+
+#if DAHL_MPI && DAHL_SIMULATED
+#include <starpu_mpi.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/cond.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mutex.h>
+#include <simgrid/zone.h>
+#include <smpi/smpi.h>
+
+/* StarPU-MPI 1.3.10's envelope (mpi/src/mpi/starpu_mpi_mpi_backend.h: mode, size, data_tag, sync), sent on
+ * tag _starpu_mpi_tag (42 unless changed) before every data message, which goes on the next tag. */
+struct envelope {
+    int mode; /* 0: data; STOP: this rank's own signal to its dispatcher */
+    int64_t size;
+    int64_t data_tag;
+    unsigned sync;
+};
+_Static_assert(sizeof(struct envelope) == 32, "StarPU-MPI's envelope is 32 bytes on LP64");
+#define TAG_ENVELOPE 42
+#define TAG_DATA 43
+#define STOP 77
+#define GRADS 256
+
+enum event_kind { EV_STEP, EV_GRAD, EV_READY, EV_BARRIER, EV_END };
+struct event {
+    enum event_kind kind;
+    size_t step;
+    int index;
+    size_t n;
+    double accumulate_s;
+};
+
+/* What one rank knows of each step (the representative's on the board, each light rank's own): where it
+ * could start at the earliest (the barrier it last left), when its last gradient held the sum of every
+ * rank's (done), gradients submitted and summed. */
+struct steps {
+    size_t cap;
+    double *floor_s, *done_s;
+    int *ngrads, *ndone;
+};
+
+struct arrival {
+    int source;
+    int64_t tag;
+    MPI_Request req;
+    void *buf;
+};
+
+enum op_kind { OP_SEND, OP_ENVELOPE, OP_BARRIER, OP_STOP };
+/* A send the proxy posts for a gradient's actor, which then waits for it. */
+struct pending {
+    MPI_Request req[2];
+    struct envelope env;
+    void *buf;
+    bool posted;
+};
+struct op {
+    enum op_kind kind;
+    int peer; /* OP_SEND: the destination; OP_ENVELOPE: the source */
+    int64_t tag;
+    size_t bytes;
+    struct pending *p;
+    struct envelope env;
+};
+
+struct board;
+/* A light rank: its proxy's queue, what came, what it knows of each step. Guarded by its board's lock. */
+struct light {
+    struct board *b;
+    sg_cond_t cond; /* what concerns this rank only (the board's lock) */
+    int rank, size;
+    size_t n[256];        /* per gradient index: floats */
+    double accumulate_s[256]; /* per gradient index: its accumulate's time */
+    double barrier_left_s;
+    long barriers; /* barriers the proxy went through */
+    struct steps st;
+    int running; /* gradient exchanges alive */
+    struct op *ops;
+    size_t ophead, nops, opcap;
+    struct arrival *arr;
+    size_t narr, arrcap;
+    MPI_Request env_req; /* the envelope receive posted */
+    struct envelope env_in;
+};
+
+struct board {
+    sg_mutex_t lock;
+    sg_cond_t cond;
+    int rep;
+    bool charged;
+    int ncores;
+    struct event *ev;
+    size_t nev, evcap;
+    struct steps st;
+    double *ready_s; /* [step * GRADS + index]: NAN until ready */
+    double barrier_left_s;
+    struct light *lights[MAX_RANKS];
+    double late_s;
+    long late_grads;
+};
+
+static struct board *my_board; /* a representative's */
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap > 0 ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(p, c * elem);
+    if (q == NULL) {
+        fprintf(stderr, "dahl: out of memory (representative ranks)\n");
+        abort();
+    }
+    *cap = c;
+    return q;
+}
+
+/* Makes room for step s in st (new entries: no floor, nothing done). */
+static void steps_reserve(struct steps *st, size_t s)
+{
+    size_t old = st->cap, cap = old;
+    st->floor_s = grow(st->floor_s, &cap, s + 1, sizeof(double));
+    cap = old;
+    st->done_s = grow(st->done_s, &cap, s + 1, sizeof(double));
+    cap = old;
+    st->ngrads = grow(st->ngrads, &cap, s + 1, sizeof(int));
+    cap = old;
+    st->ndone = grow(st->ndone, &cap, s + 1, sizeof(int));
+    for (size_t i = old; i < cap; i++) {
+        st->floor_s[i] = -INFINITY;
+        st->done_s[i] = -INFINITY;
+        st->ngrads[i] = 0;
+        st->ndone[i] = 0;
+    }
+    st->cap = cap;
+}
+
+static void board_key(int rep, char *key, size_t size)
+{
+    snprintf(key, size, "dahl-light-board-%d", rep);
+}
+
+static struct board *board_of(int rep)
+{
+    char key[64];
+    board_key(rep, key, sizeof(key));
+    const char *v = sg_zone_get_property_value(sg_zone_get_root(), key);
+    void *p = NULL;
+    return v != NULL && sscanf(v, "%p", &p) == 1 ? p : NULL;
+}
+
+static struct board *board_open(int rep)
+{
+    struct board *b = calloc(1, sizeof(*b));
+    if (b == NULL)
+        return NULL;
+    b->lock = sg_mutex_init();
+    b->cond = sg_cond_init();
+    b->rep = rep;
+    b->barrier_left_s = 0.0;
+    char key[64], value[32];
+    board_key(rep, key, sizeof(key));
+    snprintf(value, sizeof(value), "%p", (void *)b);
+    sg_zone_set_property_value(sg_zone_get_root(), key, value);
+    return b;
+}
+
+/* ---- the representative's side ------------------------------------------------------------------------ */
+
+static void post(struct event e)
+{
+    struct board *b = my_board;
+    if (b == NULL)
+        return;
+    sg_mutex_lock(b->lock);
+    if (e.kind == EV_STEP) {
+        b->charged = dahl_progress_charged(&b->ncores);
+        size_t old = b->st.cap;
+        steps_reserve(&b->st, e.step);
+        size_t cap = old * GRADS;
+        b->ready_s = grow(b->ready_s, &cap, b->st.cap * GRADS, sizeof(double));
+        for (size_t i = old * GRADS; i < b->st.cap * GRADS; i++)
+            b->ready_s[i] = NAN;
+        b->st.floor_s[e.step] = b->barrier_left_s;
+    } else if (e.kind == EV_GRAD) {
+        b->st.ngrads[e.step]++;
+    }
+    b->ev = grow(b->ev, &b->evcap, b->nev + 1, sizeof(*b->ev));
+    b->ev[b->nev++] = e;
+    sg_cond_notify_all(b->cond);
+    sg_mutex_unlock(b->lock);
+}
+
+void dahl_light_post_step(size_t step)
+{
+    post((struct event){.kind = EV_STEP, .step = step});
+}
+
+void dahl_light_post_grad(size_t step, int index, size_t n, double accumulate_s)
+{
+    post((struct event){.kind = EV_GRAD, .step = step, .index = index, .n = n, .accumulate_s = accumulate_s});
+}
+
+void dahl_light_post_barrier(void)
+{
+    post((struct event){.kind = EV_BARRIER});
+}
+
+void dahl_light_post_end(void)
+{
+    post((struct event){.kind = EV_END});
+}
+
+void dahl_light_post_ready(size_t step, int index)
+{
+    double t_s = simgrid_get_clock();
+    struct board *b = my_board;
+    if (b == NULL || index < 0 || index >= GRADS)
+        return;
+    sg_mutex_lock(b->lock);
+    if (step < b->st.cap)
+        b->ready_s[step * GRADS + (size_t)index] = t_s;
+    sg_mutex_unlock(b->lock);
+    post((struct event){.kind = EV_READY, .step = step, .index = index});
+}
+
+void dahl_light_post_done(size_t step, int index)
+{
+    (void)index;
+    double t_s = simgrid_get_clock();
+    struct board *b = my_board;
+    if (b == NULL)
+        return;
+    sg_mutex_lock(b->lock);
+    if (step < b->st.cap) {
+        if (t_s > b->st.done_s[step])
+            b->st.done_s[step] = t_s;
+        b->st.ndone[step]++;
+    }
+    sg_mutex_unlock(b->lock);
+}
+
+void dahl_light_post_barrier_left(void)
+{
+    struct board *b = my_board;
+    if (b == NULL)
+        return;
+    sg_mutex_lock(b->lock);
+    b->barrier_left_s = simgrid_get_clock();
+    sg_mutex_unlock(b->lock);
+}
+
+/* ---- a light rank ---------------------------------------------------------------------------------------- */
+
+/* Its progression thread's turn, where its representative's is charged. */
+static void gate(struct light *L)
+{
+    if (!L->b->charged)
+        return;
+    double w = dahl_progress_turn_wait_s(simgrid_get_clock(), L->rank, L->b->ncores);
+    if (w > 0)
+        sg_actor_sleep_for(w);
+}
+
+static void start_actor(const char *name, xbt_main_func_t code, void *data)
+{
+    sg_actor_t a = sg_actor_init(name, sg_host_self());
+    sg_actor_set_data(a, data);
+    sg_actor_start(a, code, 0, NULL);
+}
+
+/* Hands op to the proxy (board locked). */
+static void enqueue(struct light *L, struct op op)
+{
+    if (L->ophead == L->nops)
+        L->ophead = L->nops = 0;
+    L->ops = grow(L->ops, &L->opcap, L->nops + 1, sizeof(*L->ops));
+    L->ops[L->nops++] = op;
+    sg_cond_notify_all(L->cond);
+}
+
+/* A send (envelope, then data) for the proxy to post: waits until it has, then for both to complete. */
+static void send_to(struct light *L, int peer, int64_t tag, size_t bytes)
+{
+    struct pending p = {.posted = false};
+    sg_mutex_lock(L->b->lock);
+    enqueue(L, (struct op){.kind = OP_SEND, .peer = peer, .tag = tag, .bytes = bytes, .p = &p});
+    while (!p.posted)
+        sg_cond_wait(L->cond, L->b->lock);
+    sg_mutex_unlock(L->b->lock);
+    MPI_Wait(&p.req[0], MPI_STATUS_IGNORE);
+    MPI_Wait(&p.req[1], MPI_STATUS_IGNORE);
+    SMPI_SHARED_FREE(p.buf);
+    gate(L); /* the thread sees the completion in its turn */
+}
+
+/* Waits for the message tagged tag from peer, whose receive the proxy posted when its envelope came. */
+static void recv_from(struct light *L, int peer, int64_t tag)
+{
+    struct board *b = L->b;
+    sg_mutex_lock(b->lock);
+    struct arrival a;
+    for (;;) {
+        size_t i;
+        for (i = 0; i < L->narr; i++)
+            if (L->arr[i].source == peer && L->arr[i].tag == tag)
+                break;
+        if (i < L->narr) {
+            a = L->arr[i];
+            L->arr[i] = L->arr[--L->narr];
+            break;
+        }
+        sg_cond_wait(L->cond, b->lock);
+    }
+    sg_mutex_unlock(b->lock);
+    MPI_Wait(&a.req, MPI_STATUS_IGNORE);
+    SMPI_SHARED_FREE(a.buf);
+    gate(L);
+}
+
+/* The gradient holds the sum of every rank's (board locked): what the rank's update waits for. */
+static void final_here(struct light *L, size_t step)
+{
+    double t = simgrid_get_clock();
+    if (t > L->st.done_s[step])
+        L->st.done_s[step] = t;
+    L->st.ndone[step]++;
+    sg_cond_notify_all(L->cond);
+}
+
+/* The binomial tree of dahl_allreduce_submit, seen from rank r of size: reduce to rank 0, then broadcast. */
+static void exchange(struct light *L, size_t step, int index, size_t bytes, double accumulate_s)
+{
+    int r = L->rank, size = L->size, level = 0;
+    for (int s = 1; s < size; s <<= 1, level++) {
+        if (r & s) {
+            send_to(L, r - s, dahl_allreduce_tag(step, index, 0, level), bytes);
+            break;
+        }
+        if (r + s < size) {
+            recv_from(L, r + s, dahl_allreduce_tag(step, index, 0, level));
+            if (accumulate_s > 0) /* the child's partial sum added in */
+                sg_actor_sleep_for(accumulate_s);
+        }
+    }
+    int top = 1;
+    while (top < size)
+        top <<= 1;
+    bool final = false;
+    struct pending p[16];
+    int nsend = 0;
+    sg_mutex_lock(L->b->lock);
+    for (int t = top >> 1; t >= 1; t >>= 1) {
+        level = __builtin_ctz((unsigned)t);
+        if ((r & (2 * t - 1)) == t) {
+            sg_mutex_unlock(L->b->lock);
+            recv_from(L, r - t, dahl_allreduce_tag(step, index, 1, level));
+            sg_mutex_lock(L->b->lock);
+            final_here(L, step);
+            final = true;
+        } else if ((r & (2 * t - 1)) == 0 && r + t < size && nsend < 16) {
+            p[nsend] = (struct pending){.posted = false};
+            enqueue(L, (struct op){.kind = OP_SEND, .peer = r + t, .tag = dahl_allreduce_tag(step, index, 1, level),
+                                   .bytes = bytes, .p = &p[nsend]});
+            nsend++;
+        }
+    }
+    if (!final) /* rank 0 only, never light */
+        final_here(L, step);
+    for (int i = 0; i < nsend; i++)
+        while (!p[i].posted)
+            sg_cond_wait(L->cond, L->b->lock);
+    sg_mutex_unlock(L->b->lock);
+    for (int i = 0; i < nsend; i++) {
+        MPI_Wait(&p[i].req[0], MPI_STATUS_IGNORE);
+        MPI_Wait(&p[i].req[1], MPI_STATUS_IGNORE);
+        SMPI_SHARED_FREE(p[i].buf);
+    }
+    if (nsend > 0)
+        gate(L);
+}
+
+struct job {
+    struct light *L;
+    size_t step;
+    int index;
+    double when_s;
+};
+
+/* Where a step could start: after the barrier last left and the previous step's last gradient summed. A light
+ * rank waits until that gradient is known to be the last (every one of the step summed); a representative has
+ * summed them all before any of the next step is ready. */
+static double step_start(struct light *L, struct steps *st, size_t step)
+{
+    while (L != NULL && step > 0 && st->ndone[step - 1] < st->ngrads[step - 1])
+        sg_cond_wait(L->cond, L->b->lock);
+    double s = st->floor_s[step];
+    if (step > 0 && st->done_s[step - 1] > s)
+        s = st->done_s[step - 1];
+    return s;
+}
+
+/* The representative's work between two of its times: under its turns where they are charged. */
+static double rep_work(const struct board *b, double from_s, double to_s)
+{
+    return b->charged ? dahl_progress_work_s(from_s, to_s, b->rep, b->ncores) : to_s - from_s;
+}
+
+/* When a light rank starting at from_s has done that work, under its own turns. */
+static double advance(const struct light *L, double from_s, double work_s)
+{
+    const struct board *b = L->b;
+    return b->charged ? dahl_progress_turned_s(from_s, work_s, L->rank, b->ncores) : from_s + work_s;
+}
+
+/* One gradient's exchange on a light rank, from its time on. */
+static void gradient(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    struct job *j = sg_actor_self_get_data();
+    struct light *L = j->L;
+    struct board *b = L->b;
+    double now = simgrid_get_clock();
+    if (j->when_s > now) {
+        sg_actor_sleep_until(j->when_s);
+    } else if (now - j->when_s > 1e-9) {
+        sg_mutex_lock(b->lock);
+        b->late_s += now - j->when_s;
+        b->late_grads++;
+        sg_mutex_unlock(b->lock);
+    }
+    exchange(L, j->step, j->index, L->n[j->index] * sizeof(float), L->accumulate_s[j->index]);
+    sg_mutex_lock(b->lock);
+    L->running--;
+    sg_cond_notify_all(L->cond);
+    sg_mutex_unlock(b->lock);
+    free(j);
+}
+
+/* The representative's events in order (an actor of the light rank; the proxy posts its requests). */
+static void follow(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    struct light *L = sg_actor_self_get_data();
+    struct board *b = L->b;
+    sg_mutex_lock(b->lock);
+    for (size_t k = 0;; k++) {
+        while (b->nev <= k)
+            sg_cond_wait(b->cond, b->lock);
+        struct event e = b->ev[k];
+        if (e.kind == EV_STEP) {
+            steps_reserve(&L->st, e.step);
+            L->st.floor_s[e.step] = L->barrier_left_s;
+        } else if (e.kind == EV_GRAD) {
+            L->st.ngrads[e.step]++;
+            L->n[e.index] = e.n;
+            L->accumulate_s[e.index] = e.accumulate_s;
+        } else if (e.kind == EV_READY) {
+            /* The representative's gradient is ready: this rank's is after the same work from its own start. */
+            double mine = step_start(L, &L->st, e.step);
+            double ready = b->ready_s[e.step * GRADS + (size_t)e.index];
+            struct job *j = malloc(sizeof(*j));
+            if (j == NULL)
+                abort();
+            *j = (struct job){.L = L, .step = e.step, .index = e.index,
+                              .when_s = advance(L, mine, rep_work(b, step_start(NULL, &b->st, e.step), ready))};
+            L->running++;
+            start_actor("light-gradient", gradient, j);
+        } else {
+            while (L->running > 0)
+                sg_cond_wait(L->cond, b->lock);
+            long barriers = L->barriers;
+            enqueue(L, (struct op){.kind = e.kind == EV_END ? OP_STOP : OP_BARRIER});
+            if (e.kind == EV_END)
+                break;
+            while (L->barriers == barriers)
+                sg_cond_wait(L->cond, b->lock);
+            L->barrier_left_s = simgrid_get_clock();
+        }
+    }
+    sg_mutex_unlock(b->lock);
+}
+
+/* Waits for the envelope receive the proxy posted, and hands what came back to it. */
+static void envelope_wait(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    struct light *L = sg_actor_self_get_data();
+    MPI_Status status;
+    MPI_Wait(&L->env_req, &status);
+    sg_mutex_lock(L->b->lock);
+    enqueue(L, (struct op){.kind = OP_ENVELOPE, .env = L->env_in, .peer = status.MPI_SOURCE});
+    sg_mutex_unlock(L->b->lock);
+}
+
+static void post_envelope_recv(struct light *L)
+{
+    MPI_Irecv(&L->env_in, (int)sizeof(L->env_in), MPI_BYTE, MPI_ANY_SOURCE, TAG_ENVELOPE, MPI_COMM_WORLD, &L->env_req);
+    start_actor("light-envelope", envelope_wait, L);
+}
+
+/* The light rank's SMPI actor, the only one that may post its MPI requests (as StarPU-MPI's progression
+ * thread does): sends as envelope + data back to back, a data receive as soon as its envelope came (both after
+ * the thread's turn), barriers; helper actors wait for everything else. */
+static void proxy(struct light *L)
+{
+    struct board *b = L->b;
+    post_envelope_recv(L);
+    start_actor("light-follow", follow, L);
+    MPI_Request stop_req = MPI_REQUEST_NULL;
+    struct envelope stop = {.mode = STOP};
+    sg_mutex_lock(b->lock);
+    for (;;) {
+        while (L->ophead == L->nops)
+            sg_cond_wait(L->cond, b->lock);
+        struct op op = L->ops[L->ophead++];
+        sg_mutex_unlock(b->lock);
+        if (op.kind == OP_SEND) {
+            struct pending *p = op.p;
+            gate(L);
+            p->env = (struct envelope){.mode = 0, .size = (int64_t)op.bytes, .data_tag = op.tag, .sync = 0};
+            p->buf = SMPI_SHARED_MALLOC(op.bytes > 0 ? op.bytes : 1);
+            MPI_Isend(&p->env, (int)sizeof(p->env), MPI_BYTE, op.peer, TAG_ENVELOPE, MPI_COMM_WORLD, &p->req[0]);
+            MPI_Isend(p->buf, (int)op.bytes, MPI_BYTE, op.peer, TAG_DATA, MPI_COMM_WORLD, &p->req[1]);
+            sg_mutex_lock(b->lock);
+            p->posted = true;
+            sg_cond_notify_all(L->cond);
+        } else if (op.kind == OP_ENVELOPE) {
+            if (op.env.mode == STOP) {
+                sg_mutex_lock(b->lock);
+                break;
+            }
+            gate(L);
+            struct arrival a = {.source = op.peer, .tag = op.env.data_tag};
+            a.buf = SMPI_SHARED_MALLOC(op.env.size > 0 ? (size_t)op.env.size : 1);
+            MPI_Irecv(a.buf, (int)op.env.size, MPI_BYTE, a.source, TAG_DATA, MPI_COMM_WORLD, &a.req);
+            post_envelope_recv(L);
+            sg_mutex_lock(b->lock);
+            L->arr = grow(L->arr, &L->arrcap, L->narr + 1, sizeof(*L->arr));
+            L->arr[L->narr++] = a;
+            sg_cond_notify_all(L->cond);
+        } else if (op.kind == OP_BARRIER) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            sg_mutex_lock(b->lock);
+            L->barriers++;
+            sg_cond_notify_all(L->cond);
+        } else { /* OP_STOP: the pending envelope receive takes this rank's own last envelope */
+            MPI_Isend(&stop, (int)sizeof(stop), MPI_BYTE, L->rank, TAG_ENVELOPE, MPI_COMM_WORLD, &stop_req);
+            sg_mutex_lock(b->lock);
+        }
+    }
+    sg_mutex_unlock(b->lock);
+    MPI_Wait(&stop_req, MPI_STATUS_IGNORE);
+}
+
+int starpu_mpi_simgrid_rank_hook(int argc, char **argv);
+
+/* scripts/patches/starpu-simgrid-rank-hook.patch: StarPU-SimGrid calls this in every rank's SMPI actor once
+ * MPI is initialised, before it starts the program's main actor. */
+int starpu_mpi_simgrid_rank_hook(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    if (!dahl_light_mode())
+        return 0;
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != plan.size) {
+        fprintf(stderr, "dahl: error: $DAHLSIM_REPRESENTATIVES covers %d ranks, the run has %d\n", plan.size, size);
+        abort();
+    }
+    int rep = plan.rep_of[rank];
+    if (rep == rank && (my_board = board_open(rank)) == NULL)
+        abort();
+    MPI_Barrier(MPI_COMM_WORLD); /* every board is published */
+    if (rep == rank)
+        return 0;
+    struct light *L = calloc(1, sizeof(*L));
+    if (L == NULL)
+        abort();
+    L->b = board_of(rep);
+    L->cond = sg_cond_init();
+    L->rank = rank;
+    L->size = size;
+    if (L->b == NULL) {
+        fprintf(stderr, "dahl: error: rank %d: no board from its representative %d\n", rank, rep);
+        abort();
+    }
+    sg_mutex_lock(L->b->lock);
+    L->b->lights[rank] = L;
+    sg_mutex_unlock(L->b->lock);
+    proxy(L);
+    MPI_Finalize();
+    return 1; /* L stays: rank 0 reads its step times at the end */
+}
+
+double dahl_light_shift_us(int r, size_t step)
+{
+    int rep = dahl_light_rep_of(r);
+    if (rep == r)
+        return 0.0;
+    struct board *b = board_of(rep);
+    struct light *L = b != NULL ? b->lights[r] : NULL;
+    if (L == NULL || step >= L->st.cap || step >= b->st.cap)
+        return 0.0;
+    /* From where each left the epoch's barrier: the floor of the step, set by that barrier. */
+    double mine = L->st.done_s[step] - L->st.floor_s[step];
+    double theirs = b->st.done_s[step] - b->st.floor_s[step];
+    return (mine - theirs) * 1e6;
+}
+
+void dahl_light_stats(struct dahl_light_stats *out)
+{
+    *out = (struct dahl_light_stats){.light = dahl_light_count(), .representatives = plan.reps};
+    if (!dahl_light_mode())
+        return;
+    for (int r = 0; r < plan.size; r++) {
+        if (plan.rep_of[r] != r)
+            continue;
+        struct board *b = board_of(r);
+        if (b != NULL) {
+            out->late_s += b->late_s;
+            out->late_grads += b->late_grads;
+        }
+    }
+}
+
+#else /* not the sim-mpi flavour */
+
+void dahl_light_post_step(size_t step)
+{
+    (void)step;
+}
+
+void dahl_light_post_grad(size_t step, int index, size_t n, double accumulate_s)
+{
+    (void)step, (void)index, (void)n, (void)accumulate_s;
+}
+
+void dahl_light_post_ready(size_t step, int index)
+{
+    (void)step, (void)index;
+}
+
+void dahl_light_post_done(size_t step, int index)
+{
+    (void)step, (void)index;
+}
+
+void dahl_light_post_barrier(void)
+{
+}
+
+void dahl_light_post_barrier_left(void)
+{
+}
+
+void dahl_light_post_end(void)
+{
+}
+
+double dahl_light_shift_us(int r, size_t step)
+{
+    (void)r, (void)step;
+    return 0.0;
+}
+
+void dahl_light_stats(struct dahl_light_stats *out)
+{
+    *out = (struct dahl_light_stats){0};
+}
+#endif
