@@ -347,6 +347,7 @@ void dahl_light_post_done(size_t step, int index)
             b->st.done_s[step] = t_s;
         b->st.ndone[step]++;
     }
+    sg_cond_notify_all(b->cond);
     sg_mutex_unlock(b->lock);
 }
 
@@ -497,13 +498,13 @@ struct job {
     double when_s;
 };
 
-/* Where a step could start: after the barrier last left and the previous step's last gradient summed. A light
- * rank waits until that gradient is known to be the last (every one of the step summed); a representative has
- * summed them all before any of the next step is ready. */
-static double step_start(struct light *L, struct steps *st, size_t step)
+/* Where a step could start: after the barrier last left and the previous step's last gradient summed. Waits
+ * (on cond) until that gradient is known to be the last, every one of the step summed: a representative's
+ * callbacks may say so after its next step's first gradient is ready. */
+static double step_start(struct board *b, sg_cond_t cond, struct steps *st, size_t step)
 {
-    while (L != NULL && step > 0 && st->ndone[step - 1] < st->ngrads[step - 1])
-        sg_cond_wait(L->cond, L->b->lock);
+    while (step > 0 && st->ndone[step - 1] < st->ngrads[step - 1])
+        sg_cond_wait(cond, b->lock);
     double s = st->floor_s[step];
     if (step > 0 && st->done_s[step - 1] > s)
         s = st->done_s[step - 1];
@@ -567,13 +568,13 @@ static void follow(int argc, char **argv)
             L->accumulate_s[e.index] = e.accumulate_s;
         } else if (e.kind == EV_READY) {
             /* The representative's gradient is ready: this rank's is after the same work from its own start. */
-            double mine = step_start(L, &L->st, e.step);
+            double mine = step_start(b, L->cond, &L->st, e.step);
             double ready = b->ready_s[e.step * GRADS + (size_t)e.index];
             struct job *j = malloc(sizeof(*j));
             if (j == NULL)
                 abort();
             *j = (struct job){.L = L, .step = e.step, .index = e.index,
-                              .when_s = advance(L, mine, rep_work(b, step_start(NULL, &b->st, e.step), ready))};
+                              .when_s = advance(L, mine, rep_work(b, step_start(b, b->cond, &b->st, e.step), ready))};
             L->running++;
             start_actor("light-gradient", gradient, j);
         } else {
