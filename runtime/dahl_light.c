@@ -11,6 +11,7 @@
  * mutex and condition per board guard and signal everything its group shares. */
 #include "dahl_light.h"
 
+#include "dahl_array.h"
 #include "dahl_mpi.h"
 #include "dahl_progress.h"
 #include "dahl_starpu.h" /* DAHL_MPI, DAHL_SIMULATED */
@@ -209,19 +210,14 @@ struct board {
 
 static struct board *my_board; /* a representative's */
 
+/* dahl_array_grow, where running out of memory ends the simulation (an actor has no caller to tell). */
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return p;
-    size_t c = *cap > 0 ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(p, c * elem);
+    void *q = dahl_array_grow(p, cap, need, elem);
     if (q == NULL) {
         fprintf(stderr, "dahl: out of memory (representative ranks)\n");
         abort();
     }
-    *cap = c;
     return q;
 }
 

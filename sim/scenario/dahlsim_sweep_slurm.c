@@ -357,6 +357,18 @@ static int sbatch(struct slurm_sweep *r)
     return 0;
 }
 
+/* Takes the sweep's lock and reads which points results.jsonl holds into r->done (*ndone: how many, or -1
+ * after an error message). Returns 0 with the lock held (dahlsim_sweep_unlock), or a negative errno. */
+static int reload_locked(struct slurm_sweep *r, int locks[2], long *ndone)
+{
+    int ret = dahlsim_sweep_lock(r->o, locks);
+    if (ret != 0)
+        return ret;
+    memset(r->done, 0, r->n * sizeof(bool));
+    *ndone = dahlsim_sweep_load_done(r->jsonl, r->s, r->done);
+    return 0;
+}
+
 /* Submits the points results.jsonl lacks (read under the sweep's lock, released before submitting: the
  * tasks share it). Returns 0 with r->job set, 1 when no point is missing, or a negative errno after the
  * message. */
@@ -364,11 +376,10 @@ static int submit(struct slurm_sweep *r)
 {
     const struct dahlsim_sweep_opts *o = r->o;
     int locks[2];
-    int ret = dahlsim_sweep_lock(o, locks);
+    long ndone;
+    int ret = reload_locked(r, locks, &ndone);
     if (ret != 0)
         return ret;
-    memset(r->done, 0, r->n * sizeof(bool));
-    long ndone = dahlsim_sweep_load_done(r->jsonl, r->s, r->done);
     dahlsim_sweep_unlock(locks);
     if (ndone < 0)
         return -EINVAL;
@@ -410,11 +421,10 @@ static int collect(struct slurm_sweep *r)
 {
     const struct dahlsim_sweep_opts *o = r->o;
     int locks[2];
-    int ret = dahlsim_sweep_lock(o, locks);
+    long ndone;
+    int ret = reload_locked(r, locks, &ndone);
     if (ret != 0)
         return ret;
-    memset(r->done, 0, r->n * sizeof(bool));
-    long ndone = dahlsim_sweep_load_done(r->jsonl, r->s, r->done);
     int csv = ndone < 0 ? 0 : dahlsim_sweep_write_outputs(o->out, r->s, (size_t)ndone == r->n);
     dahlsim_sweep_unlock(locks);
     if (ndone < 0)
