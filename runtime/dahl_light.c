@@ -3,7 +3,7 @@
  *
  * SMPI runs every rank as actors of one process: the heap is shared, each rank's globals are its own. A
  * representative's board (below) lives on the heap, its address published as a property of SimGrid's root
- * zone; the light ranks of its group find it there after a first barrier. Only a rank's own SMPI actor may
+ * zone; the light ranks of its group wait for it there at no simulated time. Only a rank's own SMPI actor may
  * post its MPI requests (any actor may wait for one): StarPU-SimGrid hands a light rank's SMPI actor to
  * starpu_mpi_simgrid_rank_hook (scripts/patches/starpu-simgrid-rank-hook.patch) before StarPU starts there,
  * and it becomes the rank's proxy, as StarPU-MPI's progression thread is, posting what its helper actors
@@ -677,22 +677,27 @@ int starpu_mpi_simgrid_rank_hook(int argc, char **argv)
         abort();
     }
     int rep = plan.rep_of[rank];
-    if (rep == rank && (my_board = board_open(rank)) == NULL)
-        abort();
-    MPI_Barrier(MPI_COMM_WORLD); /* every board is published */
-    if (rep == rank)
+    if (rep == rank) {
+        if ((my_board = board_open(rank)) == NULL)
+            abort();
         return 0;
+    }
     struct light *L = calloc(1, sizeof(*L));
     if (L == NULL)
         abort();
-    L->b = board_of(rep);
+    /* The representative publishes its board at its own start: wait for it at no simulated time. A barrier
+     * would start every rank a barrier later than in the full simulation, and where the progression thread
+     * takes turns, a shift of 0.1 ms already moves a makespan by up to 12 % (docs/multinode.md). */
+    for (long tries = 0; (L->b = board_of(rep)) == NULL; tries++) {
+        if (tries == 1000000) {
+            fprintf(stderr, "dahl: error: rank %d: no board from its representative %d\n", rank, rep);
+            abort();
+        }
+        sg_actor_yield();
+    }
     L->cond = sg_cond_init();
     L->rank = rank;
     L->size = size;
-    if (L->b == NULL) {
-        fprintf(stderr, "dahl: error: rank %d: no board from its representative %d\n", rank, rep);
-        abort();
-    }
     sg_mutex_lock(L->b->lock);
     L->b->lights[rank] = L;
     sg_mutex_unlock(L->b->lock);

@@ -79,7 +79,16 @@ static double turn_at(double t, long *k)
  * native threads do not keep. */
 static double phase_of(int rank, int ncores)
 {
-    double golden = 0.6180339887498949 * rank;
+    /* $DAHLSIM_PROGRESS_PHASE (dahlsim run sets it from "mpi_progress_phase"): every rank's turns shifted by
+     * that share of the period. */
+    static double shift = -1;
+    if (shift < 0) {
+        const char *v = getenv("DAHLSIM_PROGRESS_PHASE");
+        shift = v != NULL ? strtod(v, NULL) : 0.0;
+        if (!(shift >= 0 && shift < 1))
+            shift = 0.0;
+    }
+    double golden = 0.6180339887498949 * rank + shift;
     return (golden - floor(golden)) * SLICE_S * (ncores + 1);
 }
 #endif

@@ -37,6 +37,8 @@ Test(figures, registry_check_accepts_good_and_names_each_bad_field)
 {
     char err[512];
     cr_assert_eq(check_edited("default.sps", "default.sps", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(check_edited("{\"path\": \"makespan_s\", \"value\": 1.27}", "{\"mean\": [0], \"value\": 6459.5}", err,
+                              sizeof(err)), 0, "%s", err);
     struct {
         const char *from, *to, *says;
     } bad[] = {
@@ -52,6 +54,11 @@ Test(figures, registry_check_accepts_good_and_names_each_bad_field)
         {"\"quotes\"", "\"quote\"", "unknown key \"quote\""},
         {"\"fast\": true", "\"fast\": 1", "runs[0].\"fast\": expected true or false"},
         {"\"command\": \"dahlsim", "\"commands\": \"dahlsim", "runs[0]: unknown key \"commands\""},
+        {"{\"path\": \"makespan_s\", \"value\": 1.27}", "{\"mean\": [0, 1], \"value\": 1.27}",
+         "values[1]: expected \"mean\" to be [I, J, ...], indices of earlier values"},
+        {"{\"path\": \"makespan_s\", \"value\": 1.27}", "{\"mean\": [], \"value\": 1.27}", "expected \"mean\""},
+        {"{\"path\": \"makespan_s\", \"value\": 1.27}", "{\"mean\": [0], \"path\": \"x\", \"value\": 1.27}",
+         "expected \"mean\""},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cr_expect_eq(check_edited(bad[i].from, bad[i].to, err, sizeof(err)), -EINVAL, "%s accepted", bad[i].to);

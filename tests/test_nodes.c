@@ -277,6 +277,12 @@ Test(nodes, scenario_keys_are_strict)
          "\"representative_ranks\": expected no trace with it", NULL},
         {"{" TINY ", \"nodes\": 2, \"partition\": {\"kind\": \"pipeline\", \"cuts\": [3]}, \"representative_ranks\": true}",
          "\"representative_ranks\": expected a data partition", NULL},
+        {"{" TINY ", \"mpi_progress_phase\": 0.5}",
+         "\"mpi_progress_phase\": expected no mpi_progress_phase without \"nodes\"", NULL},
+        {"{" TINY ", \"nodes\": 2, \"mpi_progress_phase\": 1}",
+         "\"mpi_progress_phase\": expected a share of the turns' period, a number in [0, 1)", "got 1"},
+        {"{" TINY ", \"nodes\": 2, \"mpi_progress_phase\": \"half\"}", "\"mpi_progress_phase\": expected a share",
+         "got \"half\""},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         scenario(cases[i].json);
@@ -557,6 +563,29 @@ Test(nodes, representative_ranks_stand_for_the_others, .timeout = 600)
     cJSON_Delete(full);
     cJSON_Delete(a);
     cJSON_Delete(b);
+}
+
+/* "mpi_progress_phase" shifts every rank's turns: where they are charged, the ranks wait for other turns (and
+ * the run is recorded with it); on a core of their own there are none, and nothing moves. */
+Test(nodes, progress_phase_moves_the_turns_only, .timeout = 600)
+{
+    cJSON *s0 = simulate("{" TINY ", \"nodes\": 4, \"mpi_progress_core\": \"shared\"}", "/tmp/dahl-test-nodes-p0");
+    cJSON *s1 = simulate("{" TINY ", \"nodes\": 4, \"mpi_progress_core\": \"shared\", \"mpi_progress_phase\": 0.5}",
+                         "/tmp/dahl-test-nodes-p1");
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(s0, "mpi_progress_phase"));
+    cr_assert_eq(dahl_test_number(s1, "mpi_progress_phase"), 0.5);
+    const cJSON *m0 = item(cJSON_GetArrayItem(item(s0, "nodes_detail"), 1), "mpi_progress");
+    const cJSON *m1 = item(cJSON_GetArrayItem(item(s1, "nodes_detail"), 1), "mpi_progress");
+    cr_assert_neq(dahl_test_number(m0, "turn_wait_s"), dahl_test_number(m1, "turn_wait_s"),
+                  "rank 1 waited as long for its turns with them shifted by half their period");
+    cJSON *d0 = simulate("{" TINY ", \"nodes\": 4, \"mpi_progress_core\": \"dedicated\"}", "/tmp/dahl-test-nodes-d0");
+    cJSON *d1 = simulate("{" TINY ", \"nodes\": 4, \"mpi_progress_core\": \"dedicated\", \"mpi_progress_phase\": 0.5}",
+                         "/tmp/dahl-test-nodes-d1");
+    cr_assert_eq(dahl_test_number(d0, "makespan_s"), dahl_test_number(d1, "makespan_s"));
+    cJSON_Delete(s0);
+    cJSON_Delete(s1);
+    cJSON_Delete(d0);
+    cJSON_Delete(d1);
 }
 
 Test(nodes, one_rank_matches_the_single_node_simulator, .timeout = 600)

@@ -253,7 +253,13 @@ static int regenerate(cJSON *reg, const struct figures_opts *o, const char *work
                 got[k] = NAN; /* a value that cannot be read leaves what derives from it NAN */
                 const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(v, "ratio");
                 const cJSON *change = cJSON_GetObjectItemCaseSensitive(v, "change");
-                if (ratio != NULL || change != NULL) {
+                const cJSON *mean = cJSON_GetObjectItemCaseSensitive(v, "mean");
+                if (mean != NULL) {
+                    double sum = 0;
+                    for (const cJSON *i = mean->child; i != NULL; i = i->next)
+                        sum += got[(int)i->valuedouble];
+                    got[k] = sum / cJSON_GetArraySize(mean);
+                } else if (ratio != NULL || change != NULL) {
                     const cJSON *ij = ratio != NULL ? ratio : change;
                     got[k] = got[(int)cJSON_GetArrayItem(ij, 0)->valuedouble] /
                              got[(int)cJSON_GetArrayItem(ij, 1)->valuedouble] - (change != NULL ? 1 : 0);

@@ -90,6 +90,7 @@ static const struct field fields[] = {
     FIELD(topology, FIELD_STRING),
     FIELD(mpi_progress_core, FIELD_STRING),
     FIELD(representative_ranks, FIELD_BOOL),
+    FIELD(mpi_progress_phase, FIELD_DOUBLE),
     OBJECTS(groups, ngroups, group_fields, struct dahlsim_node_group),
     FIELD(partition, FIELD_STRING),
     FIELD(stage_cuts, FIELD_STRING),

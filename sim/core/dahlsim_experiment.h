@@ -74,6 +74,7 @@ struct dahlsim_experiment {
     char topology[16];           /* flat, fat-tree, torus */
     char mpi_progress_core[12];  /* auto, shared, dedicated (runtime/dahl_progress.h); "" without nodes */
     bool representative_ranks;   /* StarPU on one rank per node group, the others light (runtime/dahl_light.h) */
+    double mpi_progress_phase;   /* the progression threads' turns shifted by this share of their period [0, 1) */
     /* "node_groups" (ngroups > 0): the nodes, group after group (ranks in that order), each with its share of
      * a step; machine, cpus, gpus and the costs below are then group 0's. 0: nodes of the one machine above,
      * batch / nodes samples each. */

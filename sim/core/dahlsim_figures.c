@@ -173,7 +173,7 @@ static int check_quotes(const cJSON *quotes, int nvalues, const char *where, cha
 }
 
 /* One value of a figure at index k (the figure itself in the one-value form): "value", and either "path"
- * (with "over", "file", "scale") or "ratio"/"change" of two earlier values. */
+ * (with "over", "file", "scale"), "ratio"/"change" of two earlier values or "mean" of several. */
 static int check_value(const cJSON *v, int k, const char *at, char *err, size_t err_size)
 {
     const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(v, "ratio");
@@ -181,6 +181,20 @@ static int check_value(const cJSON *v, int k, const char *at, char *err, size_t 
         ratio = cJSON_GetObjectItemCaseSensitive(v, "change");
     if (field(v, "value", cJSON_Number, at, err, err_size) == NULL)
         return -EINVAL;
+    const cJSON *mean = cJSON_GetObjectItemCaseSensitive(v, "mean");
+    if (mean != NULL) { /* the mean of earlier values of the figure */
+        bool ok = cJSON_IsArray(mean) && cJSON_GetArraySize(mean) >= 1 && ratio == NULL &&
+                  cJSON_GetObjectItemCaseSensitive(v, "path") == NULL;
+        for (const cJSON *i = ok ? mean->child : NULL; i != NULL; i = i->next)
+            ok = ok && cJSON_IsNumber(i) && i->valuedouble >= 0 && i->valuedouble < k &&
+                 i->valuedouble == (int)i->valuedouble;
+        if (!ok) {
+            snprintf(err, err_size, "%s: expected \"mean\" to be [I, J, ...], indices of earlier values, and no "
+                     "\"path\", \"ratio\" or \"change\"", at);
+            return -EINVAL;
+        }
+        return 0;
+    }
     if (ratio != NULL) { /* derived from two earlier values of the figure */
         const cJSON *a = cJSON_GetArrayItem(ratio, 0), *b = cJSON_GetArrayItem(ratio, 1);
         if (cJSON_GetArraySize(ratio) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble < 0 ||
@@ -212,7 +226,7 @@ static int check_value(const cJSON *v, int k, const char *at, char *err, size_t 
  * DAHLSIM_FIGURES_VALUES). Returns their count, or -EINVAL with the reason in err. */
 static int check_values(const cJSON *f, const char *where, char *err, size_t err_size)
 {
-    static const char *const keys[] = {"path", "over", "file", "scale", "value", "ratio", "change", NULL};
+    static const char *const keys[] = {"path", "over", "file", "scale", "value", "ratio", "change", "mean", NULL};
     const cJSON *values = cJSON_GetObjectItemCaseSensitive(f, "values");
     bool one = cJSON_GetObjectItemCaseSensitive(f, "path") != NULL;
     if (one == (values != NULL)) {

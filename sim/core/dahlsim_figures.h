@@ -18,7 +18,7 @@
  * (under $OUT; a value's own "file" overrides the figure's), divided by the one at "over" when given, times
  * its "scale" when given (a unit: 1e-3 for a text's milliseconds), pinned
  * in "value"; or derived from two earlier values I and J: "ratio": [I, J] is value I over value J, "change":
- * [I, J] that less 1. A quote's "text" holds each quoted number as "{}" (at most DAHLSIM_FIGURES_SLOTS): slot i shows
+ * [I, J] that less 1; or "mean": [I, J, ...] the mean of earlier values. A quote's "text" holds each quoted number as "{}" (at most DAHLSIM_FIGURES_SLOTS): slot i shows
  * value i (or value "values"[i]) times "scale" (or its i-th) printed by "format" (or its i-th: one %f, %e or
  * %g conversion). The page must contain the text exactly once. */
 #ifndef DAHLSIM_FIGURES_H

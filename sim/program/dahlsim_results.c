@@ -78,6 +78,7 @@
  *                     gradients all-reduced among them (both kinds of traffic counted)
  *   mpi_progress_core (multi-node) "auto", "shared" or "dedicated": where each rank's StarPU-MPI progression
  *                     thread runs (runtime/dahl_progress.h); nodes_detail's mpi_progress says what it cost
+ *   mpi_progress_phase (where the scenario sets it) the share of their period the turns were shifted by
  *   representative_ranks (with the scenario key) {"representatives", "light", "late_s", "late_gradients"}:
  *                     StarPU ran on the representatives only; the light ranks exchanged gradients at their
  *                     representative's ready times, shifted by their own start of each step; late_s sums how
@@ -319,6 +320,8 @@ static bool nodes_json(cJSON *root, const struct dahlsim_results *r)
 {
     CHK(cJSON_AddNumberToObject(root, "nodes", r->nodes));
     CHK(cJSON_AddStringToObject(root, "mpi_progress_core", dahl_progress_core_name(r->mpi_progress_core)));
+    if (r->mpi_progress_phase > 0)
+        CHK(cJSON_AddNumberToObject(root, "mpi_progress_phase", r->mpi_progress_phase));
     if (r->light > 0) {
         cJSON *rep;
         CHK(rep = cJSON_AddObjectToObject(root, "representative_ranks"));

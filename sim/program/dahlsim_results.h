@@ -151,6 +151,7 @@ struct dahlsim_results {
     const char *allreduce;                          /* "tree" */
     const char *network;                            /* the scenario's network, or NULL (native) */
     enum dahl_progress_core mpi_progress_core;      /* where the progression threads ran (dahl_progress.h) */
+    double mpi_progress_phase;                      /* their turns' shift, a share of the period (0: none) */
     const char *partition;                          /* "data" or "pipeline" (several nodes) */
     const long *stage_cuts;                         /* a pipeline: where stages 1.. start (nstages - 1) */
     long nstages;

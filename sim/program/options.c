@@ -398,6 +398,7 @@ static bool set_point(const char *path, struct train_opts *o)
     o->sched_gamma = x->sched_gamma;
     if (x->mpi_progress_core[0] != '\0' && !parse_progress_core(x->mpi_progress_core, o))
         return false;
+    o->mpi_progress_phase = x->mpi_progress_phase;
     o->steady_warmup = x->steady_warmup;
     o->steady_tolerance = x->steady_tolerance;
     /* Node groups: every rank its share, and its own machine's workers (all of them) and costs. */

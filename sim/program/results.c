@@ -79,6 +79,10 @@ static void progress_line(const struct run_state *st)
         printf("MPI progression threads (%s): turns with the workers on %d of %d nodes, %.3f s of CPU and %.3f s "
                "of waiting for a turn per node\n",
                core, charged, st->nodes.size, cpu / n, wait / n);
+    if (dahl_engine_is_simulated() && charged > 0 && dahl_light_count() > 0)
+        fprintf(stderr, "dahlsim: warning: representative ranks where the progression threads take turns with the "
+                "workers run faster than the full simulation (10-30 %% at 4-64 nodes, docs/multinode.md#representative-ranks); "
+                "\"mpi_progress_core\": \"dedicated\" keeps them within 2.5 %%\n");
     else
         printf("MPI progression threads (%s): on cores of their own, nothing charged\n", core);
 }
@@ -187,6 +191,7 @@ int train_results_write(struct run_state *st, double wall_start_s)
         .allreduce = dahl_allreduce_algo_name(DAHL_ALLREDUCE_TREE),
         .network = st->nodes.network,
         .mpi_progress_core = o->mpi_progress,
+        .mpi_progress_phase = o->mpi_progress_phase,
         .partition = !st->nodes.pipeline ? "data" : st->nodes.replicas > 1 ? "hybrid" : "pipeline",
         .replicas = st->nodes.replicas,
         .stage_cuts = st->o->stages,

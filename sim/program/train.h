@@ -62,6 +62,7 @@ struct train_opts {
     double worker_us;
     double sched_gamma; /* the point's: > 0, energy-aware dm* placement (dahl_engine_conf) */
     enum dahl_progress_core mpi_progress; /* --mpi-progress-core, or the point's (dahl_engine_conf) */
+    double mpi_progress_phase;            /* the point's: the turns' shift ($DAHLSIM_PROGRESS_PHASE), recorded */
     long steady_warmup;      /* the point's "steady_state": steps of each epoch left out of the mean step */
     double steady_tolerance; /* the error on an epoch's time allowed (0: every step simulated) */
     /* --shares, or a point's node groups: the samples of each step every node trains, rank by rank (nshares

@@ -54,6 +54,9 @@
  *                                                                 workers hold every core) has it take turns
  *                                                                 with the workers on their cores while a
  *                                                                 request is pending (runtime/dahl_progress.h)
+ *   mpi_progress_phase number in [0, 1)  0                      with nodes: every rank's turns shifted by this
+ *                                                                 share of their period (a sweep over it shows
+ *                                                                 what where they fall does to a run)
  *   representative_ranks  true|false    false                   with nodes (a data partition): StarPU runs on
  *                                                                 one rank per node group, the others only
  *                                                                 exchange gradients (runtime/dahl_light.h)
@@ -118,7 +121,7 @@ static const char *const keys[] = {"comment", "machine",   "model",     "dataset
                                    "trace",   "trace_window", "nodes", "batch_per_node", "node_groups", "partition", "network", "workloads",
                                    "job_count", "job_order", "job_contexts", "job_window", "job_sequence", "ga",
                                    "pipeline_depth", "pipeline_schedule", "sched_gamma", "steady_state", "mpi_progress_core",
-                                   "representative_ranks", "sweep"};
+                                   "representative_ranks", "mpi_progress_phase", "sweep"};
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static bool key_known(const char *key)

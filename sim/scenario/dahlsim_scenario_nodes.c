@@ -446,6 +446,18 @@ static bool progress_core_from(const struct dahlsim_where *w, const cJSON *o, st
         dahlsim_field_error(w, "mpi_progress_core", item, expected);
         return false;
     }
+    /* "mpi_progress_phase": where the turns fall is arbitrary (a native thread's drift), and a run where they
+     * are charged can depend on it: a sweep over this share of their period shows how much. */
+    const cJSON *phase = cJSON_GetObjectItemCaseSensitive(o, "mpi_progress_phase");
+    if (phase != NULL && x->nodes == 0) {
+        dahlsim_field_error(w, "mpi_progress_phase", phase, "no mpi_progress_phase without \"nodes\" or \"node_groups\"");
+        return false;
+    }
+    x->mpi_progress_phase = phase != NULL && cJSON_IsNumber(phase) ? phase->valuedouble : 0.0;
+    if (phase != NULL && (!cJSON_IsNumber(phase) || !(x->mpi_progress_phase >= 0 && x->mpi_progress_phase < 1))) {
+        dahlsim_field_error(w, "mpi_progress_phase", phase, "a share of the turns' period, a number in [0, 1)");
+        return false;
+    }
     return true;
 }
 

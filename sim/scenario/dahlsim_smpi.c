@@ -163,10 +163,14 @@ int dahlsim_spawn_nodes(const struct dahlsim_experiment *x, const char *out_dir,
                 env[i].value = sampling;
         env[nenv++] = (struct dahlsim_env_var){"STARPU_MPI_HOSTNAMES", hostnames};
     }
-    char reps[1024];
+    char reps[1024], phase[32];
     if (x->representative_ranks) {
         representatives(x, reps, sizeof(reps));
         env[nenv++] = (struct dahlsim_env_var){"DAHLSIM_REPRESENTATIVES", reps};
+    }
+    if (x->mpi_progress_phase > 0) { /* every rank's, light ones too: runtime/dahl_progress.c reads it */
+        snprintf(phase, sizeof(phase), "%.17g", x->mpi_progress_phase);
+        env[nenv++] = (struct dahlsim_env_var){"DAHLSIM_PROGRESS_PHASE", phase};
     }
     snprintf(c.machine, sizeof(c.machine), "%s", x->machine);
     dahlsim_topology_parse(x->topology, &c.topology);
