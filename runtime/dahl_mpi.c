@@ -85,6 +85,7 @@ struct dahl_allreduce {
 struct time_mark {
     struct dahl_allreduce *ar;
     size_t step;
+    int index; /* the gradient's */
     bool end;
     starpu_data_handle_t handle;
 };
@@ -319,17 +320,19 @@ static void mark_time(void *arg)
         ar->start_us[m->step] = now;
     }
     pthread_mutex_unlock(&ar->lock);
+    if (!m->end) /* representative ranks: the gradient is ready, for the light ranks to follow */
+        dahl_light_post_ready(m->step, m->index);
     starpu_data_release_on_node(m->handle, STARPU_ACQUIRE_NO_NODE);
     free(m);
 }
 
-static int mark(struct dahl_allreduce *ar, starpu_data_handle_t h, bool end)
+static int mark(struct dahl_allreduce *ar, starpu_data_handle_t h, int index, bool end)
 {
     struct time_mark *m = malloc(sizeof(*m));
     if (m == NULL)
         return -ENOMEM;
     pthread_mutex_lock(&ar->lock);
-    *m = (struct time_mark){.ar = ar, .step = ar->steps - 1, .end = end, .handle = h};
+    *m = (struct time_mark){.ar = ar, .step = ar->steps - 1, .index = index, .end = end, .handle = h};
     pthread_mutex_unlock(&ar->lock);
     /* NO_NODE: only the ordering matters, no copy of the data is fetched for the callback. */
     int ret = starpu_data_acquire_on_node_cb(h, STARPU_ACQUIRE_NO_NODE, STARPU_R, mark_time, m);
@@ -343,32 +346,6 @@ static starpu_mpi_tag_t tag_of(size_t step, int index, int phase, int level)
     return dahl_allreduce_tag(step, index, phase, level);
 }
 
-/* Representative ranks: when a gradient is ready for the allreduce, for the light ranks to follow. */
-struct light_mark {
-    size_t step;
-    int index;
-    starpu_data_handle_t handle;
-};
-
-static void mark_ready_time(void *arg)
-{
-    struct light_mark *m = arg;
-    dahl_light_post_ready(m->step, m->index);
-    starpu_data_release_on_node(m->handle, STARPU_ACQUIRE_NO_NODE);
-    free(m);
-}
-
-static int mark_ready(size_t step, int index, starpu_data_handle_t h)
-{
-    struct light_mark *m = malloc(sizeof(*m));
-    if (m == NULL)
-        return -ENOMEM;
-    *m = (struct light_mark){.step = step, .index = index, .handle = h};
-    int ret = starpu_data_acquire_on_node_cb(h, STARPU_ACQUIRE_NO_NODE, STARPU_R, mark_ready_time, m);
-    if (ret != 0)
-        free(m);
-    return ret;
-}
 #endif
 
 int64_t dahl_allreduce_tag(size_t step, int index, int phase, int level)
@@ -390,13 +367,11 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
     double bytes = (double)(n * sizeof(float));
     ar->grads[index] = grad;
     size_t step = ar->steps - 1;
-    DAHL_CHECK_STARPU(mark(ar, grad, false));
-    bool light = dahl_light_mode();
-    if (light) {
-        /* What a light rank's accumulate of this gradient takes (the footprint is the size: grad twice) */
+    if (dahl_light_mode()) /* what a light rank's accumulate of this gradient takes (its footprint: grad twice) */
         dahl_light_post_grad(step, index, n, dahl_accumulate_expected_s(grad, grad));
-        DAHL_CHECK_STARPU(mark_ready(step, index, grad));
-    }
+    /* Its callback also tells the light ranks when the gradient is ready: a data access of its own would
+     * move StarPU's order, and the representatives would no longer be ranks of the full simulation. */
+    DAHL_CHECK_STARPU(mark(ar, grad, index, false));
     long sent = 0, received = 0, tasks = 0;
     /* Reduce to rank 0. */
     int level = 0, s;
@@ -434,7 +409,7 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
             sent++;
         }
     }
-    DAHL_CHECK_STARPU(mark(ar, grad, true));
+    DAHL_CHECK_STARPU(mark(ar, grad, index, true));
     pthread_mutex_lock(&ar->lock);
     ar->stats.bytes_sent += (double)sent * bytes;
     ar->stats.bytes_received += (double)received * bytes;

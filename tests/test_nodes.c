@@ -565,6 +565,25 @@ Test(nodes, representative_ranks_stand_for_the_others, .timeout = 600)
     cJSON_Delete(b);
 }
 
+/* With every rank its own representative (node groups of one node) no rank is light, and the run is the full
+ * simulation to the bit: the mode adds no simulated time of its own. Where the threads take turns, a barrier's
+ * shift at the start moved a makespan by a fifth (docs/multinode.md). */
+Test(nodes, representative_ranks_alone_are_the_full_simulation, .timeout = 600)
+{
+    const char *json = "{" GROUPS_BASE ", \"mpi_progress_core\": \"shared\", \"node_groups\": ["
+                       GROUP("tiny-2cpu", 1, 2) ", " GROUP("tiny-2cpu", 1, 2) ", " GROUP("tiny-2cpu", 1, 2) ", "
+                       GROUP("tiny-2cpu", 1, 2) "]";
+    char with[1024], without[1024];
+    snprintf(with, sizeof(with), "%s, \"representative_ranks\": true}", json);
+    snprintf(without, sizeof(without), "%s}", json);
+    cJSON *full = simulate(without, "/tmp/dahl-test-nodes-af");
+    cJSON *alone = simulate(with, "/tmp/dahl-test-nodes-aa");
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(alone, "representative_ranks"), "no rank is light");
+    cr_assert_eq(dahl_test_number(alone, "makespan_s"), dahl_test_number(full, "makespan_s"));
+    cJSON_Delete(full);
+    cJSON_Delete(alone);
+}
+
 /* "mpi_progress_phase" shifts every rank's turns: where they are charged, the ranks wait for other turns (and
  * the run is recorded with it); on a core of their own there are none, and nothing moves. */
 Test(nodes, progress_phase_moves_the_turns_only, .timeout = 600)

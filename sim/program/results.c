@@ -80,9 +80,9 @@ static void progress_line(const struct run_state *st)
                "of waiting for a turn per node\n",
                core, charged, st->nodes.size, cpu / n, wait / n);
     if (dahl_engine_is_simulated() && charged > 0 && dahl_light_count() > 0)
-        fprintf(stderr, "dahlsim: warning: representative ranks where the progression threads take turns with the "
-                "workers run faster than the full simulation (10-30 %% at 4-64 nodes, docs/multinode.md#representative-ranks); "
-                "\"mpi_progress_core\": \"dedicated\" keeps them within 2.5 %%\n");
+        fprintf(stderr, "dahlsim: warning: where the progression threads take turns with the workers, representative "
+                "ranks miss the full simulation (10-30 %% faster at 4 to 64 nodes of one machine, "
+                "docs/multinode.md#representative-ranks); \"mpi_progress_core\": \"dedicated\" keeps them within 2.5-5 %%\n");
     else
         printf("MPI progression threads (%s): on cores of their own, nothing charged\n", core);
 }
