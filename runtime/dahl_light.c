@@ -202,6 +202,7 @@ struct board {
     size_t nev, evcap;
     struct steps st;
     double *ready_s; /* [step * GRADS + index]: NAN until ready */
+    int *ready_core;  /* [step * GRADS + index]: the worker's core that made it ready, -1 if none */
     double barrier_left_s;
     struct light *lights[MAX_RANKS];
     double late_s;
@@ -285,8 +286,12 @@ static void post(struct event e)
         steps_reserve(&b->st, e.step);
         size_t cap = old * GRADS;
         b->ready_s = grow(b->ready_s, &cap, b->st.cap * GRADS, sizeof(double));
-        for (size_t i = old * GRADS; i < b->st.cap * GRADS; i++)
+        cap = old * GRADS;
+        b->ready_core = grow(b->ready_core, &cap, b->st.cap * GRADS, sizeof(int));
+        for (size_t i = old * GRADS; i < b->st.cap * GRADS; i++) {
             b->ready_s[i] = NAN;
+            b->ready_core[i] = -1;
+        }
         b->st.floor_s[e.step] = b->barrier_left_s;
     } else if (e.kind == EV_GRAD) {
         b->st.ngrads[e.step]++;
@@ -317,15 +322,17 @@ void dahl_light_post_end(void)
     post((struct event){.kind = EV_END});
 }
 
-void dahl_light_post_ready(size_t step, int index)
+void dahl_light_post_ready(size_t step, int index, int core)
 {
     double t_s = simgrid_get_clock();
     struct board *b = my_board;
     if (b == NULL || index < 0 || index >= GRADS)
         return;
     sg_mutex_lock(b->lock);
-    if (step < b->st.cap)
+    if (step < b->st.cap) {
         b->ready_s[step * GRADS + (size_t)index] = t_s;
+        b->ready_core[step * GRADS + (size_t)index] = core < b->ncores ? core : -1;
+    }
     sg_mutex_unlock(b->lock);
     post((struct event){.kind = EV_READY, .step = step, .index = index});
 }
@@ -435,6 +442,34 @@ static void final_here(struct light *L, size_t step)
     sg_cond_notify_all(L->cond);
 }
 
+/* The representative's work between two of its times: under its turns where they are charged, those of one
+ * core (a turn stops that core's task for the whole slice) or, with core -1, a share of all of them. */
+static double rep_work(const struct board *b, double from_s, double to_s, int core)
+{
+    return b->charged ? dahl_progress_work_s(from_s, to_s, b->rep, b->ncores, core) : to_s - from_s;
+}
+
+/* When a light rank starting at from_s has done that work, under its own turns (of core, as rep_work). */
+static double advance(const struct light *L, double from_s, double work_s, int core)
+{
+    const struct board *b = L->b;
+    return b->charged ? dahl_progress_turned_s(from_s, work_s, L->rank, b->ncores, core) : from_s + work_s;
+}
+
+/* The core a light rank's accumulate runs on. StarPU-MPI's thread releases it when the child's partial sum
+ * has come, and lws pushes a task from a thread that is no worker to its workers in turn, a turn every
+ * other such push moves too (the submitting thread's): in the full simulation each rank's accumulates land
+ * on cores no rank shares, and where the thread takes turns one stopped for a slice holds up the tree above
+ * it. A light rank draws its core from (rank, step, gradient, level), the same every run. */
+static int accumulate_core(const struct light *L, size_t step, int index, int level)
+{
+    if (!L->b->charged || L->b->ncores <= 0)
+        return -1;
+    uint64_t h = ((uint64_t)L->rank * 1000003u + (uint64_t)step * 7919u + (uint64_t)index * 131u + (uint64_t)level) *
+                 0x9E3779B97F4A7C15u;
+    return (int)((h >> 33) % (uint64_t)L->b->ncores);
+}
+
 /* The binomial tree of dahl_allreduce_submit, seen from rank r of size: reduce to rank 0, then broadcast. */
 static void exchange(struct light *L, size_t step, int index, size_t bytes, double accumulate_s)
 {
@@ -446,8 +481,8 @@ static void exchange(struct light *L, size_t step, int index, size_t bytes, doub
         }
         if (r + s < size) {
             recv_from(L, r + s, dahl_allreduce_tag(step, index, 0, level));
-            if (accumulate_s > 0) /* the child's partial sum added in */
-                sg_actor_sleep_for(accumulate_s);
+            if (accumulate_s > 0) /* the child's partial sum added in, on a core under its turns */
+                sg_actor_sleep_until(advance(L, simgrid_get_clock(), accumulate_s, accumulate_core(L, step, index, level)));
         }
     }
     int top = 1;
@@ -507,19 +542,6 @@ static double step_start(struct board *b, sg_cond_t cond, struct steps *st, size
     return s;
 }
 
-/* The representative's work between two of its times: under its turns where they are charged. */
-static double rep_work(const struct board *b, double from_s, double to_s)
-{
-    return b->charged ? dahl_progress_work_s(from_s, to_s, b->rep, b->ncores) : to_s - from_s;
-}
-
-/* When a light rank starting at from_s has done that work, under its own turns. */
-static double advance(const struct light *L, double from_s, double work_s)
-{
-    const struct board *b = L->b;
-    return b->charged ? dahl_progress_turned_s(from_s, work_s, L->rank, b->ncores) : from_s + work_s;
-}
-
 /* One gradient's exchange on a light rank, from its time on. */
 static void gradient(int argc, char **argv)
 {
@@ -566,11 +588,12 @@ static void follow(int argc, char **argv)
             /* The representative's gradient is ready: this rank's is after the same work from its own start. */
             double mine = step_start(b, L->cond, &L->st, e.step);
             double ready = b->ready_s[e.step * GRADS + (size_t)e.index];
+            int core = b->ready_core[e.step * GRADS + (size_t)e.index];
             struct job *j = malloc(sizeof(*j));
             if (j == NULL)
                 abort();
             *j = (struct job){.L = L, .step = e.step, .index = e.index,
-                              .when_s = advance(L, mine, rep_work(b, step_start(b, b->cond, &b->st, e.step), ready))};
+                              .when_s = advance(L, mine, rep_work(b, step_start(b, b->cond, &b->st, e.step), ready, core), core)};
             L->running++;
             start_actor("light-gradient", gradient, j);
         } else {
@@ -749,9 +772,9 @@ void dahl_light_post_grad(size_t step, int index, size_t n, double accumulate_s)
     (void)step, (void)index, (void)n, (void)accumulate_s;
 }
 
-void dahl_light_post_ready(size_t step, int index)
+void dahl_light_post_ready(size_t step, int index, int core)
 {
-    (void)step, (void)index;
+    (void)step, (void)index, (void)core;
 }
 
 void dahl_light_post_done(size_t step, int index)

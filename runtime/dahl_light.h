@@ -29,12 +29,12 @@ int dahl_light_rep_of(int r);
 int dahl_light_count(void);
 
 /* The representative's side (dahl_mpi.c), no-ops elsewhere: a new step; gradient index of n floats
- * submitted, its accumulate taking accumulate_s on a worker; ready (its sum may start) now; it holds the sum
- * of every rank's now;
+ * submitted, its accumulate taking accumulate_s on a worker; ready (its sum may start) now, made so by the
+ * CPU worker of that core (-1: no CPU worker); it holds the sum of every rank's now;
  * a barrier about to be entered, and left now; the end of training. "Now": SimGrid's clock. */
 void dahl_light_post_step(size_t step);
 void dahl_light_post_grad(size_t step, int index, size_t n, double accumulate_s);
-void dahl_light_post_ready(size_t step, int index);
+void dahl_light_post_ready(size_t step, int index, int core);
 void dahl_light_post_done(size_t step, int index);
 void dahl_light_post_barrier(void);
 void dahl_light_post_barrier_left(void);

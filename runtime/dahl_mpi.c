@@ -320,8 +320,11 @@ static void mark_time(void *arg)
         ar->start_us[m->step] = now;
     }
     pthread_mutex_unlock(&ar->lock);
-    if (!m->end) /* representative ranks: the gradient is ready, for the light ranks to follow */
-        dahl_light_post_ready(m->step, m->index);
+    if (!m->end) { /* representative ranks: the gradient is ready, for the light ranks to follow */
+        int worker = starpu_worker_get_id();
+        int core = worker >= 0 && starpu_worker_get_type(worker) == STARPU_CPU_WORKER ? worker : -1;
+        dahl_light_post_ready(m->step, m->index, core);
+    }
     starpu_data_release_on_node(m->handle, STARPU_ACQUIRE_NO_NODE);
     free(m);
 }

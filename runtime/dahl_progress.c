@@ -96,31 +96,33 @@ static double phase_of(int rank, int ncores)
 #if DAHL_SIMULATED && DAHL_MPI
 /* The workers' progress under the turns: in a slice where the thread holds a core, one of the ncores workers
  * waits (rate (ncores - 1) / ncores); in its own waiting slice they all run (rate 1). */
-static double slice_rate(long k, int ncores)
+static double slice_rate(long k, int ncores, int core)
 {
+    if (core >= 0)
+        return k == core ? 0.0 : 1.0;
     return k < ncores ? (double)(ncores - 1) / ncores : 1.0;
 }
 
 /* The work done by time t (seconds of all workers busy) since a fixed origin, for phase phase_s. */
-static double work_at(double t, double phase_s, int ncores)
+static double work_at(double t, double phase_s, int ncores, int core)
 {
     double period = SLICE_S * (ncores + 1), u = t + phase_s;
     double periods = floor(u / period), in = u - periods * period, w = periods * SLICE_S * ncores;
     for (long k = 0; k <= ncores && in > 0; k++) {
         double d = in < SLICE_S ? in : SLICE_S;
-        w += d * slice_rate(k, ncores);
+        w += d * slice_rate(k, ncores, core);
         in -= d;
     }
     return w;
 }
 
 /* The time at which work_at reaches w (the first such time). */
-static double time_of_work(double w, double phase_s, int ncores)
+static double time_of_work(double w, double phase_s, int ncores, int core)
 {
     double per = SLICE_S * ncores, period = SLICE_S * (ncores + 1);
     double periods = floor(w / per), left = w - periods * per, t = periods * period;
     for (long k = 0; k <= ncores && left > 1e-15; k++) {
-        double r = slice_rate(k, ncores), full = SLICE_S * r;
+        double r = slice_rate(k, ncores, core), full = SLICE_S * r;
         if (left <= full && r > 0)
             return t + left / r - phase_s;
         left -= full;
@@ -130,24 +132,24 @@ static double time_of_work(double w, double phase_s, int ncores)
 }
 #endif
 
-double dahl_progress_turned_s(double from_s, double work_s, int rank, int ncores)
+double dahl_progress_turned_s(double from_s, double work_s, int rank, int ncores, int core)
 {
 #if DAHL_SIMULATED && DAHL_MPI
     double phase = phase_of(rank, ncores);
-    return time_of_work(work_at(from_s, phase, ncores) + work_s, phase, ncores);
+    return time_of_work(work_at(from_s, phase, ncores, core) + work_s, phase, ncores, core);
 #else
-    (void)rank, (void)ncores;
+    (void)rank, (void)ncores, (void)core;
     return from_s + work_s;
 #endif
 }
 
-double dahl_progress_work_s(double from_s, double to_s, int rank, int ncores)
+double dahl_progress_work_s(double from_s, double to_s, int rank, int ncores, int core)
 {
 #if DAHL_SIMULATED && DAHL_MPI
     double phase = phase_of(rank, ncores);
-    return work_at(to_s, phase, ncores) - work_at(from_s, phase, ncores);
+    return work_at(to_s, phase, ncores, core) - work_at(from_s, phase, ncores, core);
 #else
-    (void)rank, (void)ncores;
+    (void)rank, (void)ncores, (void)core;
     return to_s - from_s;
 #endif
 }

@@ -49,9 +49,11 @@ bool dahl_progress_takes_turns(void);
 double dahl_progress_turn_wait_s(double t, int rank, int ncores);
 /* Simulation, a charged thread on ncores cores: the workers' work (seconds of them all busy) between from_s
  * and to_s on rank `rank`, its turns taken out; and when rank `rank`, starting at from_s, has done work_s of
- * it. A light rank (dahl_light.h) replays its representative's work under its own turns so. */
-double dahl_progress_work_s(double from_s, double to_s, int rank, int ncores);
-double dahl_progress_turned_s(double from_s, double work_s, int rank, int ncores);
+ * it. With core in [0, ncores) the work is that one core's, which a turn stops for the whole slice; with
+ * core -1 it is all the cores', a share of which each turn takes. A light rank (dahl_light.h) replays its
+ * representative's work under its own turns so. */
+double dahl_progress_work_s(double from_s, double to_s, int rank, int ncores, int core);
+double dahl_progress_turned_s(double from_s, double work_s, int rank, int ncores, int core);
 /* Whether this rank's thread is charged on its cores (dahl_progress_start), and how many. */
 bool dahl_progress_charged(int *ncores);
 
