@@ -129,6 +129,7 @@ _Static_assert(sizeof(struct envelope) == 32, "StarPU-MPI's envelope is 32 bytes
 #define TAG_DATA 43
 #define STOP 77
 #define GRADS 256
+#define LEVELS 16
 
 enum event_kind { EV_STEP, EV_GRAD, EV_READY, EV_BARRIER, EV_END };
 struct event {
@@ -146,6 +147,7 @@ struct steps {
     size_t cap;
     double *floor_s, *done_s;
     int *ngrads, *ndone;
+    double *sum_s; /* [step * GRADS + index]: when that gradient held the sum of every rank's, NAN before */
 };
 
 struct arrival {
@@ -180,6 +182,9 @@ struct light {
     int rank, size;
     size_t n[256];        /* per gradient index: floats */
     double accumulate_s[256]; /* per gradient index: its accumulate's time */
+    size_t lag_step;              /* start_lag's last answer, for that step (lag_set) */
+    double lag_s;
+    bool lag_set;
     double barrier_left_s;
     long barriers; /* barriers the proxy went through */
     struct steps st;
@@ -202,6 +207,10 @@ struct board {
     size_t nev, evcap;
     struct steps st;
     double *ready_s; /* [step * GRADS + index]: NAN until ready */
+    double *starts[GRADS / 2]; /* per layer: when each of its tasks started (not its updates) */
+    const void *acc_tmp[GRADS][LEVELS]; /* the buffer gradient index's partial sum of level comes into */
+    double acc_wait_s[GRADS][LEVELS];   /* its last accumulate's wait for a worker, from ready to start */
+    size_t nstarts[GRADS / 2], startcap[GRADS / 2];
     int *ready_core;  /* [step * GRADS + index]: the worker's core that made it ready, -1 if none */
     double barrier_left_s;
     struct light *lights[MAX_RANKS];
@@ -233,6 +242,10 @@ static void steps_reserve(struct steps *st, size_t s)
     st->ngrads = grow(st->ngrads, &cap, s + 1, sizeof(int));
     cap = old;
     st->ndone = grow(st->ndone, &cap, s + 1, sizeof(int));
+    size_t scap = old * GRADS;
+    st->sum_s = grow(st->sum_s, &scap, cap * GRADS, sizeof(double));
+    for (size_t i = old * GRADS; i < cap * GRADS; i++)
+        st->sum_s[i] = NAN;
     for (size_t i = old; i < cap; i++) {
         st->floor_s[i] = -INFINITY;
         st->done_s[i] = -INFINITY;
@@ -337,9 +350,42 @@ void dahl_light_post_ready(size_t step, int index, int core)
     post((struct event){.kind = EV_READY, .step = step, .index = index});
 }
 
+void dahl_light_post_tmp(int index, int level, const void *tmp)
+{
+    struct board *b = my_board;
+    if (b == NULL || index < 0 || index >= GRADS || level < 0 || level >= LEVELS)
+        return;
+    sg_mutex_lock(b->lock);
+    b->acc_tmp[index][level] = tmp;
+    sg_mutex_unlock(b->lock);
+}
+
+void dahl_light_post_accumulate(const void *src, double wait_s)
+{
+    struct board *b = my_board;
+    if (b == NULL || src == NULL)
+        return;
+    sg_mutex_lock(b->lock);
+    for (int i = 0; i < GRADS; i++)
+        for (int l = 0; l < LEVELS; l++)
+            if (b->acc_tmp[i][l] == src)
+                b->acc_wait_s[i][l] = wait_s;
+    sg_mutex_unlock(b->lock);
+}
+
+void dahl_light_post_task_start(int layer, double start_s)
+{
+    struct board *b = my_board;
+    if (b == NULL || layer < 0 || layer >= GRADS / 2)
+        return;
+    sg_mutex_lock(b->lock);
+    b->starts[layer] = grow(b->starts[layer], &b->startcap[layer], b->nstarts[layer] + 1, sizeof(double));
+    b->starts[layer][b->nstarts[layer]++] = start_s;
+    sg_mutex_unlock(b->lock);
+}
+
 void dahl_light_post_done(size_t step, int index)
 {
-    (void)index;
     double t_s = simgrid_get_clock();
     struct board *b = my_board;
     if (b == NULL)
@@ -349,6 +395,8 @@ void dahl_light_post_done(size_t step, int index)
         if (t_s > b->st.done_s[step])
             b->st.done_s[step] = t_s;
         b->st.ndone[step]++;
+        if (index >= 0 && index < GRADS)
+            b->st.sum_s[step * GRADS + (size_t)index] = t_s;
     }
     sg_cond_notify_all(b->cond);
     sg_mutex_unlock(b->lock);
@@ -433,12 +481,13 @@ static void recv_from(struct light *L, int peer, int64_t tag)
 }
 
 /* The gradient holds the sum of every rank's (board locked): what the rank's update waits for. */
-static void final_here(struct light *L, size_t step)
+static void final_here(struct light *L, size_t step, int index)
 {
     double t = simgrid_get_clock();
     if (t > L->st.done_s[step])
         L->st.done_s[step] = t;
     L->st.ndone[step]++;
+    L->st.sum_s[step * GRADS + (size_t)index] = t;
     sg_cond_notify_all(L->cond);
 }
 
@@ -481,8 +530,14 @@ static void exchange(struct light *L, size_t step, int index, size_t bytes, doub
         }
         if (r + s < size) {
             recv_from(L, r + s, dahl_allreduce_tag(step, index, 0, level));
-            if (accumulate_s > 0) /* the child's partial sum added in, on a core under its turns */
+            if (accumulate_s > 0) { /* the child's partial sum added in: a wait for a worker, then on a core under its turns */
+                sg_mutex_lock(L->b->lock);
+                double wait = level < LEVELS ? L->b->acc_wait_s[index][level] : 0.0;
+                sg_mutex_unlock(L->b->lock);
+                if (wait > 0)
+                    sg_actor_sleep_for(wait);
                 sg_actor_sleep_until(advance(L, simgrid_get_clock(), accumulate_s, accumulate_core(L, step, index, level)));
+            }
         }
     }
     int top = 1;
@@ -498,7 +553,7 @@ static void exchange(struct light *L, size_t step, int index, size_t bytes, doub
             sg_mutex_unlock(L->b->lock);
             recv_from(L, r - t, dahl_allreduce_tag(step, index, 1, level));
             sg_mutex_lock(L->b->lock);
-            final_here(L, step);
+            final_here(L, step, index);
             final = true;
         } else if ((r & (2 * t - 1)) == 0 && r + t < size && nsend < 16) {
             p[nsend] = (struct pending){.posted = false};
@@ -508,7 +563,7 @@ static void exchange(struct light *L, size_t step, int index, size_t bytes, doub
         }
     }
     if (!final) /* rank 0 only, never light */
-        final_here(L, step);
+        final_here(L, step, index);
     for (int i = 0; i < nsend; i++)
         while (!p[i].posted)
             sg_cond_wait(L->cond, L->b->lock);
@@ -566,6 +621,55 @@ static void gradient(int argc, char **argv)
     free(j);
 }
 
+/* The first start of a task of layer i at or after t_s on the representative (its updates left out),
+ * INFINITY if none yet. */
+static double first_start(const struct board *b, int i, double t_s)
+{
+    double first = INFINITY;
+    for (size_t k = 0; k < b->nstarts[i]; k++)
+        if (b->starts[i][k] >= t_s - 1e-12 && b->starts[i][k] < first)
+            first = b->starts[i][k];
+    return first;
+}
+
+/* How much later than its representative a light rank does step `step`'s work, both having every sum of the
+ * step before (upper: how much later its last sum came, the lag when a barrier starts the step). A layer's
+ * forward waits for its parameters' sums and for the layer before, so a light rank's last sum does not hold
+ * up its whole step: with d_i how much later layer i's parameters were summed here and s_i how long after
+ * its own sum the representative started layer i's first task (its slack), the lag is the largest d_i - s_i
+ * (max-plus: the representative's path from a sum to the layer's start is at most s_i). Its layers with no
+ * parameters follow. */
+static double start_lag(struct light *L, size_t step, double upper)
+{
+    const struct board *b = L->b;
+    if (step == 0 || L->st.floor_s[step] >= L->st.done_s[step - 1] || b->st.floor_s[step] >= b->st.done_s[step - 1])
+        return upper;
+    if (L->lag_set && L->lag_step == step)
+        return L->lag_s;
+    double lag = -INFINITY;
+    for (int i = 0; i < GRADS / 2; i++) {
+        double mine = -INFINITY, theirs = -INFINITY;
+        for (int h = 2 * i; h <= 2 * i + 1; h++) {
+            double m = L->st.sum_s[(step - 1) * GRADS + (size_t)h], t = b->st.sum_s[(step - 1) * GRADS + (size_t)h];
+            if (isnan(m) || isnan(t))
+                continue;
+            mine = m > mine ? m : mine;
+            theirs = t > theirs ? t : theirs;
+        }
+        if (!isfinite(theirs))
+            continue;
+        double f = first_start(b, i, theirs);
+        if (!isfinite(f))
+            return upper;
+        double l = (mine - theirs) - (f - theirs);
+        lag = l > lag ? l : lag;
+    }
+    L->lag_step = step;
+    L->lag_s = isfinite(lag) && lag < upper ? lag : upper;
+    L->lag_set = true;
+    return L->lag_s;
+}
+
 /* The representative's events in order (an actor of the light rank; the proxy posts its requests). */
 static void follow(int argc, char **argv)
 {
@@ -585,15 +689,17 @@ static void follow(int argc, char **argv)
             L->n[e.index] = e.n;
             L->accumulate_s[e.index] = e.accumulate_s;
         } else if (e.kind == EV_READY) {
-            /* The representative's gradient is ready: this rank's is after the same work from its own start. */
+            /* The representative's gradient is ready: this rank's is after the same work, started start_lag later. */
             double mine = step_start(b, L->cond, &L->st, e.step);
+            double theirs = step_start(b, b->cond, &b->st, e.step);
+            mine = theirs + start_lag(L, e.step, mine - theirs);
             double ready = b->ready_s[e.step * GRADS + (size_t)e.index];
             int core = b->ready_core[e.step * GRADS + (size_t)e.index];
             struct job *j = malloc(sizeof(*j));
             if (j == NULL)
                 abort();
             *j = (struct job){.L = L, .step = e.step, .index = e.index,
-                              .when_s = advance(L, mine, rep_work(b, step_start(b, b->cond, &b->st, e.step), ready, core), core)};
+                              .when_s = advance(L, mine, rep_work(b, theirs, ready, core), core)};
             L->running++;
             start_actor("light-gradient", gradient, j);
         } else {
@@ -738,9 +844,17 @@ double dahl_light_shift_us(int r, size_t step)
     struct light *L = b != NULL ? b->lights[r] : NULL;
     if (L == NULL || step >= L->st.cap || step >= b->st.cap)
         return 0.0;
+    /* Rank 0 asks as soon as its own steps are done: the light rank, reached later by the broadcast, may
+     * still be receiving its last sums, and its done time is the last one's. */
+    sg_mutex_lock(b->lock);
+    while (b->st.ndone[step] < b->st.ngrads[step])
+        sg_cond_wait(b->cond, b->lock);
+    while (L->st.ndone[step] < b->st.ngrads[step])
+        sg_cond_wait(L->cond, b->lock);
     /* From where each left the epoch's barrier: the floor of the step, set by that barrier. */
     double mine = L->st.done_s[step] - L->st.floor_s[step];
     double theirs = b->st.done_s[step] - b->st.floor_s[step];
+    sg_mutex_unlock(b->lock);
     return (mine - theirs) * 1e6;
 }
 
@@ -780,6 +894,21 @@ void dahl_light_post_ready(size_t step, int index, int core)
 void dahl_light_post_done(size_t step, int index)
 {
     (void)step, (void)index;
+}
+
+void dahl_light_post_task_start(int layer, double start_s)
+{
+    (void)layer, (void)start_s;
+}
+
+void dahl_light_post_tmp(int index, int level, const void *tmp)
+{
+    (void)index, (void)level, (void)tmp;
+}
+
+void dahl_light_post_accumulate(const void *src, double wait_s)
+{
+    (void)src, (void)wait_s;
 }
 
 void dahl_light_post_barrier(void)

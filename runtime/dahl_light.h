@@ -36,6 +36,12 @@ void dahl_light_post_step(size_t step);
 void dahl_light_post_grad(size_t step, int index, size_t n, double accumulate_s);
 void dahl_light_post_ready(size_t step, int index, int core);
 void dahl_light_post_done(size_t step, int index);
+/* Also the representative's, from its tasks' timing (dahl_profile.c): a task of layer `layer` (not an
+ * update) started at start_s; gradient index's partial sum from tree level `level` comes into buffer tmp (a
+ * StarPU handle, compared only); an accumulate from src waited wait_s between ready and started. */
+void dahl_light_post_task_start(int layer, double start_s);
+void dahl_light_post_tmp(int index, int level, const void *tmp);
+void dahl_light_post_accumulate(const void *src, double wait_s);
 void dahl_light_post_barrier(void);
 void dahl_light_post_barrier_left(void);
 void dahl_light_post_end(void);

@@ -315,7 +315,7 @@ static void mark_time(void *arg)
     if (m->end) {
         if (now > ar->end_us[m->step])
             ar->end_us[m->step] = now;
-        dahl_light_post_done(m->step, 0); /* representative ranks: the sum is here */
+        dahl_light_post_done(m->step, m->index); /* representative ranks: the sum is here */
     } else if (now < ar->start_us[m->step]) {
         ar->start_us[m->step] = now;
     }
@@ -389,6 +389,7 @@ int dahl_allreduce_submit(struct dahl_allreduce *ar, int index, starpu_data_hand
                 ar->tmp[index][level] = dahl_tensor_create(1, (const int[]){(int)n});
                 if (ar->tmp[index][level] == NULL)
                     return -ENOMEM;
+                dahl_light_post_tmp(index, level, dahl_tensor_handle(ar->tmp[index][level]));
             }
             starpu_data_handle_t tmp = dahl_tensor_handle(ar->tmp[index][level]);
             DAHL_CHECK_STARPU(irecv(tmp, base + rank + s, tag_of(step, index, 0, level)));

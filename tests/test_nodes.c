@@ -540,8 +540,9 @@ Test(nodes, four_ranks_reduce_along_a_binomial_tree, .timeout = 600)
 }
 
 /* Representative ranks (runtime/dahl_light.h): on 8 nodes, StarPU on one rank per role in the tree (the root,
- * 4 with two partial sums to add, 2 with one, 1 with none), the 4 others light; the makespan near the full
- * simulation's (the progression thread on a core of its own, where the symmetry holds), deterministic. */
+ * 4 with two partial sums to add, 2 with one, 1 with none), the 4 others light; the makespan within 1 % of
+ * the full simulation's (the progression thread on a core of its own, where the symmetry holds; 0.07 % when
+ * written), deterministic. */
 Test(nodes, representative_ranks_stand_for_the_others, .timeout = 600)
 {
     const char *json = "{" TINY ", \"scheduler\": \"lws\", \"nodes\": 8, \"mpi_progress_core\": \"dedicated\"";
@@ -558,7 +559,7 @@ Test(nodes, representative_ranks_stand_for_the_others, .timeout = 600)
     cr_assert_eq(cJSON_GetArraySize(item(a, "nodes_detail")), 8);
     cr_assert_eq(cJSON_GetArraySize(item(a, "iteration_times_s")), TINY_STEPS);
     double m = dahl_test_number(a, "makespan_s"), f = dahl_test_number(full, "makespan_s");
-    cr_assert(fabs(m / f - 1) < 0.05, "representatives %.9f s against the full simulation's %.9f s", m, f);
+    cr_assert(fabs(m / f - 1) < 0.01, "representatives %.9f s against the full simulation's %.9f s", m, f);
     cr_assert_eq(m, dahl_test_number(b, "makespan_s"), "two runs differ");
     cJSON_Delete(full);
     cJSON_Delete(a);
