@@ -208,9 +208,9 @@ struct board {
     struct steps st;
     double *ready_s; /* [step * GRADS + index]: NAN until ready */
     double *starts[GRADS / 2]; /* per layer: when each of its tasks started (not its updates) */
+    size_t nstarts[GRADS / 2], startcap[GRADS / 2];
     const void *acc_tmp[GRADS][LEVELS]; /* the buffer gradient index's partial sum of level comes into */
     double acc_wait_s[GRADS][LEVELS];   /* its last accumulate's wait for a worker, from ready to start */
-    size_t nstarts[GRADS / 2], startcap[GRADS / 2];
     int *ready_core;  /* [step * GRADS + index]: the worker's core that made it ready, -1 if none */
     double barrier_left_s;
     struct light *lights[MAX_RANKS];
@@ -530,13 +530,14 @@ static void exchange(struct light *L, size_t step, int index, size_t bytes, doub
         }
         if (r + s < size) {
             recv_from(L, r + s, dahl_allreduce_tag(step, index, 0, level));
-            if (accumulate_s > 0) { /* the child's partial sum added in: a wait for a worker, then on a core under its turns */
+            if (accumulate_s > 0) { /* the child's partial sum added in: a wait for a worker, then its time */
                 sg_mutex_lock(L->b->lock);
                 double wait = level < LEVELS ? L->b->acc_wait_s[index][level] : 0.0;
                 sg_mutex_unlock(L->b->lock);
                 if (wait > 0)
                     sg_actor_sleep_for(wait);
-                sg_actor_sleep_until(advance(L, simgrid_get_clock(), accumulate_s, accumulate_core(L, step, index, level)));
+                int core = accumulate_core(L, step, index, level); /* under that core's turns */
+                sg_actor_sleep_until(advance(L, simgrid_get_clock(), accumulate_s, core));
             }
         }
     }
