@@ -130,6 +130,9 @@ _Static_assert(sizeof(struct envelope) == 32, "StarPU-MPI's envelope is 32 bytes
 #define STOP 77
 #define GRADS 256
 #define LEVELS 16
+#define HISTORY 4096 /* the representative's last tasks kept (a step of the default network has ~740) */
+#define CHAIN 4      /* the tasks before a gradient's ready a light rank replays on their own cores */
+#define SINCE_BINS 6 /* how long a turn had run when a task started: under 30, 60, 100, 200, 1000 us, more */
 
 enum event_kind { EV_STEP, EV_GRAD, EV_READY, EV_BARRIER, EV_END };
 struct event {
@@ -150,11 +153,14 @@ struct steps {
     double *sum_s; /* [step * GRADS + index]: when that gradient held the sum of every rank's, NAN before */
 };
 
+/* A data message whose receive the proxy posted; an actor of its own waits for it. */
 struct arrival {
+    struct light *L;
     int source;
     int64_t tag;
     MPI_Request req;
     void *buf;
+    double seen_s; /* when the progression thread saw it come (in its turn), NAN before */
 };
 
 enum op_kind { OP_SEND, OP_ENVELOPE, OP_BARRIER, OP_STOP };
@@ -174,6 +180,19 @@ struct op {
     struct envelope env;
 };
 
+/* A task the representative ran on a CPU worker: its core; when it was pushed (ready), started and ended. */
+struct ran {
+    int core;
+    double push_s, start_s, end_s;
+};
+
+/* The tasks whose chain made a gradient ready on the representative, oldest first: the task that ended at
+ * the ready time, the one whose end released it (pushed it), and so on, each started in the step. */
+struct chain {
+    int n;
+    struct ran t[CHAIN];
+};
+
 struct board;
 /* A light rank: its proxy's queue, what came, what it knows of each step. Guarded by its board's lock. */
 struct light {
@@ -191,7 +210,7 @@ struct light {
     int running; /* gradient exchanges alive */
     struct op *ops;
     size_t ophead, nops, opcap;
-    struct arrival *arr;
+    struct arrival **arr;
     size_t narr, arrcap;
     MPI_Request env_req; /* the envelope receive posted */
     struct envelope env_in;
@@ -212,6 +231,12 @@ struct board {
     const void *acc_tmp[GRADS][LEVELS]; /* the buffer gradient index's partial sum of level comes into */
     double acc_wait_s[GRADS][LEVELS];   /* its last accumulate's wait for a worker, from ready to start */
     int *ready_core;  /* [step * GRADS + index]: the worker's core that made it ready, -1 if none */
+    struct chain *chains; /* [step * GRADS + index]: n -1 until a light rank asks for it */
+    struct ran history[HISTORY]; /* the last tasks that ran on its CPU workers (a ring), accumulates apart */
+    size_t nhistory;             /* tasks posted so far */
+    long acc_turned[SINCE_BINS], acc_same[SINCE_BINS]; /* accumulates started while a turn held a core, by
+                                                          how long it had, and of those on that core */
+    bool ended; /* training ended: no task will be posted */
     double barrier_left_s;
     struct light *lights[MAX_RANKS];
     double late_s;
@@ -287,6 +312,16 @@ static struct board *board_open(int rep)
 
 /* ---- the representative's side ------------------------------------------------------------------------ */
 
+/* The bin of how long a turn had run when a task started (SINCE_BINS). */
+static int since_bin(double since_s)
+{
+    static const double edges[SINCE_BINS - 1] = {30e-6, 60e-6, 100e-6, 200e-6, 1e-3};
+    int k = 0;
+    while (k < SINCE_BINS - 1 && since_s >= edges[k])
+        k++;
+    return k;
+}
+
 static void post(struct event e)
 {
     struct board *b = my_board;
@@ -301,13 +336,18 @@ static void post(struct event e)
         b->ready_s = grow(b->ready_s, &cap, b->st.cap * GRADS, sizeof(double));
         cap = old * GRADS;
         b->ready_core = grow(b->ready_core, &cap, b->st.cap * GRADS, sizeof(int));
+        cap = old * GRADS;
+        b->chains = grow(b->chains, &cap, b->st.cap * GRADS, sizeof(struct chain));
         for (size_t i = old * GRADS; i < b->st.cap * GRADS; i++) {
             b->ready_s[i] = NAN;
             b->ready_core[i] = -1;
+            b->chains[i].n = -1;
         }
         b->st.floor_s[e.step] = b->barrier_left_s;
     } else if (e.kind == EV_GRAD) {
         b->st.ngrads[e.step]++;
+    } else if (e.kind == EV_END) {
+        b->ended = true;
     }
     b->ev = grow(b->ev, &b->evcap, b->nev + 1, sizeof(*b->ev));
     b->ev[b->nev++] = e;
@@ -360,12 +400,18 @@ void dahl_light_post_tmp(int index, int level, const void *tmp)
     sg_mutex_unlock(b->lock);
 }
 
-void dahl_light_post_accumulate(const void *src, double wait_s)
+void dahl_light_post_accumulate(const void *src, int core, double start_s, double wait_s)
 {
     struct board *b = my_board;
     if (b == NULL || src == NULL)
         return;
     sg_mutex_lock(b->lock);
+    double since;
+    int turned = b->charged ? dahl_progress_turn_core(start_s, b->rep, b->ncores, &since) : -1;
+    if (turned >= 0 && core >= 0) {
+        b->acc_turned[since_bin(since)]++;
+        b->acc_same[since_bin(since)] += core == turned;
+    }
     for (int i = 0; i < GRADS; i++)
         for (int l = 0; l < LEVELS; l++)
             if (b->acc_tmp[i][l] == src)
@@ -373,14 +419,21 @@ void dahl_light_post_accumulate(const void *src, double wait_s)
     sg_mutex_unlock(b->lock);
 }
 
-void dahl_light_post_task_start(int layer, double start_s)
+void dahl_light_post_task(int layer, int core, double push_s, double start_s, double end_s)
 {
     struct board *b = my_board;
-    if (b == NULL || layer < 0 || layer >= GRADS / 2)
+    if (b == NULL || (core < 0 && (layer < 0 || layer >= GRADS / 2)))
         return;
     sg_mutex_lock(b->lock);
-    b->starts[layer] = grow(b->starts[layer], &b->startcap[layer], b->nstarts[layer] + 1, sizeof(double));
-    b->starts[layer][b->nstarts[layer]++] = start_s;
+    if (layer >= 0 && layer < GRADS / 2) {
+        b->starts[layer] = grow(b->starts[layer], &b->startcap[layer], b->nstarts[layer] + 1, sizeof(double));
+        b->starts[layer][b->nstarts[layer]++] = start_s;
+    }
+    if (core >= 0 && b->charged) { /* a light rank replays a chain of them under its turns */
+        b->history[b->nhistory++ % HISTORY] = (struct ran){.core = core, .push_s = push_s, .start_s = start_s,
+                                                           .end_s = end_s};
+        sg_cond_notify_all(b->cond);
+    }
     sg_mutex_unlock(b->lock);
 }
 
@@ -456,28 +509,46 @@ static void send_to(struct light *L, int peer, int64_t tag, size_t bytes)
     gate(L); /* the thread sees the completion in its turn */
 }
 
-/* Waits for the message tagged tag from peer, whose receive the proxy posted when its envelope came. */
+/* Waits for the message tagged tag from peer, whose receive the proxy posted when its envelope came, until
+ * the progression thread has seen it come. A message that came before this rank's own gradient was ready
+ * was seen then, in the thread's turn: what waits for both (an accumulate) starts when the gradient is. */
 static void recv_from(struct light *L, int peer, int64_t tag)
 {
     struct board *b = L->b;
     sg_mutex_lock(b->lock);
-    struct arrival a;
-    for (;;) {
-        size_t i;
-        for (i = 0; i < L->narr; i++)
-            if (L->arr[i].source == peer && L->arr[i].tag == tag)
-                break;
-        if (i < L->narr) {
-            a = L->arr[i];
-            L->arr[i] = L->arr[--L->narr];
-            break;
-        }
-        sg_cond_wait(L->cond, b->lock);
+    struct arrival *a = NULL;
+    while (a == NULL) {
+        for (size_t i = 0; i < L->narr && a == NULL; i++)
+            if (L->arr[i]->source == peer && L->arr[i]->tag == tag) {
+                a = L->arr[i];
+                L->arr[i] = L->arr[--L->narr];
+            }
+        if (a == NULL)
+            sg_cond_wait(L->cond, b->lock);
     }
+    while (isnan(a->seen_s))
+        sg_cond_wait(L->cond, b->lock);
+    double seen = a->seen_s;
     sg_mutex_unlock(b->lock);
-    MPI_Wait(&a.req, MPI_STATUS_IGNORE);
-    SMPI_SHARED_FREE(a.buf);
-    gate(L);
+    free(a);
+    if (seen > simgrid_get_clock())
+        sg_actor_sleep_until(seen);
+}
+
+/* An actor per data message: waits for it to come; the thread sees it in its turn. */
+static void arrival_wait(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    struct arrival *a = sg_actor_self_get_data();
+    struct light *L = a->L;
+    MPI_Wait(&a->req, MPI_STATUS_IGNORE);
+    SMPI_SHARED_FREE(a->buf);
+    double t = simgrid_get_clock();
+    double seen = t + (L->b->charged ? dahl_progress_turn_wait_s(t, L->rank, L->b->ncores) : 0.0);
+    sg_mutex_lock(L->b->lock);
+    a->seen_s = seen;
+    sg_cond_notify_all(L->cond);
+    sg_mutex_unlock(L->b->lock);
 }
 
 /* The gradient holds the sum of every rank's (board locked): what the rank's update waits for. */
@@ -505,18 +576,39 @@ static double advance(const struct light *L, double from_s, double work_s, int c
     return b->charged ? dahl_progress_turned_s(from_s, work_s, L->rank, b->ncores, core) : from_s + work_s;
 }
 
-/* The core a light rank's accumulate runs on. StarPU-MPI's thread releases it when the child's partial sum
- * has come, and lws pushes a task from a thread that is no worker to its workers in turn, a turn every
- * other such push moves too (the submitting thread's): in the full simulation each rank's accumulates land
- * on cores no rank shares, and where the thread takes turns one stopped for a slice holds up the tree above
- * it. A light rank draws its core from (rank, step, gradient, level), the same every run. */
-static int accumulate_core(const struct light *L, size_t step, int index, int level)
+/* The core a light rank's accumulate starting at t runs on (board locked). StarPU-MPI's thread releases it
+ * when the child's partial sum has come, and which worker takes it depends on every other push (the
+ * submitting thread's too): in the full simulation each rank's accumulates land on cores no rank shares,
+ * and where the thread takes turns one stopped for a slice holds up the tree above it. Whether a task
+ * started in a turn runs on the core the turn holds depends on how long the turn has run: in a 64-node
+ * Fashion-MNIST full simulation, 91 % of the accumulates started in its first 10 us (most of them released
+ * by a task the turn before had stopped, and stopped in turn; none started between 10 and 40 us), 12 % of
+ * those started later. The
+ * representative counts how often by that time, and a light rank draws from (rank, step, gradient, level),
+ * the same every run, whether it is that core and, if not, which. */
+static int draw_core(const struct light *L, uint64_t key, double t, const long *turned_n, const long *same_n)
 {
-    if (!L->b->charged || L->b->ncores <= 0)
+    const struct board *b = L->b;
+    uint64_t h = ((uint64_t)L->rank * 1000003u + key) * 0x9E3779B97F4A7C15u;
+    double since;
+    int turned = dahl_progress_turn_core(t, L->rank, b->ncores, &since);
+    if (turned < 0 || b->ncores < 2)
+        return (int)((h >> 33) % (uint64_t)b->ncores);
+    int k = since_bin(since);
+    double same = turned_n[k] > 0 ? (double)same_n[k] / (double)turned_n[k] : 1.0 / b->ncores;
+    if ((double)(h >> 11) * 0x1p-53 < same)
+        return turned;
+    int other = (int)(((h * 0x9E3779B97F4A7C15u) >> 33) % (uint64_t)(b->ncores - 1));
+    return other < turned ? other : other + 1;
+}
+
+static int accumulate_core(const struct light *L, size_t step, int index, int level, double t)
+{
+    const struct board *b = L->b;
+    if (!b->charged || b->ncores <= 0)
         return -1;
-    uint64_t h = ((uint64_t)L->rank * 1000003u + (uint64_t)step * 7919u + (uint64_t)index * 131u + (uint64_t)level) *
-                 0x9E3779B97F4A7C15u;
-    return (int)((h >> 33) % (uint64_t)L->b->ncores);
+    return draw_core(L, (uint64_t)step * 7919u + (uint64_t)index * 131u + (uint64_t)level, t, b->acc_turned,
+                     b->acc_same);
 }
 
 /* The binomial tree of dahl_allreduce_submit, seen from rank r of size: reduce to rank 0, then broadcast. */
@@ -531,13 +623,16 @@ static void exchange(struct light *L, size_t step, int index, size_t bytes, doub
         if (r + s < size) {
             recv_from(L, r + s, dahl_allreduce_tag(step, index, 0, level));
             if (accumulate_s > 0) { /* the child's partial sum added in: a wait for a worker, then its time */
-                sg_mutex_lock(L->b->lock);
-                double wait = level < LEVELS ? L->b->acc_wait_s[index][level] : 0.0;
-                sg_mutex_unlock(L->b->lock);
+                const struct board *b = L->b;
+                sg_mutex_lock(b->lock);
+                double wait = level < LEVELS ? b->acc_wait_s[index][level] : 0.0;
+                sg_mutex_unlock(b->lock);
                 if (wait > 0)
                     sg_actor_sleep_for(wait);
-                int core = accumulate_core(L, step, index, level); /* under that core's turns */
-                sg_actor_sleep_until(advance(L, simgrid_get_clock(), accumulate_s, core));
+                sg_mutex_lock(b->lock);
+                int core = accumulate_core(L, step, index, level, simgrid_get_clock());
+                sg_mutex_unlock(b->lock);
+                sg_actor_sleep_until(advance(L, simgrid_get_clock(), accumulate_s, core)); /* under its turns */
             }
         }
     }
@@ -582,8 +677,80 @@ struct job {
     struct light *L;
     size_t step;
     int index;
-    double when_s;
+    double theirs_s, mine_s; /* where the representative and this rank started the step's work */
 };
+
+/* The representative's latest task that ended at t_s (within 2 ns) on core (any with -1), NULL if none is
+ * in its history. Board locked. */
+static const struct ran *ran_ending(const struct board *b, int core, double t_s)
+{
+    size_t n = b->nhistory < HISTORY ? b->nhistory : HISTORY;
+    for (size_t k = 1; k <= n; k++) {
+        const struct ran *r = &b->history[(b->nhistory - k) % HISTORY];
+        if ((core < 0 || r->core == core) && fabs(r->end_s - t_s) < 2e-9)
+            return r;
+    }
+    return NULL;
+}
+
+/* Whether the representative's worker of core has posted a task that ended after t_s. Board locked. */
+static bool moved_on(const struct board *b, int core, double t_s)
+{
+    size_t n = b->nhistory < HISTORY ? b->nhistory : HISTORY;
+    for (size_t k = 1; k <= n; k++) {
+        const struct ran *r = &b->history[(b->nhistory - k) % HISTORY];
+        if (r->core == core)
+            return r->end_s > t_s + 2e-9;
+    }
+    return false;
+}
+
+/* The chain of tasks that made gradient index of step ready on the representative, started at or after
+ * from_s (its step's start), computed once for its light ranks. The worker's mark callback runs before the
+ * task's own, so the last task's times may not be posted yet: waits (on the board's cond, locked) until they
+ * are, its worker has moved on, or training ended. */
+static const struct chain *chain_of(struct board *b, size_t step, int index, double from_s)
+{
+    struct chain *c = &b->chains[step * GRADS + (size_t)index];
+    int core = b->ready_core[step * GRADS + (size_t)index];
+    double ready = b->ready_s[step * GRADS + (size_t)index];
+    if (c->n < 0 && (!b->charged || core < 0))
+        c->n = 0;
+    const struct ran *x = NULL;
+    while (c->n < 0 && (x = ran_ending(b, core, ready)) == NULL && !b->ended && !moved_on(b, core, ready))
+        sg_cond_wait(b->cond, b->lock);
+    if (c->n >= 0)
+        return c;
+    struct ran back[CHAIN];
+    int n = 0;
+    for (; x != NULL && n < CHAIN && x->start_s >= from_s - 1e-12; x = ran_ending(b, -1, x->push_s))
+        back[n++] = *x;
+    for (int i = 0; i < n; i++)
+        c->t[i] = back[n - 1 - i];
+    c->n = n;
+    return c;
+}
+
+/* When a light rank that started the step's work at mine_s has done what its representative, starting at
+ * theirs_s, had done at ready_s, under its own turns. The work before the chain is all cores' (a turn takes
+ * a share of them: the others' workers go on with other tasks); each task of the chain is its core's, which
+ * a turn stops for the whole slice: the last tasks before a gradient is ready are a chain, and in the full
+ * simulation a turn that catches one holds the gradient up by the slice. A chain of 4 tasks, replayed on
+ * full-simulation data of 64 nodes, gave the last leaf's ready time within 0.4 ms on the mean (-1.2 ms with
+ * the last task's core alone for all the work, -1.3 ms with all cores). */
+static double replay(const struct light *L, const struct chain *c, double theirs_s, double mine_s, double ready_s)
+{
+    const struct board *b = L->b;
+    double t = mine_s, prev = theirs_s;
+    for (int i = 0; i < c->n; i++) {
+        const struct ran *x = &c->t[i];
+        if (x->start_s > prev)
+            t = advance(L, t, rep_work(b, prev, x->start_s, -1), -1);
+        t = advance(L, t, rep_work(b, x->start_s, x->end_s, x->core), x->core);
+        prev = x->end_s;
+    }
+    return advance(L, t, rep_work(b, prev, ready_s, -1), -1);
+}
 
 /* Where a step could start: after the barrier last left and the previous step's last gradient summed. Waits
  * (on cond) until that gradient is known to be the last, every one of the step summed: a representative's
@@ -605,15 +772,17 @@ static void gradient(int argc, char **argv)
     struct job *j = sg_actor_self_get_data();
     struct light *L = j->L;
     struct board *b = L->b;
+    sg_mutex_lock(b->lock);
+    const struct chain *c = chain_of(b, j->step, j->index, j->theirs_s);
+    double when = replay(L, c, j->theirs_s, j->mine_s, b->ready_s[j->step * GRADS + (size_t)j->index]);
     double now = simgrid_get_clock();
-    if (j->when_s > now) {
-        sg_actor_sleep_until(j->when_s);
-    } else if (now - j->when_s > 1e-9) {
-        sg_mutex_lock(b->lock);
-        b->late_s += now - j->when_s;
+    if (now - when > 1e-9) {
+        b->late_s += now - when;
         b->late_grads++;
-        sg_mutex_unlock(b->lock);
     }
+    sg_mutex_unlock(b->lock);
+    if (when > now)
+        sg_actor_sleep_until(when);
     exchange(L, j->step, j->index, L->n[j->index] * sizeof(float), L->accumulate_s[j->index]);
     sg_mutex_lock(b->lock);
     L->running--;
@@ -694,13 +863,10 @@ static void follow(int argc, char **argv)
             double mine = step_start(b, L->cond, &L->st, e.step);
             double theirs = step_start(b, b->cond, &b->st, e.step);
             mine = theirs + start_lag(L, e.step, mine - theirs);
-            double ready = b->ready_s[e.step * GRADS + (size_t)e.index];
-            int core = b->ready_core[e.step * GRADS + (size_t)e.index];
             struct job *j = malloc(sizeof(*j));
             if (j == NULL)
                 abort();
-            *j = (struct job){.L = L, .step = e.step, .index = e.index,
-                              .when_s = advance(L, mine, rep_work(b, theirs, ready, core), core)};
+            *j = (struct job){.L = L, .step = e.step, .index = e.index, .theirs_s = theirs, .mine_s = mine};
             L->running++;
             start_actor("light-gradient", gradient, j);
         } else {
@@ -768,10 +934,14 @@ static void proxy(struct light *L)
                 break;
             }
             gate(L);
-            struct arrival a = {.source = op.peer, .tag = op.env.data_tag};
-            a.buf = SMPI_SHARED_MALLOC(op.env.size > 0 ? (size_t)op.env.size : 1);
-            MPI_Irecv(a.buf, (int)op.env.size, MPI_BYTE, a.source, TAG_DATA, MPI_COMM_WORLD, &a.req);
+            struct arrival *a = malloc(sizeof(*a));
+            if (a == NULL)
+                abort();
+            *a = (struct arrival){.L = L, .source = op.peer, .tag = op.env.data_tag, .seen_s = NAN};
+            a->buf = SMPI_SHARED_MALLOC(op.env.size > 0 ? (size_t)op.env.size : 1);
+            MPI_Irecv(a->buf, (int)op.env.size, MPI_BYTE, a->source, TAG_DATA, MPI_COMM_WORLD, &a->req);
             post_envelope_recv(L);
+            start_actor("light-arrival", arrival_wait, a);
             sg_mutex_lock(b->lock);
             L->arr = grow(L->arr, &L->arrcap, L->narr + 1, sizeof(*L->arr));
             L->arr[L->narr++] = a;
@@ -897,9 +1067,9 @@ void dahl_light_post_done(size_t step, int index)
     (void)step, (void)index;
 }
 
-void dahl_light_post_task_start(int layer, double start_s)
+void dahl_light_post_task(int layer, int core, double push_s, double start_s, double end_s)
 {
-    (void)layer, (void)start_s;
+    (void)layer, (void)core, (void)push_s, (void)start_s, (void)end_s;
 }
 
 void dahl_light_post_tmp(int index, int level, const void *tmp)
@@ -907,9 +1077,9 @@ void dahl_light_post_tmp(int index, int level, const void *tmp)
     (void)index, (void)level, (void)tmp;
 }
 
-void dahl_light_post_accumulate(const void *src, double wait_s)
+void dahl_light_post_accumulate(const void *src, int core, double start_s, double wait_s)
 {
-    (void)src, (void)wait_s;
+    (void)src, (void)core, (void)start_s, (void)wait_s;
 }
 
 void dahl_light_post_barrier(void)

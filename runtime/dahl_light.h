@@ -36,12 +36,14 @@ void dahl_light_post_step(size_t step);
 void dahl_light_post_grad(size_t step, int index, size_t n, double accumulate_s);
 void dahl_light_post_ready(size_t step, int index, int core);
 void dahl_light_post_done(size_t step, int index);
-/* Also the representative's, from its tasks' timing (dahl_profile.c): a task of layer `layer` (not an
- * update) started at start_s; gradient index's partial sum from tree level `level` comes into buffer tmp (a
- * StarPU handle, compared only); an accumulate from src waited wait_s between ready and started. */
-void dahl_light_post_task_start(int layer, double start_s);
+/* Also the representative's, from its tasks' timing (dahl_profile.c): a task, not an accumulate, pushed
+ * (ready) at push_s, ran from start_s to end_s on the CPU worker of core `core` (-1: no CPU worker), for
+ * layer `layer` (-1 for an update or a zeroing); gradient index's partial sum from tree level `level` comes
+ * into buffer tmp (a StarPU handle, compared only); an accumulate from src started at start_s on core's
+ * worker, having waited wait_s for one since it was ready. */
+void dahl_light_post_task(int layer, int core, double push_s, double start_s, double end_s);
 void dahl_light_post_tmp(int index, int level, const void *tmp);
-void dahl_light_post_accumulate(const void *src, double wait_s);
+void dahl_light_post_accumulate(const void *src, int core, double start_s, double wait_s);
 void dahl_light_post_barrier(void);
 void dahl_light_post_barrier_left(void);
 void dahl_light_post_end(void);

@@ -309,26 +309,30 @@ static void sample_memory(void)
         prof.app_peak = app;
 }
 
-/* Representative ranks (dahl_light.h): when a layer's task started, and how long an accumulate waited for a
- * worker. Posted without the lock: the board's is a simulated one, whose wait lets other actors run. */
+/* Representative ranks (dahl_light.h): when each task was pushed, started and ended, and on which core;
+ * how long an accumulate waited for a worker. Posted without the lock: the board's is a simulated one,
+ * whose wait lets other actors run. */
 static void post_to_light_ranks(struct starpu_task *task)
 {
     if (task == NULL || task->profiling_info == NULL || task->name == NULL || !dahl_light_mode())
         return;
     const struct starpu_profiling_task_info *info = task->profiling_info;
+    int worker = info->workerid;
+    int core = worker >= 0 && starpu_worker_get_type(worker) == STARPU_CPU_WORKER ? worker : -1;
+    double start_s = ts_us(&info->start_time) * 1e-6, push_s = ts_us(&info->push_end_time) * 1e-6;
     if (strcmp(task->name, "dahl_accumulate") == 0) {
-        dahl_light_post_accumulate(STARPU_TASK_GET_HANDLE(task, 1),
+        dahl_light_post_accumulate(STARPU_TASK_GET_HANDLE(task, 1), core, start_s,
                                    (ts_us(&info->start_time) - ts_us(&info->push_end_time)) * 1e-6);
         return;
     }
-    if (strcmp(task->name, "dahl_sgd_update") == 0 || strcmp(task->name, "dahl_zero") == 0)
-        return;
-    pthread_mutex_lock(&prof.lock);
-    const struct label *label = task_label(task);
-    int layer = label != NULL ? label->layer : -1;
-    pthread_mutex_unlock(&prof.lock);
-    if (layer >= 0)
-        dahl_light_post_task_start(layer, ts_us(&info->start_time) * 1e-6);
+    int layer = -1;
+    if (strcmp(task->name, "dahl_sgd_update") != 0 && strcmp(task->name, "dahl_zero") != 0) {
+        pthread_mutex_lock(&prof.lock);
+        const struct label *label = task_label(task);
+        layer = label != NULL ? label->layer : -1;
+        pthread_mutex_unlock(&prof.lock);
+    }
+    dahl_light_post_task(layer, core, push_s, start_s, ts_us(&info->end_time) * 1e-6);
 }
 
 void dahl_profile_task_done(void *arg)

@@ -166,6 +166,22 @@ double dahl_progress_turn_wait_s(double t, int rank, int ncores)
 #endif
 }
 
+int dahl_progress_turn_core(double t, int rank, int ncores, double *since_s)
+{
+#if DAHL_SIMULATED && DAHL_MPI
+    long k;
+    double end = turn_at_phase(t, phase_of(rank, ncores), ncores, &k);
+    if (since_s != NULL)
+        *since_s = t - (end - SLICE_S);
+    return k < ncores ? (int)k : -1;
+#else
+    (void)t, (void)rank, (void)ncores;
+    if (since_s != NULL)
+        *since_s = 0.0;
+    return -1;
+#endif
+}
+
 #if DAHL_SIMULATED && DAHL_MPI
 
 /* StarPU-MPI's thread wakes up to handle its requests (the patch's hook): out of its turn, it first waits

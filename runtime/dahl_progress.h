@@ -47,6 +47,9 @@ bool dahl_progress_takes_turns(void);
  * waits for its turn (0 in its turn, and natively). The representative ranks' light ranks (dahl_light.h)
  * take the same turns as StarPU-MPI's thread would on them. */
 double dahl_progress_turn_wait_s(double t, int rank, int ncores);
+/* Simulation, the same thread: the core its turn holds at time t, -1 in its waiting slice and natively;
+ * since_s (if not NULL) tells how long that slice has run. */
+int dahl_progress_turn_core(double t, int rank, int ncores, double *since_s);
 /* Simulation, a charged thread on ncores cores: the workers' work (seconds of them all busy) between from_s
  * and to_s on rank `rank`, its turns taken out; and when rank `rank`, starting at from_s, has done work_s of
  * it. With core in [0, ncores) the work is that one core's, which a turn stops for the whole slice; with

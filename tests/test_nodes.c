@@ -566,6 +566,34 @@ Test(nodes, representative_ranks_stand_for_the_others, .timeout = 600)
     cJSON_Delete(b);
 }
 
+/* Where the threads take turns, the light ranks replay their representative's last tasks under their own turns
+ * (runtime/dahl_light.c): on 8 nodes the run ends, repeats to the bit, is slower than with the thread on a core
+ * of its own, and stays near the full simulation (a single run under the turns is one phase's: docs/multinode.md
+ * gives the means over the phases). */
+Test(nodes, representative_ranks_take_their_own_turns, .timeout = 600)
+{
+    const char *json = "{" TINY ", \"scheduler\": \"lws\", \"nodes\": 8, \"mpi_progress_core\": \"shared\"";
+    char with[512], without[512], dedicated[512];
+    snprintf(with, sizeof(with), "%s, \"representative_ranks\": true}", json);
+    snprintf(without, sizeof(without), "%s}", json);
+    snprintf(dedicated, sizeof(dedicated),
+             "{" TINY ", \"scheduler\": \"lws\", \"nodes\": 8, \"mpi_progress_core\": \"dedicated\", "
+             "\"representative_ranks\": true}");
+    cJSON *full = simulate(without, "/tmp/dahl-test-nodes-tf");
+    cJSON *a = simulate(with, "/tmp/dahl-test-nodes-ta");
+    cJSON *b = simulate(with, "/tmp/dahl-test-nodes-tb");
+    cJSON *d = simulate(dedicated, "/tmp/dahl-test-nodes-td");
+    cr_assert_eq(dahl_test_number(item(a, "representative_ranks"), "light"), 4);
+    double m = dahl_test_number(a, "makespan_s"), f = dahl_test_number(full, "makespan_s");
+    cr_assert_eq(m, dahl_test_number(b, "makespan_s"), "two runs differ");
+    cr_assert_gt(m, dahl_test_number(d, "makespan_s"), "the turns cost the light ranks nothing");
+    cr_assert(fabs(m / f - 1) < 0.25, "representatives %.9f s against the full simulation's %.9f s", m, f);
+    cJSON_Delete(full);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(d);
+}
+
 /* With every rank its own representative (node groups of one node) no rank is light, and the run is the full
  * simulation to the bit: the mode adds no simulated time of its own. Where the threads take turns, a barrier's
  * shift at the start moved a makespan by a fifth (docs/multinode.md). */

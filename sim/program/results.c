@@ -83,7 +83,7 @@ static void progress_line(const struct run_state *st)
         printf("MPI progression threads (%s): on cores of their own, nothing charged\n", core);
     if (dahl_engine_is_simulated() && charged > 0 && dahl_light_count() > 0)
         fprintf(stderr, "dahlsim: warning: where the progression threads take turns with the workers, representative "
-                "ranks match the full simulation over where the turns fall (within 8 %% on the mean of 4 phases or "
+                "ranks match the full simulation over where the turns fall (within 9 %% on the mean of 4 phases or "
                 "more, 4 to 64 nodes), not run by run (up to 30 %% apart, docs/multinode.md#representative-ranks); "
                 "\"mpi_progress_core\": \"dedicated\" keeps them within 2 %% (equal shares)\n");
 }
