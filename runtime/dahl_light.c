@@ -409,8 +409,9 @@ void dahl_light_post_accumulate(const void *src, int core, double start_s, doubl
     double since;
     int turned = b->charged ? dahl_progress_turn_core(start_s, b->rep, b->ncores, &since) : -1;
     if (turned >= 0 && core >= 0) {
-        b->acc_turned[since_bin(since)]++;
-        b->acc_same[since_bin(since)] += core == turned;
+        int k = since_bin(since);
+        b->acc_turned[k]++;
+        b->acc_same[k] += core == turned;
     }
     for (int i = 0; i < GRADS; i++)
         for (int l = 0; l < LEVELS; l++)
@@ -468,11 +469,15 @@ void dahl_light_post_barrier_left(void)
 /* ---- a light rank ---------------------------------------------------------------------------------------- */
 
 /* Its progression thread's turn, where its representative's is charged. */
+/* How long the rank's progression thread, woken at t, waits for its turn (0 where it is not charged). */
+static double turn_wait(const struct light *L, double t)
+{
+    return L->b->charged ? dahl_progress_turn_wait_s(t, L->rank, L->b->ncores) : 0.0;
+}
+
 static void gate(struct light *L)
 {
-    if (!L->b->charged)
-        return;
-    double w = dahl_progress_turn_wait_s(simgrid_get_clock(), L->rank, L->b->ncores);
+    double w = turn_wait(L, simgrid_get_clock());
     if (w > 0)
         sg_actor_sleep_for(w);
 }
@@ -544,7 +549,7 @@ static void arrival_wait(int argc, char **argv)
     MPI_Wait(&a->req, MPI_STATUS_IGNORE);
     SMPI_SHARED_FREE(a->buf);
     double t = simgrid_get_clock();
-    double seen = t + (L->b->charged ? dahl_progress_turn_wait_s(t, L->rank, L->b->ncores) : 0.0);
+    double seen = t + turn_wait(L, t);
     sg_mutex_lock(L->b->lock);
     a->seen_s = seen;
     sg_cond_notify_all(L->cond);

@@ -312,7 +312,7 @@ static void sample_memory(void)
 /* Representative ranks (dahl_light.h): when each task was pushed, started and ended, and on which core;
  * how long an accumulate waited for a worker. Posted without the lock: the board's is a simulated one,
  * whose wait lets other actors run. */
-static void post_to_light_ranks(struct starpu_task *task)
+static void post_to_light_ranks(struct starpu_task *task, int layer)
 {
     if (task == NULL || task->profiling_info == NULL || task->name == NULL || !dahl_light_mode())
         return;
@@ -325,47 +325,33 @@ static void post_to_light_ranks(struct starpu_task *task)
                                    (ts_us(&info->start_time) - ts_us(&info->push_end_time)) * 1e-6);
         return;
     }
-    int layer = -1;
-    if (strcmp(task->name, "dahl_sgd_update") != 0 && strcmp(task->name, "dahl_zero") != 0) {
-        pthread_mutex_lock(&prof.lock);
-        const struct label *label = task_label(task);
-        layer = label != NULL ? label->layer : -1;
-        pthread_mutex_unlock(&prof.lock);
-    }
+    if (strcmp(task->name, "dahl_sgd_update") == 0 || strcmp(task->name, "dahl_zero") == 0)
+        layer = -1;
     dahl_light_post_task(layer, core, push_s, start_s, ts_us(&info->end_time) * 1e-6);
 }
 
-void dahl_profile_task_done(void *arg)
+/* The task's bookkeeping (prof.lock held); returns the layer it works for, -1 if none. */
+static int task_done_locked(struct starpu_task *task)
 {
-    (void)arg;
-    struct starpu_task *task = starpu_task_get_current();
-    post_to_light_ranks(task);
-    pthread_mutex_lock(&prof.lock);
     sample_memory();
     const struct label *label = task != NULL ? task_label(task) : NULL;
     if (task != NULL)
         job_task_done(task, label);
-    if (!prof.conf.record_tasks || task == NULL || task->profiling_info == NULL || task->cl == NULL) {
-        pthread_mutex_unlock(&prof.lock);
-        return;
-    }
-    uint64_t job = starpu_task_get_job_id(task);
     int layer = label != NULL ? label->layer : -1;
+    if (!prof.conf.record_tasks || task == NULL || task->profiling_info == NULL || task->cl == NULL)
+        return layer;
+    uint64_t job = starpu_task_get_job_id(task);
     /* StarPU creates its REDUX reduction tasks itself, while the graph runs, long after dahl submitted the
      * step: their job ids say nothing about their step, so they belong to the step running when they start
      * (the first step not completed yet). dahl names every task it submits after its perf model. */
     bool from_dahl = task->name != NULL && strncmp(task->name, "dahl_", 5) == 0;
     long step = from_dahl ? step_of(job) : prof.steps_ended;
     if (step < 0 || (prof.conf.first_step >= 0 && step < prof.conf.first_step) ||
-        (prof.conf.last_step >= 0 && step > prof.conf.last_step)) {
-        pthread_mutex_unlock(&prof.lock);
-        return;
-    }
+        (prof.conf.last_step >= 0 && step > prof.conf.last_step))
+        return layer;
     struct dahl_profile_task *tasks = dahl_array_grow(prof.tasks, &prof.tasks_cap, prof.ntasks + 1, sizeof(*tasks));
-    if (tasks == NULL) {
-        pthread_mutex_unlock(&prof.lock);
-        return;
-    }
+    if (tasks == NULL)
+        return layer;
     prof.tasks = tasks;
     const struct starpu_profiling_task_info *info = task->profiling_info;
     double fetch_start = ts_us(&info->acquire_data_start_time), fetch_end = ts_us(&info->acquire_data_end_time);
@@ -383,7 +369,17 @@ void dahl_profile_task_done(void *arg)
         .fetch_us = fetch_end > fetch_start ? fetch_end - fetch_start : 0.0,
         .pop_us = pop_end > pop_start ? pop_end - pop_start : 0.0,
     };
+    return layer;
+}
+
+void dahl_profile_task_done(void *arg)
+{
+    (void)arg;
+    struct starpu_task *task = starpu_task_get_current();
+    pthread_mutex_lock(&prof.lock);
+    int layer = task_done_locked(task);
     pthread_mutex_unlock(&prof.lock);
+    post_to_light_ranks(task, layer); /* after the lock: a simulated mutex there lets other actors run */
 }
 
 size_t dahl_profile_tasks(struct dahl_profile_task **tasks)
